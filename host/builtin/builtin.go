@@ -1,0 +1,22 @@
+// Package builtin lists the plugins bundled into the tcforge binary. The
+// host serves each of them in a subprocess of itself ("tcforge plugin serve
+// NAME"), so bundled plugins cross the same RPC boundary as external ones.
+package builtin
+
+import (
+	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/sdk"
+)
+
+// Plugins returns the bundled plugins by name.
+func Plugins() map[string]sdk.Plugin {
+	out := map[string]sdk.Plugin{}
+	for _, p := range []sdk.Plugin{
+		keccak.Plugin,
+		reifier.Plugin,
+	} {
+		out[p.Describe().Name] = p
+	}
+	return out
+}

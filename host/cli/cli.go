@@ -1,0 +1,316 @@
+// Package cli is the tcforge command line: run pipelines, list plugins,
+// serve a bundled plugin (internal).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/tcforge/tcforge/host/builtin"
+	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/host/report"
+	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/sdk"
+)
+
+// Env is what the command line runs against: its streams and how to start
+// bundled plugins. Tests substitute SelfCommand.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// SelfCommand serves a bundled plugin (default: re-execute this binary).
+	SelfCommand func(name string) (*exec.Cmd, error)
+	// Builtins are the bundled plugins (default: builtin.Plugins()).
+	Builtins map[string]sdk.Plugin
+}
+
+// ExitError carries a process exit status.
+type ExitError struct{ Code int }
+
+func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// Main runs the command line with args (without the program name) and
+// returns the process exit status.
+func Main(ctx context.Context, env Env, args []string) int {
+	if env.Builtins == nil {
+		env.Builtins = builtin.Plugins()
+	}
+	cmd := newRoot(&env)
+	cmd.SetArgs(args)
+	cmd.SetOut(env.Stdout)
+	cmd.SetErr(env.Stderr)
+	err := cmd.ExecuteContext(ctx)
+	var ee ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code
+	default:
+		fmt.Fprintln(env.Stderr, "Error:", err)
+		return 2
+	}
+}
+
+type globals struct {
+	logLevel   string
+	logFormat  string
+	pluginDirs []string
+	inProcess  bool
+}
+
+func newRoot(env *Env) *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "tcforge",
+		Short:         "Compile hash constructions into layered threshold circuits and transformer weights",
+		Long:          "tcforge compiles cryptographic hash constructions (Keccak/SHA-3 sponges, Merkle–Damgård chains, Merkle trees)\ninto layered threshold circuits with pluggable backends, verifies every artifact, and reports depth/width laws.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.StringVar(&g.logFormat, "log-format", "auto", "log format: auto (console on a terminal, JSON otherwise), console, json")
+	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for tcforge-plugin-NAME executables (repeatable; also $"+registry.PathEnv+" and ~/.tcforge/plugins)")
+	pf.BoolVar(&g.inProcess, "in-process", false, "call bundled plugins in-process instead of in subprocesses (debugging and measuring)")
+	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env))
+	return root
+}
+
+func (g *globals) logger(w io.Writer) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(g.logLevel)
+	if err != nil {
+		return zerolog.Nop(), fmt.Errorf("--log-level: %w", err)
+	}
+	format := g.logFormat
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			format = "console"
+		}
+	}
+	var out io.Writer
+	switch format {
+	case "json":
+		out = w
+	case "console":
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	default:
+		return zerolog.Nop(), fmt.Errorf("--log-format must be auto, console or json, got %q", g.logFormat)
+	}
+	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
+	return registry.New(registry.Options{
+		Builtins:    env.Builtins,
+		Dirs:        registry.DefaultDirs(g.pluginDirs...),
+		SelfCommand: env.SelfCommand,
+		InProcess:   g.inProcess,
+		Log:         log,
+	})
+}
+
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+func newRunCmd(env *Env, g *globals) *cobra.Command {
+	var (
+		out     string
+		samples int
+		seed    uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] FILE...",
+		Short: "Run the pipelines of HCL files: build, layer, verify, compare with expectations",
+		Long: "Run every pipeline block of the given HCL files. Each matrix point is built by the construction plugin,\n" +
+			"verified against the construction's reference, layered by each layerer, verified against the logic circuit\n" +
+			"and compared with the pipeline's expect blocks. Exits non-zero if any point fails.",
+		Example: "  tcforge run --out out configs/paper/keccak.hcl",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			log, err := g.logger(env.Stderr)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			return runFiles(ctx, env, g, log, args, out, samples, seed)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "directory for result files (DIR/<pipeline>.csv)")
+	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification (overrides each pipeline's samples)")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
+	return cmd
+}
+
+func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, paths []string, out string, samples int, seed uint64) error {
+	start := time.Now()
+	files, srcs, diags := config.ParseFiles(paths...)
+	color := isTTY(env.Stderr)
+	printDiags := func(d hcl.Diagnostics) {
+		if len(d) > 0 {
+			_ = config.WriteDiagnostics(env.Stderr, srcs, d, color)
+		}
+	}
+	if diags.HasErrors() {
+		printDiags(diags)
+		return ExitError{1}
+	}
+	printDiags(diags)
+	reg := g.registry(env, log)
+	defer reg.Close()
+	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags}
+
+	var pipelines []*config.Pipeline
+	for _, f := range files {
+		pipelines = append(pipelines, f.Pipelines...)
+	}
+	// Check everything before running anything: a config mistake changes nothing.
+	for _, p := range pipelines {
+		diags = append(diags, runner.Check(ctx, p)...)
+	}
+	if diags.HasErrors() {
+		printDiags(diags)
+		return ExitError{1}
+	}
+	failed := 0
+	var points, good int
+	for _, p := range pipelines {
+		res, err := runner.Run(ctx, p)
+		if err != nil {
+			log.Error().Err(err).Str("pipeline", p.Name).Msg("pipeline failed")
+			failed++
+		}
+		if res == nil {
+			continue
+		}
+		if err := report.WriteTable(env.Stdout, res); err != nil {
+			return err
+		}
+		if out != "" {
+			path, err := report.WriteFiles(out, res)
+			if err != nil {
+				return err
+			}
+			log.Info().Str("file", path).Msg("wrote results")
+		}
+		for _, row := range res.Rows {
+			points++
+			if row.OK() {
+				good++
+			}
+		}
+		if err == nil && !res.OK() {
+			failed++
+		}
+	}
+	fmt.Fprintf(env.Stdout, "\n%d pipelines, %d rows, %d verified and as expected, %d failed pipelines, %s\n",
+		len(pipelines), points, good, failed, time.Since(start).Round(time.Millisecond))
+	if failed > 0 {
+		return ExitError{1}
+	}
+	return nil
+}
+
+func newPluginsCmd(env *Env, g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "plugins [NAME]",
+		Short: "List installed plugins with their parameters",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			log, err := g.logger(env.Stderr)
+			if err != nil {
+				return err
+			}
+			reg := g.registry(env, log)
+			defer reg.Close()
+			names := reg.Names()
+			if len(args) == 1 {
+				names = args
+			}
+			bad := 0
+			for _, n := range names {
+				p, src, err := reg.Open(cmd.Context(), n)
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "%s: %v\n", n, err)
+					bad++
+					continue
+				}
+				writePlugin(env.Stdout, p.Describe(), src)
+			}
+			if bad > 0 {
+				return ExitError{1}
+			}
+			return nil
+		},
+	}
+}
+
+func writePlugin(w io.Writer, d sdk.Description, src registry.Source) {
+	fmt.Fprintf(w, "%s (%s %s, %s)\n  %s\n", d.Name, d.Kind, d.Version, src, d.Doc)
+	if len(d.Params) == 0 {
+		fmt.Fprintf(w, "  no parameters\n\n")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range d.Params {
+		typ := string(p.Type)
+		var extra []string
+		if p.Default != nil && fmt.Sprint(p.Default) != "" {
+			extra = append(extra, fmt.Sprintf("default %v", p.Default))
+		}
+		if p.Min != nil || p.Max != nil {
+			lo, hi := "", ""
+			if p.Min != nil {
+				lo = fmt.Sprint(*p.Min)
+			}
+			if p.Max != nil {
+				hi = fmt.Sprint(*p.Max)
+			}
+			extra = append(extra, fmt.Sprintf("range %s..%s", lo, hi))
+		}
+		if len(p.Enum) > 0 {
+			extra = append(extra, "one of "+strings.Join(p.Enum, "|"))
+		}
+		if p.Required {
+			extra = append(extra, "required")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Name, typ, strings.Join(extra, ", "), p.Doc)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+func newPluginCmd(env *Env) *cobra.Command {
+	plugin := &cobra.Command{Use: "plugin", Short: "Internal plugin commands", Hidden: true}
+	plugin.AddCommand(&cobra.Command{
+		Use:   "serve NAME",
+		Short: "Serve a bundled plugin over go-plugin gRPC (started by the host)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, ok := env.Builtins[args[0]]
+			if !ok {
+				return fmt.Errorf("no bundled plugin named %q", args[0])
+			}
+			sdk.Serve(p)
+			return nil
+		},
+	})
+	return plugin
+}

@@ -1,0 +1,9 @@
+pipeline "other" {
+  construction "keccak" {}
+  layerer "reifier" {}
+}
+
+  pipeline "single" {
+  construction "keccak" {}
+  layerer "reifier" {}
+}

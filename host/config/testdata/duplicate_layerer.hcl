@@ -1,0 +1,5 @@
+pipeline "p" {
+  construction "keccak" {}
+  layerer "reifier" {}
+  layerer "reifier" {}
+}

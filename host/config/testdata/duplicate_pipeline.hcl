@@ -1,0 +1,9 @@
+pipeline "p" {
+  construction "keccak" {}
+  layerer "reifier" {}
+}
+
+pipeline "p" {
+  construction "keccak" {}
+  layerer "reifier" {}
+}

@@ -1,0 +1,7 @@
+pipeline "p" {
+  construction "keccak" {}
+  layerer "reifier" {}
+  expect "reifer" {
+    depth = 3
+  }
+}

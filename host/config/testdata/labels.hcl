@@ -1,0 +1,9 @@
+pipeline "p" {
+  construction {}
+  layerer "reifier" "extra" {}
+}
+
+pipeline "bad/name" {
+  construction "keccak" {}
+  layerer "reifier" {}
+}

@@ -1,0 +1,7 @@
+pipeline "p" {
+  matrix {
+    a = []
+  }
+  construction "keccak" {}
+  layerer "reifier" {}
+}

@@ -1,0 +1,4 @@
+# No construction.
+pipeline "p" {
+  layerer "reifier" {}
+}

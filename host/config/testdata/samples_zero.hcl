@@ -1,0 +1,5 @@
+pipeline "p" {
+  samples = 0
+  construction "keccak" {}
+  layerer "reifier" {}
+}

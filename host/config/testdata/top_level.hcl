@@ -1,0 +1,3 @@
+samples = 3
+
+pipline "p" {}

@@ -1,0 +1,5 @@
+pipeline "p" {
+  construction "keccak" {}
+  layerer "reifier" {}
+  construction "sha2" {}
+}

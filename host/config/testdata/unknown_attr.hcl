@@ -1,0 +1,5 @@
+pipeline "p" {
+  sampels = 3
+  construction "keccak" {}
+  layerer "reifier" {}
+}

@@ -1,0 +1,202 @@
+// Package registry finds and starts tcforge plugins: the bundled ones
+// (compiled into the tcforge binary and run by re-executing it, so they
+// still cross a real process and RPC boundary) and external executables
+// named tcforge-plugin-NAME on the plugin path, which override bundled
+// plugins of the same name.
+package registry
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcforge/tcforge/sdk"
+)
+
+// ExecPrefix is the file-name prefix of external plugin executables.
+const ExecPrefix = "tcforge-plugin-"
+
+// PathEnv is the environment variable holding extra plugin directories
+// (separated by the OS list separator).
+const PathEnv = "TCFORGE_PLUGIN_PATH"
+
+// Source says where a plugin comes from.
+type Source struct {
+	Bundled bool
+	Path    string // executable of an external plugin
+}
+
+// String returns "bundled" or the executable path.
+func (s Source) String() string {
+	if s.Bundled {
+		return "bundled"
+	}
+	return s.Path
+}
+
+// Options configure a Registry.
+type Options struct {
+	// Builtins are the bundled plugins by name.
+	Builtins map[string]sdk.Plugin
+	// Dirs are searched in order for tcforge-plugin-NAME executables.
+	Dirs []string
+	// SelfCommand returns the command that serves bundled plugin name
+	// (default: this executable with "plugin serve NAME").
+	SelfCommand func(name string) (*exec.Cmd, error)
+	// InProcess calls bundled plugins directly, without a subprocess
+	// (a debugging and measuring switch; external plugins still run apart).
+	InProcess bool
+	// Log receives plugin logs (with the plugin name attached).
+	Log zerolog.Logger
+}
+
+// Registry opens plugins by name, starting each plugin process once and
+// reusing it until Close.
+type Registry struct {
+	opts    Options
+	mu      sync.Mutex
+	clients map[string]*sdk.Client
+}
+
+// New returns a registry.
+func New(opts Options) *Registry {
+	if opts.SelfCommand == nil {
+		opts.SelfCommand = func(name string) (*exec.Cmd, error) {
+			self, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("locating the tcforge executable: %w", err)
+			}
+			return exec.Command(self, "plugin", "serve", name), nil
+		}
+	}
+	return &Registry{opts: opts, clients: map[string]*sdk.Client{}}
+}
+
+// DefaultDirs returns the plugin directories from the environment variable
+// and the per-user directory (~/.tcforge/plugins), plus extra in front.
+func DefaultDirs(extra ...string) []string {
+	dirs := append([]string(nil), extra...)
+	if env := os.Getenv(PathEnv); env != "" {
+		dirs = append(dirs, filepath.SplitList(env)...)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".tcforge", "plugins"))
+	}
+	return dirs
+}
+
+// external returns the path of an external plugin executable named name.
+func (r *Registry) external(name string) (string, bool) {
+	for _, d := range r.opts.Dirs {
+		p := filepath.Join(d, ExecPrefix+name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// Names lists every plugin available (bundled and external), sorted.
+func (r *Registry) Names() []string {
+	seen := map[string]bool{}
+	for n := range r.opts.Builtins {
+		seen[n] = true
+	}
+	for _, d := range r.opts.Dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if n, ok := strings.CutPrefix(e.Name(), ExecPrefix); ok && n != "" {
+				seen[n] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup tells where plugin name would be loaded from.
+func (r *Registry) Lookup(name string) (Source, bool) {
+	if p, ok := r.external(name); ok {
+		return Source{Path: p}, true
+	}
+	if _, ok := r.opts.Builtins[name]; ok {
+		return Source{Bundled: true}, true
+	}
+	return Source{}, false
+}
+
+// Open returns plugin name, starting its process on first use (or again if
+// it has exited). The returned value's funcs cross the RPC boundary.
+func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, error) {
+	src, ok := r.Lookup(name)
+	if !ok {
+		return nil, Source{}, fmt.Errorf("no plugin named %q (bundled: %s; searched %s)", name, strings.Join(r.builtinNames(), ", "), r.searchPath())
+	}
+	if src.Bundled && r.opts.InProcess {
+		return r.opts.Builtins[name], src, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.clients[name]; ok {
+		if !c.Exited() {
+			return c.Plugin(), src, nil
+		}
+		c.Close()
+		delete(r.clients, name)
+	}
+	var cmd *exec.Cmd
+	if src.Bundled {
+		var err error
+		if cmd, err = r.opts.SelfCommand(name); err != nil {
+			return nil, src, err
+		}
+	} else {
+		cmd = exec.Command(src.Path)
+	}
+	c, err := sdk.Launch(ctx, name, cmd, r.opts.Log)
+	if err != nil {
+		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
+	}
+	r.clients[name] = c
+	return c.Plugin(), src, nil
+}
+
+func (r *Registry) builtinNames() []string {
+	out := make([]string, 0, len(r.opts.Builtins))
+	for n := range r.opts.Builtins {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (r *Registry) searchPath() string {
+	if len(r.opts.Dirs) == 0 {
+		return "no plugin directories"
+	}
+	return strings.Join(r.opts.Dirs, string(os.PathListSeparator))
+}
+
+// Close stops every plugin process.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for n, c := range r.clients {
+		c.Close()
+		delete(r.clients, n)
+	}
+}

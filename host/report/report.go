@@ -1,0 +1,175 @@
+// Package report writes a run's results: the CSV contract that later tooling
+// reads and the terminal table in the paper's layout.
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tcforge/tcforge/host/run"
+)
+
+// Header returns the CSV header: the matrix variables, layerer, depth,
+// width, gates, copies, edges, verified, expect_<n>/actual_<n> for each
+// expectation, expect_ok.
+func Header(res *run.Result) []string {
+	h := append([]string(nil), res.Vars...)
+	h = append(h, "layerer", "depth", "width", "gates", "copies", "edges", "verified")
+	for _, n := range res.ExpectNames {
+		h = append(h, "expect_"+n, "actual_"+n)
+	}
+	return append(h, "expect_ok")
+}
+
+// Value formats a matrix value for a table cell.
+func Value(v cty.Value) string {
+	if v == cty.NilVal || v.IsNull() {
+		return ""
+	}
+	switch v.Type() {
+	case cty.Number:
+		bf := v.AsBigFloat()
+		if bf.IsInt() {
+			i, _ := bf.Int64()
+			return strconv.FormatInt(i, 10)
+		}
+		return bf.Text('g', -1)
+	case cty.String:
+		return v.AsString()
+	case cty.Bool:
+		return strconv.FormatBool(v.True())
+	}
+	return v.GoString()
+}
+
+// Records returns the CSV rows (without the header).
+func Records(res *run.Result) [][]string {
+	var out [][]string
+	for _, row := range res.Rows {
+		rec := make([]string, 0, len(res.Vars)+8+2*len(res.ExpectNames))
+		for _, v := range res.Vars {
+			rec = append(rec, Value(row.Point.Values[v]))
+		}
+		s := row.Stats
+		rec = append(rec, row.Layerer, itoa(s.Depth), itoa(s.Width), itoa(s.Gates), itoa(s.Copies), itoa(s.Edges), strconv.FormatBool(row.Verified))
+		for _, n := range res.ExpectNames {
+			e, ok := row.Expect[n]
+			if !ok {
+				rec = append(rec, "", "")
+				continue
+			}
+			rec = append(rec, strconv.FormatInt(e, 10), strconv.FormatInt(row.Actual[n], 10))
+		}
+		rec = append(rec, strconv.FormatBool(row.ExpectOK && row.Err == nil))
+		out = append(out, rec)
+	}
+	return out
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// WriteCSV writes the result as CSV.
+func WriteCSV(w io.Writer, res *run.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(Header(res)); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(Records(res)); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteFiles writes DIR/<pipeline>.csv, creating dir.
+func WriteFiles(dir string, res *run.Result) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating output directory: %w", err)
+	}
+	path := filepath.Join(dir, res.Pipeline.Name+".csv")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("writing results: %w", err)
+	}
+	if err := WriteCSV(f, res); err != nil {
+		f.Close()
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return path, f.Close()
+}
+
+// WriteTable prints the result in the paper's layout: the matrix
+// variables, then Exp./Actual pairs for each expectation, then the other
+// figures and the verdict.
+func WriteTable(w io.Writer, res *run.Result) error {
+	fmt.Fprintf(w, "\npipeline %q\n", res.Pipeline.Name)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var head []string
+	head = append(head, res.Vars...)
+	head = append(head, "layerer")
+	for _, n := range res.ExpectNames {
+		head = append(head, "Exp. "+n, "Actual "+n)
+	}
+	for _, f := range []string{"depth", "width", "gates", "copies", "edges"} {
+		if !contains(res.ExpectNames, f) {
+			head = append(head, f)
+		}
+	}
+	head = append(head, "verified", "ok")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, row := range res.Rows {
+		var cells []string
+		for _, v := range res.Vars {
+			cells = append(cells, Value(row.Point.Values[v]))
+		}
+		cells = append(cells, row.Layerer)
+		for _, n := range res.ExpectNames {
+			if e, ok := row.Expect[n]; ok {
+				cells = append(cells, strconv.FormatInt(e, 10), strconv.FormatInt(row.Actual[n], 10))
+			} else {
+				cells = append(cells, "-", "-")
+			}
+		}
+		s := row.Stats
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}} {
+			if !contains(res.ExpectNames, f.name) {
+				cells = append(cells, itoa(f.v))
+			}
+		}
+		verdict := "ok"
+		if !row.OK() {
+			verdict = "FAIL"
+		}
+		cells = append(cells, strconv.FormatBool(row.Verified), verdict)
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, row := range res.Rows {
+		if row.Err != nil {
+			fmt.Fprintf(w, "  error at %s [%s]: %v\n", row.Point.String(), row.Layerer, row.Err)
+		}
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,379 @@
+// Package run executes pipelines: for every matrix point it builds the
+// construction's logic circuit, verifies it against the construction's
+// reference, layers it with each layerer, verifies every layered circuit
+// against the logic circuit, and evaluates the pipeline's expectations.
+// Nothing a plugin returns is trusted before it is validated and verified.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
+)
+
+// statNames are the layered-circuit figures an expect block may name.
+var statNames = []string{"depth", "width", "gates", "copies", "edges", "max_fanin", "max_weight"}
+
+func statValue(s layered.Stats, name string) (int64, bool) {
+	switch name {
+	case "depth":
+		return int64(s.Depth), true
+	case "width":
+		return int64(s.Width), true
+	case "gates":
+		return int64(s.Gates), true
+	case "copies":
+		return int64(s.Copies), true
+	case "edges":
+		return int64(s.Edges), true
+	case "max_fanin":
+		return int64(s.MaxFanIn), true
+	case "max_weight":
+		return int64(s.MaxWeight), true
+	}
+	return 0, false
+}
+
+// Row is the result of one (matrix point × layerer).
+type Row struct {
+	Point    config.Point
+	Layerer  string
+	Stats    layered.Stats
+	Logic    circuit.Stats
+	Verified bool
+	Expect   map[string]int64 // expected figures, by name
+	Actual   map[string]int64 // the same figures measured
+	ExpectOK bool             // every expectation met (true when there are none)
+	Err      error            // what went wrong, if anything
+
+	BuildTime, LayerTime, VerifyTime time.Duration
+}
+
+// OK reports whether the row verified and met its expectations.
+func (r Row) OK() bool { return r.Err == nil && r.Verified && r.ExpectOK }
+
+// Result is one pipeline's rows.
+type Result struct {
+	Pipeline    *config.Pipeline
+	Vars        []string // matrix variable names, in order
+	ExpectNames []string // union of expectation names, in order
+	Rows        []Row
+}
+
+// OK reports whether every row is OK and there is at least one.
+func (r *Result) OK() bool {
+	if len(r.Rows) == 0 {
+		return false
+	}
+	for _, row := range r.Rows {
+		if !row.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// Runner runs pipelines against a plugin registry.
+type Runner struct {
+	Registry *registry.Registry
+	Log      zerolog.Logger
+	// Samples overrides each pipeline's sample count when > 0.
+	Samples int
+	// Seed makes the random verification inputs reproducible.
+	Seed uint64
+	// Diagnostics receives located problems found while running (a
+	// parameter a plugin rejected, say); they also fail the row.
+	Diagnostics func(hcl.Diagnostics)
+}
+
+// plugins are one pipeline's opened plugins.
+type plugins struct {
+	construction *sdk.Construction
+	layerers     []*sdk.Layerer
+}
+
+// Check opens every plugin a pipeline names and decodes every block at
+// every point against the plugins' schemas, so that config mistakes are
+// reported, located, before anything runs.
+func (r *Runner) Check(ctx context.Context, p *config.Pipeline) hcl.Diagnostics {
+	_, diags := r.open(ctx, p)
+	return diags
+}
+
+func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	var out plugins
+	openAs := func(b *config.Block, kind sdk.Kind) sdk.Plugin {
+		pl, _, err := r.Registry.Open(ctx, b.Name)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot load %s plugin %q", kind, b.Name), Detail: err.Error(), Subject: b.LabelRange.Ptr()})
+			return nil
+		}
+		if d := pl.Describe(); d.Kind != kind {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Plugin %q is a %s, not a %s", b.Name, d.Kind, kind), Subject: b.LabelRange.Ptr()})
+			return nil
+		}
+		return pl
+	}
+	if pl := openAs(p.Construction, sdk.KindConstruction); pl != nil {
+		out.construction = pl.(*sdk.Construction)
+	}
+	for _, b := range p.Layerers {
+		if pl := openAs(b, sdk.KindLayerer); pl != nil {
+			out.layerers = append(out.layerers, pl.(*sdk.Layerer))
+		}
+	}
+	for _, b := range p.Mappers {
+		openAs(b, sdk.KindMapper)
+	}
+	for _, e := range p.Expects {
+		for _, name := range e.Names {
+			if _, ok := statValue(layered.Stats{}, name); !ok {
+				a := e.Attrs[name]
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unknown figure %q", name),
+					Detail: fmt.Sprintf("An expect block compares figures of the layered circuit: %v.", statNames), Subject: a.NameRange.Ptr()})
+			}
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	for _, pt := range p.Points() {
+		_, d := p.Construction.Decode(pt, out.construction.Params)
+		diags = append(diags, d...)
+		for i, b := range p.Layerers {
+			_, d := b.Decode(pt, out.layerers[i].Params)
+			diags = append(diags, d...)
+		}
+	}
+	return &out, diags
+}
+
+// Run runs every point of the pipeline. It returns the rows even when some
+// fail; the error is for a pipeline that could not start at all.
+func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
+	res := &Result{Pipeline: p, Vars: p.Vars()}
+	seen := map[string]bool{}
+	for _, e := range p.Expects {
+		for _, n := range e.Names {
+			if !seen[n] {
+				seen[n] = true
+				res.ExpectNames = append(res.ExpectNames, n)
+			}
+		}
+	}
+	pl, diags := r.open(ctx, p)
+	if diags.HasErrors() {
+		r.report(diags)
+		return res, fmt.Errorf("pipeline %q: %s", p.Name, diags.Error())
+	}
+	samplesN := p.Samples
+	if r.Samples > 0 {
+		samplesN = r.Samples
+	}
+	points := p.Points()
+	for i, pt := range points {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		log := r.Log.With().Str("pipeline", p.Name).Str("point", pt.String()).Logger()
+		rows := r.runPoint(ctx, p, pl, pt, samplesN, log)
+		for _, row := range rows {
+			ev := log.Info()
+			if !row.OK() {
+				ev = log.Error()
+				if row.Err != nil {
+					ev = ev.Err(row.Err)
+				}
+			}
+			ev.Str("layerer", row.Layerer).Int("depth", row.Stats.Depth).Int("width", row.Stats.Width).
+				Bool("verified", row.Verified).Bool("expect_ok", row.ExpectOK).
+				Msgf("point %d/%d", i+1, len(points))
+		}
+		res.Rows = append(res.Rows, rows...)
+	}
+	return res, nil
+}
+
+func (r *Runner) report(d hcl.Diagnostics) {
+	if len(d) > 0 && r.Diagnostics != nil {
+		r.Diagnostics(d)
+	}
+}
+
+// pointSeed derives a reproducible seed per pipeline and point.
+func (r *Runner) pointSeed(p *config.Pipeline, pt config.Point) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%s", r.Seed, p.Name, pt.String())
+	return h.Sum64()
+}
+
+func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, nSamples int, log zerolog.Logger) []Row {
+	rows := make([]Row, len(p.Layerers))
+	for i, b := range p.Layerers {
+		rows[i] = Row{Point: pt, Layerer: b.Name}
+	}
+	fail := func(err error) []Row {
+		for i := range rows {
+			if rows[i].Err == nil {
+				rows[i].Err = err
+			}
+		}
+		return rows
+	}
+	cvals, diags := p.Construction.Decode(pt, pl.construction.Params)
+	if diags.HasErrors() {
+		r.report(diags)
+		return fail(errors.New(diags.Error()))
+	}
+	cparams, err := sdk.NewParams(pl.construction.Params, cvals)
+	if err != nil {
+		return fail(r.paramErr(p.Construction, pt, err))
+	}
+	t0 := time.Now()
+	c, err := pl.construction.Build(ctx, cparams)
+	if err != nil {
+		return fail(r.paramErr(p.Construction, pt, err))
+	}
+	if err := c.Validate(); err != nil {
+		return fail(fmt.Errorf("construction %q returned an invalid circuit: %w", p.Construction.Name, err))
+	}
+	buildTime := time.Since(t0)
+	logic := c.Stats()
+	log.Debug().Int("nodes", logic.Nodes).Int("inputs", logic.Inputs).Int("outputs", logic.Outputs).Dur("took", buildTime).Msg("built logic circuit")
+
+	in := samples(r.pointSeed(p, pt), nSamples, len(c.Inputs))
+	t0 = time.Now()
+	ref, err := pl.construction.Reference(ctx, cparams, in)
+	if err != nil {
+		return fail(r.paramErr(p.Construction, pt, err))
+	}
+	if err := verifyLogic(c, in, ref); err != nil {
+		return fail(fmt.Errorf("construction %q: %w", p.Construction.Name, err))
+	}
+	logicVerify := time.Since(t0)
+
+	scope := constructionScope(pl.construction.Params, cparams, c.Attrs)
+	for i, b := range p.Layerers {
+		row := &rows[i]
+		row.Logic = logic
+		row.BuildTime = buildTime
+		lvals, diags := b.Decode(pt, pl.layerers[i].Params)
+		if diags.HasErrors() {
+			r.report(diags)
+			row.Err = errors.New(diags.Error())
+			continue
+		}
+		lparams, err := sdk.NewParams(pl.layerers[i].Params, lvals)
+		if err != nil {
+			row.Err = r.paramErr(b, pt, err)
+			continue
+		}
+		t0 := time.Now()
+		l, err := pl.layerers[i].Layer(ctx, c, lparams)
+		row.LayerTime = time.Since(t0)
+		if err != nil {
+			row.Err = r.paramErr(b, pt, err)
+			continue
+		}
+		if err := l.Validate(); err != nil {
+			row.Err = fmt.Errorf("layerer %q returned an invalid layered circuit: %w", b.Name, err)
+			continue
+		}
+		row.Stats = l.Stats()
+		t0 = time.Now()
+		if err := verifyLayered(l, c, in); err != nil {
+			row.Err = fmt.Errorf("layerer %q: %w", b.Name, err)
+		} else {
+			row.Verified = true
+		}
+		row.VerifyTime = logicVerify + time.Since(t0)
+		row.ExpectOK = true
+		for _, e := range p.Expects {
+			if e.Layerer != b.Name {
+				continue
+			}
+			exp, diags := e.Eval(pt, scope)
+			if diags.HasErrors() {
+				r.report(diags)
+				row.ExpectOK = false
+				if row.Err == nil {
+					row.Err = errors.New(diags.Error())
+				}
+				continue
+			}
+			if row.Expect == nil {
+				row.Expect, row.Actual = map[string]int64{}, map[string]int64{}
+			}
+			for name, v := range exp {
+				act, _ := statValue(row.Stats, name)
+				row.Expect[name], row.Actual[name] = v, act
+				if act != v {
+					row.ExpectOK = false
+				}
+			}
+		}
+	}
+	return rows
+}
+
+// paramErr turns a plugin's *sdk.ParamError into a located diagnostic.
+func (r *Runner) paramErr(b *config.Block, pt config.Point, err error) error {
+	if pe, ok := sdk.AsParamError(err); ok {
+		d := b.ParamDiag(pt, pe)
+		r.report(hcl.Diagnostics{d})
+		return fmt.Errorf("%s: %s", d.Subject, pe.Error())
+	}
+	return err
+}
+
+// constructionScope is construction.* in expect expressions: the decoded
+// parameters with the schema's defaults, overridden by the circuit's
+// resolved attributes.
+func constructionScope(schema []sdk.Param, p sdk.Params, attrs map[string]int64) map[string]cty.Value {
+	out := map[string]cty.Value{}
+	for _, d := range schema {
+		var v cty.Value
+		switch d.Type {
+		case sdk.Int:
+			if !p.Has(d.Name) && d.Default == nil {
+				continue
+			}
+			v = cty.NumberIntVal(int64(p.Int(d.Name)))
+		case sdk.Number:
+			if !p.Has(d.Name) && d.Default == nil {
+				continue
+			}
+			v = cty.NumberFloatVal(p.Float(d.Name))
+		case sdk.String:
+			v = cty.StringVal(p.String(d.Name))
+		case sdk.Bool:
+			v = cty.BoolVal(p.Bool(d.Name))
+		default:
+			continue
+		}
+		out[d.Name] = v
+	}
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out[k] = cty.NumberIntVal(attrs[k])
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package run
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
+)
+
+// samples draws n random input vectors of width bits, reproducibly from seed.
+func samples(seed uint64, n, width int) []bits.Vec {
+	return bits.Random(rand.New(rand.NewPCG(seed, 0x7463666f726765)), n, width)
+}
+
+// evalBatches evaluates eval on the samples 64 at a time and returns the
+// output vectors of each sample.
+func evalBatches(in []bits.Vec, width int, eval func([]uint64) ([]uint64, error)) ([]bits.Vec, error) {
+	out := make([]bits.Vec, 0, len(in))
+	for lo := 0; lo < len(in); lo += 64 {
+		hi := min(lo+64, len(in))
+		words, err := eval(bits.Slice(in[lo:hi], width))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bits.Unslice(words, hi-lo)...)
+	}
+	return out, nil
+}
+
+// firstMismatch compares output vectors of n bits and describes the first
+// difference, or returns nil.
+func firstMismatch(what string, got, want []bits.Vec, n int) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s: %d results for %d samples", what, len(got), len(want))
+	}
+	for s := range want {
+		if len(want[s]) < (n+63)/64 {
+			return fmt.Errorf("%s: sample %d: reference output has fewer than %d bits", what, s, n)
+		}
+		for i := 0; i < n; i++ {
+			if got[s].Get(i) != want[s].Get(i) {
+				return fmt.Errorf("%s: sample %d, output bit %d is %d, want %d", what, s, i, got[s].Get(i), want[s].Get(i))
+			}
+		}
+	}
+	return nil
+}
+
+// verifyLogic checks the logic circuit against reference outputs.
+func verifyLogic(c *circuit.Circuit, in, ref []bits.Vec) error {
+	got, err := evalBatches(in, len(c.Inputs), c.Eval)
+	if err != nil {
+		return err
+	}
+	return firstMismatch("logic circuit vs construction reference", got, ref, len(c.Outputs))
+}
+
+// verifyLayered checks the layered circuit against the logic circuit.
+func verifyLayered(l *layered.Circuit, c *circuit.Circuit, in []bits.Vec) error {
+	if l.NumInputs != len(c.Inputs) {
+		return fmt.Errorf("layered circuit has %d inputs, logic circuit %d", l.NumInputs, len(c.Inputs))
+	}
+	if l.NumOutputs() != len(c.Outputs) {
+		return fmt.Errorf("layered circuit's last level has %d gates, want the %d outputs", l.NumOutputs(), len(c.Outputs))
+	}
+	want, err := evalBatches(in, len(c.Inputs), c.Eval)
+	if err != nil {
+		return err
+	}
+	got, err := evalBatches(in, l.NumInputs, l.Eval)
+	if err != nil {
+		return err
+	}
+	return firstMismatch("layered circuit vs logic circuit", got, want, len(c.Outputs))
+}

@@ -1,0 +1,196 @@
+// Package binenc is the compact binary encoding of tcforge artifacts: a
+// magic tag and version, then little-endian packed arrays and
+// length-prefixed strings. Readers check every length against the bytes
+// left, so a truncated or hostile blob yields an error, never a panic or a
+// huge allocation.
+package binenc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Writer appends encoded values to a byte slice.
+type Writer struct{ buf []byte }
+
+// NewWriter starts a blob with a 4-byte magic tag and a version.
+func NewWriter(magic string, version uint32, sizeHint int) *Writer {
+	w := &Writer{buf: make([]byte, 0, sizeHint+16)}
+	w.buf = append(w.buf, magic[:4]...)
+	w.U32(version)
+	return w
+}
+
+// Bytes returns the encoded blob.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// U32 appends a uint32.
+func (w *Writer) U32(v uint32) { w.buf = binary.LittleEndian.AppendUint32(w.buf, v) }
+
+// I64 appends an int64.
+func (w *Writer) I64(v int64) { w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(v)) }
+
+// F32s appends a length-prefixed float32 array.
+func (w *Writer) F32s(v []float32) {
+	w.U32(uint32(len(v)))
+	for _, x := range v {
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(x))
+	}
+}
+
+// I32s appends a length-prefixed int32 array.
+func (w *Writer) I32s(v []int32) {
+	w.U32(uint32(len(v)))
+	for _, x := range v {
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(x))
+	}
+}
+
+// U8s appends a length-prefixed byte array.
+func (w *Writer) U8s(v []byte) {
+	w.U32(uint32(len(v)))
+	w.buf = append(w.buf, v...)
+}
+
+// String appends a length-prefixed string.
+func (w *Writer) String(s string) {
+	w.U32(uint32(len(s)))
+	w.buf = append(w.buf, s...)
+}
+
+// Strings appends a length-prefixed string array.
+func (w *Writer) Strings(v []string) {
+	w.U32(uint32(len(v)))
+	for _, s := range v {
+		w.String(s)
+	}
+}
+
+// ErrTruncated reports a blob that ends before its declared contents.
+var ErrTruncated = errors.New("binenc: truncated data")
+
+// Reader decodes a blob written by Writer. The first error sticks: later
+// reads return zero values and Err reports it.
+type Reader struct {
+	buf []byte
+	err error
+}
+
+// NewReader checks the magic tag and version and returns a reader positioned after them.
+func NewReader(data []byte, magic string, version uint32) *Reader {
+	r := &Reader{buf: data}
+	if len(data) < 8 || string(data[:4]) != magic {
+		r.err = fmt.Errorf("binenc: not a %q blob", magic)
+		return r
+	}
+	r.buf = data[4:]
+	if v := r.U32(); v != version && r.err == nil {
+		r.err = fmt.Errorf("binenc: %q blob version %d, this build reads version %d", magic, v, version)
+	}
+	return r
+}
+
+// Err returns the first decoding error.
+func (r *Reader) Err() error { return r.err }
+
+// Done returns the first error, or an error if bytes are left over.
+func (r *Reader) Done() error {
+	if r.err == nil && len(r.buf) != 0 {
+		r.err = fmt.Errorf("binenc: %d trailing bytes", len(r.buf))
+	}
+	return r.err
+}
+
+func (r *Reader) take(n uint64) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.buf)) {
+		r.err = ErrTruncated
+		return nil
+	}
+	b := r.buf[:n]
+	r.buf = r.buf[n:]
+	return b
+}
+
+// U32 reads a uint32.
+func (r *Reader) U32() uint32 {
+	b := r.take(4)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+// I64 reads an int64.
+func (r *Reader) I64() int64 {
+	b := r.take(8)
+	if b == nil {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b))
+}
+
+// I32s reads a length-prefixed int32 array.
+func (r *Reader) I32s() []int32 {
+	n := uint64(r.U32())
+	b := r.take(4 * n)
+	if b == nil {
+		return nil
+	}
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// F32s reads a length-prefixed float32 array.
+func (r *Reader) F32s() []float32 {
+	n := uint64(r.U32())
+	b := r.take(4 * n)
+	if b == nil {
+		return nil
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// U8s reads a length-prefixed byte array (a copy).
+func (r *Reader) U8s() []byte {
+	n := uint64(r.U32())
+	b := r.take(n)
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// String reads a length-prefixed string.
+func (r *Reader) String() string {
+	n := uint64(r.U32())
+	return string(r.take(n))
+}
+
+// Strings reads a length-prefixed string array.
+func (r *Reader) Strings() []string {
+	n := uint64(r.U32())
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.buf))/4 {
+		r.err = ErrTruncated
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.String()
+	}
+	return out
+}

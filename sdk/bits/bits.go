@@ -1,0 +1,92 @@
+// Package bits holds packed bit vectors and the transposition between
+// per-sample vectors and bit-sliced words (64 samples per word) used by the
+// evaluators.
+package bits
+
+import "math/rand/v2"
+
+// Vec is a packed bit vector: bit i is bit i%64 of word i/64.
+type Vec []uint64
+
+// NewVec returns a zero vector of n bits.
+func NewVec(n int) Vec { return make(Vec, (n+63)/64) }
+
+// Get returns bit i.
+func (v Vec) Get(i int) uint { return uint(v[i/64]>>(uint(i)%64)) & 1 }
+
+// Set sets bit i to b (0 or 1).
+func (v Vec) Set(i int, b uint) {
+	if b&1 == 1 {
+		v[i/64] |= 1 << (uint(i) % 64)
+	} else {
+		v[i/64] &^= 1 << (uint(i) % 64)
+	}
+}
+
+// FromBytes packs a one-byte-per-bit slice (0 or 1) into a Vec.
+func FromBytes(b []byte) Vec {
+	v := NewVec(len(b))
+	for i, x := range b {
+		v.Set(i, uint(x))
+	}
+	return v
+}
+
+// Bytes unpacks the first n bits into one byte per bit.
+func (v Vec) Bytes(n int) []byte {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = byte(v.Get(i))
+	}
+	return out
+}
+
+// Random returns m random vectors of n bits each.
+func Random(rng *rand.Rand, m, n int) []Vec {
+	out := make([]Vec, m)
+	for s := range out {
+		out[s] = NewVec(n)
+		for w := range out[s] {
+			out[s][w] = rng.Uint64()
+		}
+		if r := n % 64; r != 0 {
+			out[s][len(out[s])-1] &= (1 << uint(r)) - 1
+		}
+	}
+	return out
+}
+
+// Slice transposes up to 64 samples of n bits into n bit-sliced words:
+// bit s of word i is bit i of samples[s].
+func Slice(samples []Vec, n int) []uint64 {
+	words := make([]uint64, n)
+	for s, v := range samples {
+		for i := 0; i < n; i++ {
+			words[i] |= uint64(v.Get(i)) << uint(s)
+		}
+	}
+	return words
+}
+
+// Unslice is the inverse of Slice for m samples.
+func Unslice(words []uint64, m int) []Vec {
+	n := len(words)
+	out := make([]Vec, m)
+	for s := range out {
+		out[s] = NewVec(n)
+		for i, w := range words {
+			out[s].Set(i, uint(w>>uint(s))&1)
+		}
+	}
+	return out
+}
+
+// Equal reports whether the first n bits of a and b agree.
+func Equal(a, b Vec, n int) bool {
+	for i := 0; i < n; i++ {
+		if a.Get(i) != b.Get(i) {
+			return false
+		}
+	}
+	return true
+}

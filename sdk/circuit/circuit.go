@@ -1,0 +1,207 @@
+// Package circuit holds the logic-circuit IR that construction plugins build
+// and layerer plugins consume: a DAG of typed boolean ops stored as flat
+// arrays (struct of arrays, operands in CSR form), with named input and output
+// ranges and per-node provenance tags.
+//
+// Nodes are numbered in topological order: every operand of node i has an
+// index smaller than i. The Builder guarantees this; Validate checks it.
+package circuit
+
+import (
+	"fmt"
+)
+
+// Op is the operation a node computes.
+type Op uint8
+
+// The ops of the logic circuit. Operands are the node's Args; Weights and
+// Param matter only where stated.
+const (
+	// OpInput is a primary input bit; Param is its position in Inputs.
+	OpInput Op = iota
+	// OpConst is a constant bit; Param is 0 or 1.
+	OpConst
+	// OpNot is the negation of its single operand.
+	OpNot
+	// OpAnd is the conjunction of its operands (one operand: identity).
+	OpAnd
+	// OpOr is the disjunction of its operands (one operand: identity).
+	OpOr
+	// OpXor is the parity of its operands (n-ary).
+	OpXor
+	// OpAndNot is Reifier's inhib: ¬a₀ ∧ a₁ ∧ … ∧ aₙ (first operand negated).
+	OpAndNot
+	// OpThreshold fires iff Σ Weights[k]·arg_k ≥ Param.
+	OpThreshold
+	numOps
+)
+
+var opNames = [...]string{"INPUT", "CONST", "NOT", "AND", "OR", "XOR", "ANDNOT", "THRESHOLD"}
+
+// String returns the op's upper-case name.
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// Node identifies a node of a circuit (its index).
+type Node = int32
+
+// Range names a contiguous run of bits of the circuit's inputs or outputs.
+type Range struct {
+	Name  string
+	Start int
+	Len   int
+}
+
+// Circuit is a logic circuit. All per-node slices have one entry per node;
+// node i's operands are Args[ArgStart[i]:ArgStart[i+1]] with the matching
+// Weights (1 for every op but OpThreshold).
+type Circuit struct {
+	Ops      []Op
+	Param    []int32 // OpConst: value; OpThreshold: θ; OpInput: input position
+	Tag      []int32 // index into Tags
+	ArgStart []int32 // len(Ops)+1
+	Args     []Node
+	Weights  []int32
+
+	Tags []string // provenance tags, e.g. "block 1/round 3/theta"
+
+	Inputs       []Node  // input bit i is node Inputs[i]
+	InputRanges  []Range // named runs of Inputs
+	Outputs      []Node  // output bit j is the value of node Outputs[j]
+	OutputRanges []Range // named runs of Outputs
+
+	// Attrs are named integer facts about the construction (resolved
+	// parameters such as rate, w, rounds), in scope of a pipeline's expect
+	// expressions as construction.<name>.
+	Attrs map[string]int64
+}
+
+// NumNodes returns the number of nodes.
+func (c *Circuit) NumNodes() int { return len(c.Ops) }
+
+// Operands returns node i's operands and weights (views into the arrays).
+func (c *Circuit) Operands(i Node) ([]Node, []int32) {
+	a, b := c.ArgStart[i], c.ArgStart[i+1]
+	return c.Args[a:b], c.Weights[a:b]
+}
+
+// Stats are size figures of a logic circuit.
+type Stats struct {
+	Nodes, Inputs, Outputs, Edges int
+	ByOp                          [numOps]int
+	Depth                         int // longest path in ops from an input (inputs and constants at 0)
+}
+
+// Stats computes the circuit's size figures.
+func (c *Circuit) Stats() Stats {
+	s := Stats{Nodes: len(c.Ops), Inputs: len(c.Inputs), Outputs: len(c.Outputs), Edges: len(c.Args)}
+	depth := make([]int32, len(c.Ops))
+	for i, op := range c.Ops {
+		if int(op) < len(s.ByOp) {
+			s.ByOp[op]++
+		}
+		var d int32
+		if op != OpInput && op != OpConst {
+			args, _ := c.Operands(Node(i))
+			for _, a := range args {
+				if depth[a] > d {
+					d = depth[a]
+				}
+			}
+			d++
+		}
+		depth[i] = d
+		if int(d) > s.Depth {
+			s.Depth = int(d)
+		}
+	}
+	return s
+}
+
+// Validate checks the circuit's structure: array lengths, operand indices
+// (each smaller than its node's, hence acyclic), arities, input and output
+// tables, ranges and tags. It returns the first problem found.
+func (c *Circuit) Validate() error {
+	n := len(c.Ops)
+	if len(c.Param) != n || len(c.Tag) != n {
+		return fmt.Errorf("circuit: %d ops but %d params and %d tags", n, len(c.Param), len(c.Tag))
+	}
+	if len(c.ArgStart) != n+1 {
+		return fmt.Errorf("circuit: ArgStart has %d entries, want %d", len(c.ArgStart), n+1)
+	}
+	if len(c.Args) != len(c.Weights) {
+		return fmt.Errorf("circuit: %d args but %d weights", len(c.Args), len(c.Weights))
+	}
+	if n > 0 && (c.ArgStart[0] != 0 || int(c.ArgStart[n]) != len(c.Args)) {
+		return fmt.Errorf("circuit: ArgStart does not span Args")
+	}
+	inputSeen := make([]bool, len(c.Inputs))
+	for i := 0; i < n; i++ {
+		a, b := c.ArgStart[i], c.ArgStart[i+1]
+		if a > b {
+			return fmt.Errorf("circuit: node %d: operand offsets decrease", i)
+		}
+		if t := c.Tag[i]; t < 0 || int(t) >= len(c.Tags) {
+			return fmt.Errorf("circuit: node %d: tag %d out of range [0,%d)", i, t, len(c.Tags))
+		}
+		arity := int(b - a)
+		for k := a; k < b; k++ {
+			if arg := c.Args[k]; arg < 0 || int(arg) >= i {
+				return fmt.Errorf("circuit: node %d (%s): operand %d is not an earlier node", i, c.Ops[i], arg)
+			}
+		}
+		switch op := c.Ops[i]; op {
+		case OpInput:
+			p := c.Param[i]
+			if arity != 0 || p < 0 || int(p) >= len(c.Inputs) || c.Inputs[p] != Node(i) {
+				return fmt.Errorf("circuit: node %d: INPUT %d does not match the input table", i, p)
+			}
+			inputSeen[p] = true
+		case OpConst:
+			if arity != 0 || (c.Param[i] != 0 && c.Param[i] != 1) {
+				return fmt.Errorf("circuit: node %d: CONST must have no operands and value 0 or 1", i)
+			}
+		case OpNot:
+			if arity != 1 {
+				return fmt.Errorf("circuit: node %d: NOT has %d operands, want 1", i, arity)
+			}
+		case OpAnd, OpOr, OpXor, OpThreshold:
+			if arity < 1 {
+				return fmt.Errorf("circuit: node %d: %s has no operands", i, op)
+			}
+		case OpAndNot:
+			if arity < 2 {
+				return fmt.Errorf("circuit: node %d: ANDNOT has %d operands, want at least 2", i, arity)
+			}
+		default:
+			return fmt.Errorf("circuit: node %d: unknown op %d", i, op)
+		}
+	}
+	for p, seen := range inputSeen {
+		if !seen {
+			return fmt.Errorf("circuit: input %d has no INPUT node", p)
+		}
+	}
+	for j, o := range c.Outputs {
+		if o < 0 || int(o) >= n {
+			return fmt.Errorf("circuit: output %d refers to node %d, out of range", j, o)
+		}
+	}
+	if err := checkRanges("input", c.InputRanges, len(c.Inputs)); err != nil {
+		return err
+	}
+	return checkRanges("output", c.OutputRanges, len(c.Outputs))
+}
+
+func checkRanges(what string, rs []Range, n int) error {
+	for _, r := range rs {
+		if r.Start < 0 || r.Len < 0 || r.Start+r.Len > n {
+			return fmt.Errorf("circuit: %s range %q [%d,+%d) exceeds %d bits", what, r.Name, r.Start, r.Len, n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,602 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/proto"
+)
+
+// exitGrace is how long a call that lost its connection waits for the
+// plugin process to be reported dead before blaming the transport.
+const exitGrace = 2 * time.Second
+
+// Client is the host's handle on one running plugin process. Its methods
+// are safe for concurrent use.
+type Client struct {
+	name   string // the plugin's name, for errors
+	pc     *plugin.Client
+	rpc    proto.PluginClient
+	cmd    *exec.Cmd
+	desc   Description
+	plugin Plugin
+	closed atomic.Bool
+}
+
+// ExitError reports a call to a plugin whose process has exited: it died
+// during the call (a panic outside the plugin's funcs, os.Exit, a signal),
+// or before it. Launch returns one (Call "startup") for a plugin that
+// exited before the handshake.
+type ExitError struct {
+	Plugin string // the plugin's name
+	Call   string // the call that found the process gone: "Build", …
+	Status string // how the process ended, e.g. "exit status 3"
+	Before bool   // the process was gone before the call started
+}
+
+// Error implements error.
+func (e *ExitError) Error() string {
+	when := "during"
+	if e.Before {
+		when = "before"
+	}
+	return fmt.Sprintf("plugin %q exited %s %s: %s", e.Plugin, when, e.Call, e.Status)
+}
+
+// Launch starts the plugin executable cmd (a fresh, unstarted *exec.Cmd),
+// performs the go-plugin handshake over gRPC with AutoMTLS, asks the plugin
+// to describe itself, checks that it speaks ProtocolVersion and, if name is
+// not empty, that it is named name, and returns a Client for it.
+//
+// The plugin's log lines are written to log with a "plugin" field naming
+// it; its level is passed to the plugin (LogLevelEnv). Canceling ctx aborts
+// the start. The caller must Close the client.
+func Launch(ctx context.Context, name string, cmd *exec.Cmd, log zerolog.Logger) (*Client, error) {
+	if cmd == nil {
+		return nil, fmt.Errorf("plugin %q: no command to launch", name)
+	}
+	label := name
+	if label == "" {
+		label = filepath.Base(cmd.Path)
+	}
+	shown := &atomic.Pointer[string]{}
+	shown.Store(&label)
+
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, LogLevelEnv+"="+effectiveLevel(log).String())
+
+	startTimeout := time.Minute
+	if d, ok := ctx.Deadline(); ok {
+		startTimeout = max(min(time.Until(d), startTimeout), time.Millisecond)
+	}
+	pc := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:     Handshake(),
+		Plugins:             plugin.PluginSet{pluginSetKey: &grpcPlugin{}},
+		Cmd:                 cmd,
+		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:            true,
+		StartTimeout:        startTimeout,
+		PluginLogBufferSize: logLineSize,
+		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path)},
+		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
+		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize))},
+	})
+
+	type started struct {
+		rpc proto.PluginClient
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		cp, err := pc.Client()
+		if err != nil {
+			done <- started{err: err}
+			return
+		}
+		raw, err := cp.Dispense(pluginSetKey)
+		if err != nil {
+			done <- started{err: err}
+			return
+		}
+		rpc, ok := raw.(proto.PluginClient)
+		if !ok {
+			done <- started{err: fmt.Errorf("dispensed %T, not a tcforge plugin client", raw)}
+			return
+		}
+		done <- started{rpc: rpc}
+	}()
+	var rpc proto.PluginClient
+	select {
+	case <-ctx.Done():
+		go func() {
+			<-done
+			pc.Kill()
+		}()
+		return nil, fmt.Errorf("plugin %q: starting: %w", label, ctx.Err())
+	case s := <-done:
+		if s.err != nil {
+			pc.Kill()
+			return nil, startError(label, cmd, s.err)
+		}
+		rpc = s.rpc
+	}
+
+	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd}
+	desc, err := c.describe(ctx)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if desc.Protocol != ProtocolVersion {
+		c.Close()
+		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, desc.Protocol, ProtocolVersion)
+	}
+	if name != "" && desc.Name != name {
+		c.Close()
+		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, cmd.Path, desc.Name)
+	}
+	if name == "" && desc.Name != "" {
+		c.name = desc.Name
+		shown.Store(&c.name)
+	}
+	c.desc = desc
+	if c.plugin, err = c.makePlugin(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// startError explains a failed start of cmd (killed by now): a protocol
+// version mismatch in the handshake, a process that exited on its own (its
+// stderr is in the log), or go-plugin's own error.
+func startError(name string, cmd *exec.Cmd, err error) error {
+	const mismatch = "incompatible API version with plugin. Plugin version: "
+	if _, rest, ok := strings.Cut(err.Error(), mismatch); ok {
+		var v int
+		if _, serr := fmt.Sscanf(rest, "%d", &v); serr == nil {
+			return fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK: %w", name, v, ProtocolVersion, err)
+		}
+	}
+	if st := cmd.ProcessState; st != nil && st.Exited() {
+		return &ExitError{Plugin: name, Call: "startup", Status: st.String()}
+	}
+	return fmt.Errorf("plugin %q: starting: %w", name, err)
+}
+
+// describe calls Describe and decodes the answer.
+func (c *Client) describe(ctx context.Context) (Description, error) {
+	resp, err := c.rpc.Describe(ctx, &proto.DescribeRequest{})
+	if err != nil {
+		return Description{}, c.transportError(ctx, "Describe", err)
+	}
+	d, err := decodeDescription(resp.GetDescription())
+	if err != nil {
+		return Description{}, fmt.Errorf("plugin %q: Describe: %w", c.name, err)
+	}
+	return d, nil
+}
+
+// decodeDescription decodes a Description from JSON, giving parameter
+// defaults the Go types Params uses (int64 for Int, float64 for Number).
+func decodeDescription(data []byte) (Description, error) {
+	var d Description
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&d); err != nil {
+		return Description{}, fmt.Errorf("decoding the description: %w", err)
+	}
+	for i := range d.Params {
+		n, ok := d.Params[i].Default.(json.Number)
+		if !ok {
+			continue
+		}
+		if i64, err := n.Int64(); err == nil && d.Params[i].Type == Int {
+			d.Params[i].Default = i64
+		} else if f, err := n.Float64(); err == nil {
+			d.Params[i].Default = f
+		} else {
+			return Description{}, fmt.Errorf("parameter %q: bad default %q", d.Params[i].Name, n)
+		}
+	}
+	return d, nil
+}
+
+// makePlugin returns the Plugin value of the description's kind whose
+// funcs call the plugin.
+func (c *Client) makePlugin() (Plugin, error) {
+	d := c.desc
+	switch d.Kind {
+	case KindConstruction:
+		return &Construction{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Build: c.build, Reference: c.reference}, nil
+	case KindLayerer:
+		return &Layerer{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Layer: c.layer}, nil
+	case KindMapper:
+		return &Mapper{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Map: c.mapModel}, nil
+	}
+	return nil, fmt.Errorf("plugin %q: unknown plugin kind %q", c.name, d.Kind)
+}
+
+// Describe returns the plugin's description, as it gave it at launch.
+func (c *Client) Describe() Description { return c.desc }
+
+// Plugin returns the plugin as a *Construction, *Layerer or *Mapper (by its
+// kind) whose funcs call the plugin process, so the host uses bundled and
+// external plugins through one interface. Errors from the funcs name the
+// plugin and the call; a process that died shows up as an *ExitError.
+func (c *Client) Plugin() Plugin { return c.plugin }
+
+// Exited reports whether the plugin process has exited.
+func (c *Client) Exited() bool { return c.pc.Exited() }
+
+// Close stops the plugin process (gracefully, then by force). Calls after
+// Close fail.
+func (c *Client) Close() {
+	c.closed.Store(true)
+	c.pc.Kill()
+}
+
+// exitStatus says how the plugin process ended. Call it only once Exited.
+func (c *Client) exitStatus() string {
+	if st := c.cmd.ProcessState; st != nil {
+		return st.String()
+	}
+	return "process gone"
+}
+
+// transportError explains an RPC that failed below the tcforge protocol:
+// the caller's context ended, the process died, or the connection failed.
+func (c *Client) transportError(ctx context.Context, method string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("plugin %q: %s: %w", c.name, method, ctx.Err())
+	}
+	if c.closed.Load() {
+		return fmt.Errorf("plugin %q: %s: the client is closed: %w", c.name, method, err)
+	}
+	for deadline := time.Now().Add(exitGrace); ; {
+		if c.pc.Exited() {
+			return &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus()}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
+}
+
+// call runs one streamed call: it sends params and blob in, and returns
+// the result blob.
+func (c *Client) call(ctx context.Context, method string, open func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[proto.Frame, proto.Frame], error), p Params, in []byte) ([]byte, error) {
+	if c.closed.Load() {
+		return nil, fmt.Errorf("plugin %q: %s: the client is closed", c.name, method)
+	}
+	if c.pc.Exited() {
+		return nil, &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Before: true}
+	}
+	pj, err := p.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %s: encoding parameters: %w", c.name, method, err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := open(sctx)
+	if err != nil {
+		return nil, c.transportError(ctx, method, err)
+	}
+	// A send fails with io.EOF when the plugin has already answered (with
+	// an error); the answer is then read below.
+	if err := sendBlob(stream, pj, in, false); err == nil {
+		if err := stream.CloseSend(); err != nil {
+			return nil, c.transportError(ctx, method, err)
+		}
+	}
+	_, out, remote, err := recvBlob(stream, true)
+	if err != nil {
+		return nil, c.transportError(ctx, method, err)
+	}
+	if remote != nil {
+		return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, fromProtoError(remote))
+	}
+	return out, nil
+}
+
+// build is Construction.Build over RPC.
+func (c *Client) build(ctx context.Context, p Params) (*circuit.Circuit, error) {
+	out, err := c.call(ctx, "Build", c.rpc.Build, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	var circ circuit.Circuit
+	if err := circ.UnmarshalBinary(out); err != nil {
+		return nil, fmt.Errorf("plugin %q: Build: %w", c.name, err)
+	}
+	return &circ, nil
+}
+
+// reference is Construction.Reference over RPC.
+func (c *Client) reference(ctx context.Context, p Params, inputs []bits.Vec) ([]bits.Vec, error) {
+	out, err := c.call(ctx, "Reference", c.rpc.Reference, p, encodeVecs(inputs))
+	if err != nil {
+		return nil, err
+	}
+	vs, err := decodeVecs(out)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: Reference: %w", c.name, err)
+	}
+	return vs, nil
+}
+
+// layer is Layerer.Layer over RPC.
+func (c *Client) layer(ctx context.Context, circ *circuit.Circuit, p Params) (*layered.Circuit, error) {
+	if circ == nil {
+		return nil, fmt.Errorf("plugin %q: Layer: no circuit", c.name)
+	}
+	in, err := circ.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: Layer: encoding the circuit: %w", c.name, err)
+	}
+	out, err := c.call(ctx, "Layer", c.rpc.Layer, p, in)
+	if err != nil {
+		return nil, err
+	}
+	var lc layered.Circuit
+	if err := lc.UnmarshalBinary(out); err != nil {
+		return nil, fmt.Errorf("plugin %q: Layer: %w", c.name, err)
+	}
+	return &lc, nil
+}
+
+// mapModel is Mapper.Map over RPC.
+func (c *Client) mapModel(ctx context.Context, lc *layered.Circuit, p Params) (*model.Model, error) {
+	if lc == nil {
+		return nil, fmt.Errorf("plugin %q: Map: no circuit", c.name)
+	}
+	in, err := lc.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", c.name, err)
+	}
+	out, err := c.call(ctx, "Map", c.rpc.Map, p, in)
+	if err != nil {
+		return nil, err
+	}
+	var m model.Model
+	if err := m.UnmarshalBinary(out); err != nil {
+		return nil, fmt.Errorf("plugin %q: Map: %w", c.name, err)
+	}
+	return &m, nil
+}
+
+// effectiveLevel is the lowest level log writes at.
+func effectiveLevel(log zerolog.Logger) zerolog.Level {
+	return max(log.GetLevel(), zerolog.GlobalLevel())
+}
+
+// hcLogger is the hclog.Logger go-plugin logs to on the host side, written
+// over a zerolog.Logger. The logger named after the plugin executable gets
+// the plugin's own stderr lines (decoded from hclog JSON by go-plugin) and
+// keeps their levels; go-plugin's messages about the process (starting,
+// exiting) are one level quieter (info becomes debug), warnings and errors
+// excepted. Every event has a "plugin" field.
+type hcLogger struct {
+	hclog.Logger // no-op fallback for the methods go-plugin does not need
+
+	log        zerolog.Logger
+	plugin     *atomic.Pointer[string]
+	exe        string // base name of the plugin executable
+	name       string
+	fromPlugin bool
+	implied    []any
+}
+
+var _ hclog.Logger = (*hcLogger)(nil)
+
+// Log implements hclog.Logger.
+func (h *hcLogger) Log(level hclog.Level, msg string, args ...any) {
+	zl := zerologLevel(level)
+	if !h.fromPlugin && zl <= zerolog.InfoLevel && zl > zerolog.TraceLevel {
+		zl--
+	}
+	kv := append(slices.Clip(h.implied), args...)
+	if h.fromPlugin {
+		if len(kv) >= 2 && kv[len(kv)-2] == "timestamp" {
+			kv = kv[:len(kv)-2] // go-plugin's copy of the plugin's timestamp
+		} else if zl < zerolog.WarnLevel {
+			// A raw stderr line (not JSON from Logger): written before
+			// Serve or by the runtime, so likely why the plugin fails.
+			zl = zerolog.WarnLevel
+		}
+	}
+	ev := h.log.WithLevel(zl)
+	if ev == nil {
+		return
+	}
+	ev.Str("plugin", *h.plugin.Load())
+	if !h.fromPlugin && h.name != "" {
+		ev.Str("logger", h.name)
+	}
+	type field struct {
+		key string
+		val any
+	}
+	fields := make([]field, 0, len(kv)/2+1)
+	for i := 0; i < len(kv); i += 2 {
+		if i+1 == len(kv) {
+			fields = append(fields, field{"EXTRA_VALUE_AT_END", kv[i]})
+			break
+		}
+		key := fmt.Sprint(kv[i])
+		if key == "plugin" {
+			key = "plugin_arg"
+			if !h.fromPlugin {
+				key = "path" // go-plugin puts the executable's path there
+			}
+		}
+		fields = append(fields, field{key, kv[i+1]})
+	}
+	slices.SortStableFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
+	for _, f := range fields {
+		switch v := f.val.(type) {
+		case error:
+			ev.AnErr(f.key, v)
+		case string:
+			ev.Str(f.key, v)
+		default:
+			ev.Interface(f.key, v)
+		}
+	}
+	ev.Msg(msg)
+}
+
+// Trace implements hclog.Logger.
+func (h *hcLogger) Trace(msg string, args ...any) { h.Log(hclog.Trace, msg, args...) }
+
+// Debug implements hclog.Logger.
+func (h *hcLogger) Debug(msg string, args ...any) { h.Log(hclog.Debug, msg, args...) }
+
+// Info implements hclog.Logger.
+func (h *hcLogger) Info(msg string, args ...any) { h.Log(hclog.Info, msg, args...) }
+
+// Warn implements hclog.Logger.
+func (h *hcLogger) Warn(msg string, args ...any) { h.Log(hclog.Warn, msg, args...) }
+
+// Error implements hclog.Logger.
+func (h *hcLogger) Error(msg string, args ...any) { h.Log(hclog.Error, msg, args...) }
+
+// IsTrace implements hclog.Logger.
+func (h *hcLogger) IsTrace() bool { return h.GetLevel() <= hclog.Trace }
+
+// IsDebug implements hclog.Logger.
+func (h *hcLogger) IsDebug() bool { return h.GetLevel() <= hclog.Debug }
+
+// IsInfo implements hclog.Logger.
+func (h *hcLogger) IsInfo() bool { return h.GetLevel() <= hclog.Info }
+
+// IsWarn implements hclog.Logger.
+func (h *hcLogger) IsWarn() bool { return h.GetLevel() <= hclog.Warn }
+
+// IsError implements hclog.Logger.
+func (h *hcLogger) IsError() bool { return h.GetLevel() <= hclog.Error }
+
+// ImpliedArgs implements hclog.Logger.
+func (h *hcLogger) ImpliedArgs() []any { return h.implied }
+
+// With implements hclog.Logger.
+func (h *hcLogger) With(args ...any) hclog.Logger {
+	c := *h
+	c.implied = append(slices.Clip(h.implied), args...)
+	return &c
+}
+
+// Name implements hclog.Logger.
+func (h *hcLogger) Name() string { return h.name }
+
+// Named implements hclog.Logger.
+func (h *hcLogger) Named(name string) hclog.Logger {
+	full := name
+	if h.name != "" {
+		full = h.name + "." + name
+	}
+	return h.ResetNamed(full)
+}
+
+// ResetNamed implements hclog.Logger.
+func (h *hcLogger) ResetNamed(name string) hclog.Logger {
+	c := *h
+	c.name = name
+	c.fromPlugin = name == h.exe
+	return &c
+}
+
+// GetLevel implements hclog.Logger.
+func (h *hcLogger) GetLevel() hclog.Level {
+	switch l := effectiveLevel(h.log); {
+	case l <= zerolog.TraceLevel:
+		return hclog.Trace
+	case l == zerolog.DebugLevel:
+		return hclog.Debug
+	case l == zerolog.InfoLevel:
+		return hclog.Info
+	case l == zerolog.WarnLevel:
+		return hclog.Warn
+	case l == zerolog.ErrorLevel, l == zerolog.FatalLevel, l == zerolog.PanicLevel:
+		return hclog.Error
+	case l == zerolog.NoLevel:
+		return hclog.Trace
+	}
+	return hclog.Off
+}
+
+// zerologLevel maps an hclog level to zerolog's.
+func zerologLevel(l hclog.Level) zerolog.Level {
+	switch l {
+	case hclog.Trace:
+		return zerolog.TraceLevel
+	case hclog.Debug:
+		return zerolog.DebugLevel
+	case hclog.Warn:
+		return zerolog.WarnLevel
+	case hclog.Error:
+		return zerolog.ErrorLevel
+	}
+	return zerolog.InfoLevel
+}
+
+// lineLogger logs what a plugin writes to its (redirected) os.Stdout or
+// os.Stderr, one event per line.
+type lineLogger struct {
+	log    zerolog.Logger
+	plugin *atomic.Pointer[string]
+	stream string
+	level  zerolog.Level
+
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Write implements io.Writer.
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimRight(string(l.buf[:i]), "\r")
+		l.buf = l.buf[i+1:]
+		l.log.WithLevel(l.level).Str("plugin", *l.plugin.Load()).Str("stream", l.stream).Msg(line)
+	}
+	if len(l.buf) > 64<<10 { // an endless line: log what there is
+		l.log.WithLevel(l.level).Str("plugin", *l.plugin.Load()).Str("stream", l.stream).Msg(string(l.buf))
+		l.buf = l.buf[:0]
+	}
+	if len(l.buf) == 0 {
+		l.buf = nil
+	}
+	return len(p), nil
+}

@@ -1,0 +1,269 @@
+// Package keccak builds the Keccak-p permutation and sponge pieces as logic
+// circuits, for any construction plugin to compose (the keccak sponge, the
+// Merkle–Damgård chain, the Merkle tree all build on these).
+//
+// State bits are flattened as in FIPS 202 and the paper:
+// s[w(5y+x)+z] = a[x][y][z], b = 25w.
+//
+// The independent lane-arithmetic reference lives in package keccakref; the
+// two share no code, so that one checks the other.
+package keccak
+
+import (
+	"fmt"
+
+	"github.com/tcforge/tcforge/sdk/circuit"
+)
+
+// MaxLogW is the largest lane-size exponent (w = 64, Keccak-f[1600]).
+const MaxLogW = 6
+
+// Perm is a Keccak-p[25w, Rounds] permutation, w = 2^LogW.
+type Perm struct {
+	LogW   int
+	Rounds int
+}
+
+// W returns the lane size w.
+func (p Perm) W() int { return 1 << p.LogW }
+
+// B returns the state size 25w.
+func (p Perm) B() int { return 25 * p.W() }
+
+// DefaultRounds returns the standard round count 12 + 2·log w.
+func DefaultRounds(logW int) int { return 12 + 2*logW }
+
+// Validate rejects impossible parameters with the reason.
+func (p Perm) Validate() error {
+	if p.LogW < 0 || p.LogW > MaxLogW {
+		return fmt.Errorf("log_w must be in 0..%d (w a power of two up to 64), got %d", MaxLogW, p.LogW)
+	}
+	if p.Rounds < 1 {
+		return fmt.Errorf("rounds must be at least 1, got %d", p.Rounds)
+	}
+	return nil
+}
+
+// rcBit is bit t of the Keccak LFSR x^8+x^6+x^5+x^4+1 output sequence,
+// t taken mod 255.
+func rcBit(t int) uint64 {
+	t = ((t % 255) + 255) % 255
+	r := uint8(1)
+	for i := 0; i < t; i++ {
+		hi := r & 0x80
+		r <<= 1
+		if hi != 0 {
+			r ^= 0x71
+		}
+	}
+	return uint64(r & 1)
+}
+
+// RoundConstants returns the w-bit round constants the permutation uses,
+// one per round: Keccak-p[25w, n] runs the last n of the 12+2ℓ standard
+// round indices (12+2ℓ−n … 12+2ℓ−1), indices below zero wrapping mod 255 in
+// the LFSR; bit 2^j−1 of round ir's constant is rc[j+7·ir], j = 0..ℓ.
+func (p Perm) RoundConstants() []uint64 {
+	out := make([]uint64, p.Rounds)
+	first := DefaultRounds(p.LogW) - p.Rounds
+	for i := range out {
+		ir := first + i
+		var c uint64
+		for j := 0; j <= p.LogW; j++ {
+			c |= rcBit(j+7*ir) << uint((1<<j)-1)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// ZeroConstantRounds counts the rounds whose w-bit round constant is zero
+// (the paper's compiler emits no ι level for them).
+func (p Perm) ZeroConstantRounds() int {
+	n := 0
+	for _, c := range p.RoundConstants() {
+		if c == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// rhoOffsets returns ρ's rotation offset of lane (x, y), index x+5y.
+func rhoOffsets() [25]int {
+	var off [25]int
+	x, y := 1, 0
+	for t := 0; t < 24; t++ {
+		off[x+5*y] = (t + 1) * (t + 2) / 2
+		x, y = y, (2*x+3*y)%5
+	}
+	return off
+}
+
+// Apply appends the permutation to b and returns the new state. Each round
+// is scoped "round i" with steps "theta", "chi" and "iota" (ρ and π are
+// wiring only).
+func (p Perm) Apply(b *circuit.Builder, s []circuit.Node) []circuit.Node {
+	w, n := p.W(), p.B()
+	if len(s) != n {
+		panic(fmt.Sprintf("keccak: state has %d bits, want %d", len(s), n))
+	}
+	idx := func(x, y, z int) int { return w*(5*(y%5)+x%5) + ((z%w)+w)%w }
+	rho := rhoOffsets()
+	rcs := p.RoundConstants()
+	a := append([]circuit.Node(nil), s...)
+	for r := 0; r < p.Rounds; r++ {
+		b.Scope(fmt.Sprintf("round %d", r+1), func() {
+			// θ: each bit xors itself with columns x−1 (at z) and x+1 (at z−1).
+			t := make([]circuit.Node, n)
+			b.Scope("theta", func() {
+				for y := 0; y < 5; y++ {
+					for x := 0; x < 5; x++ {
+						for z := 0; z < w; z++ {
+							ops := make([]circuit.Node, 0, 11)
+							ops = append(ops, a[idx(x, y, z)])
+							for yy := 0; yy < 5; yy++ {
+								ops = append(ops, a[idx(x+4, yy, z)])
+							}
+							for yy := 0; yy < 5; yy++ {
+								ops = append(ops, a[idx(x+1, yy, z-1)])
+							}
+							t[idx(x, y, z)] = b.Xor(ops...)
+						}
+					}
+				}
+			})
+			// ρ and π: B[y][2x+3y] = rot(A[x][y], r[x][y]).
+			bb := make([]circuit.Node, n)
+			for y := 0; y < 5; y++ {
+				for x := 0; x < 5; x++ {
+					off := rho[x+5*y]
+					for z := 0; z < w; z++ {
+						bb[idx(y, 2*x+3*y, z)] = t[idx(x, y, z-off)]
+					}
+				}
+			}
+			// χ: a[x] ⊕ (¬a[x+1] ∧ a[x+2]).
+			b.Scope("chi", func() {
+				for y := 0; y < 5; y++ {
+					for x := 0; x < 5; x++ {
+						for z := 0; z < w; z++ {
+							inhib := b.AndNot(bb[idx(x+1, y, z)], bb[idx(x+2, y, z)])
+							a[idx(x, y, z)] = b.Xor(bb[idx(x, y, z)], inhib)
+						}
+					}
+				}
+			})
+			// ι: xor the round constant into lane (0, 0). As the paper's
+			// compiler does, a round with a non-zero constant is a full
+			// register stage (NOT where the constant bit is 1, an explicit
+			// copy elsewhere); a zero constant costs nothing.
+			if rcs[r] != 0 {
+				b.Scope("iota", func() {
+					for i := range a {
+						if i < w && (rcs[r]>>uint(i))&1 == 1 {
+							a[i] = b.Not(a[i])
+						} else {
+							a[i] = b.Copy(a[i])
+						}
+					}
+				})
+			}
+		})
+	}
+	return a
+}
+
+// State builds a fresh Keccak state from bits: explicit registers (copies)
+// of bits in s[0:len(bits)], constant zeros for the rest. This is the
+// paper's "state-building" level.
+func (p Perm) State(b *circuit.Builder, bits []circuit.Node) []circuit.Node {
+	n := p.B()
+	if len(bits) > n {
+		panic(fmt.Sprintf("keccak: %d bits do not fit a %d-bit state", len(bits), n))
+	}
+	s := make([]circuit.Node, n)
+	b.Scope("state", func() {
+		for i, x := range bits {
+			s[i] = b.Copy(x)
+		}
+		for i := len(bits); i < n; i++ {
+			s[i] = b.Const(0)
+		}
+	})
+	return s
+}
+
+// ZeroState returns an all-zero state of constants.
+func (p Perm) ZeroState(b *circuit.Builder) []circuit.Node {
+	var s []circuit.Node
+	b.Scope("state", func() { s = b.Zeros(p.B()) })
+	return s
+}
+
+// Absorb xors block into the first len(block) state bits and returns the new state.
+func Absorb(b *circuit.Builder, s, block []circuit.Node) []circuit.Node {
+	out := append([]circuit.Node(nil), s...)
+	b.Scope("absorb", func() {
+		for i, m := range block {
+			out[i] = b.Xor(s[i], m)
+		}
+	})
+	return out
+}
+
+// Sponge absorbs blocks (each at most rate bits) into the state s,
+// permuting after each, then squeezes outBits bits: the first rate bits of
+// the state, permuting between squeezes only when more output is needed.
+// Each block's work is scoped "block i", each squeeze "squeeze i".
+func (p Perm) Sponge(b *circuit.Builder, s []circuit.Node, blocks [][]circuit.Node, rate, outBits int) []circuit.Node {
+	for i, blk := range blocks {
+		b.Scope(fmt.Sprintf("block %d", i+1), func() {
+			s = Absorb(b, s, blk)
+			s = p.Apply(b, s)
+		})
+	}
+	out := make([]circuit.Node, 0, outBits)
+	for k := 1; ; k++ {
+		take := min(rate, outBits-len(out))
+		out = append(out, s[:take]...)
+		if len(out) >= outBits {
+			return out
+		}
+		b.Scope(fmt.Sprintf("squeeze %d", k), func() { s = p.Apply(b, s) })
+	}
+}
+
+// Pad appends the domain suffix bits and pad10*1 (as constant nodes) to msg
+// so that its length is a multiple of rate, and splits it into blocks.
+func Pad(b *circuit.Builder, msg []circuit.Node, suffix []uint, rate int) [][]circuit.Node {
+	padded := append([]circuit.Node(nil), msg...)
+	b.Scope("padding", func() {
+		for _, s := range suffix {
+			padded = append(padded, b.Const(int(s)))
+		}
+		padded = append(padded, b.Const(1))
+		for (len(padded)+1)%rate != 0 {
+			padded = append(padded, b.Const(0))
+		}
+		padded = append(padded, b.Const(1))
+	})
+	return Split(padded, rate)
+}
+
+// PaddedBlocks returns how many rate-bit blocks a message of msgBits bits
+// occupies after the suffix and pad10*1.
+func PaddedBlocks(msgBits, suffixBits, rate int) int {
+	return (msgBits + suffixBits + 2 + rate - 1) / rate
+}
+
+// Split cuts bits into consecutive blocks of n bits (the last may be shorter).
+func Split(bits []circuit.Node, n int) [][]circuit.Node {
+	var out [][]circuit.Node
+	for len(bits) > 0 {
+		k := min(n, len(bits))
+		out = append(out, bits[:k])
+		bits = bits[k:]
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package layered
+
+import "github.com/tcforge/tcforge/sdk/circuit"
+
+// Builder appends gates level by level.
+type Builder struct {
+	c      Circuit
+	tagIdx map[string]int32
+}
+
+// NewBuilder starts a circuit over numInputs inputs.
+func NewBuilder(numInputs int, inputRanges []circuit.Range) *Builder {
+	return &Builder{
+		c: Circuit{
+			NumInputs:   numInputs,
+			LevelStart:  []int32{0},
+			RowStart:    []int32{0},
+			InputRanges: append([]circuit.Range(nil), inputRanges...),
+		},
+		tagIdx: map[string]int32{},
+	}
+}
+
+// Tag interns a provenance tag and returns its index.
+func (b *Builder) Tag(tag string) int32 {
+	if i, ok := b.tagIdx[tag]; ok {
+		return i
+	}
+	i := int32(len(b.c.Tags))
+	b.c.Tags = append(b.c.Tags, tag)
+	b.tagIdx[tag] = i
+	return i
+}
+
+// Level closes the current level (gates added since the last call) and
+// starts the next. Call it once after the last gate of every level.
+func (b *Builder) Level() {
+	b.c.LevelStart = append(b.c.LevelStart, int32(len(b.c.Kind)))
+}
+
+// Width returns the number of gates added to the open level so far.
+func (b *Builder) Width() int {
+	return len(b.c.Kind) - int(b.c.LevelStart[len(b.c.LevelStart)-1])
+}
+
+// Gate adds a gate to the open level and returns its index within the level.
+// src are indices within the previous closed level.
+func (b *Builder) Gate(kind Kind, theta int32, src, weight []int32, tag int32) int32 {
+	idx := int32(b.Width())
+	b.c.Kind = append(b.c.Kind, kind)
+	b.c.Threshold = append(b.c.Threshold, theta)
+	b.c.Tag = append(b.c.Tag, tag)
+	b.c.Src = append(b.c.Src, src...)
+	b.c.Weight = append(b.c.Weight, weight...)
+	b.c.RowStart = append(b.c.RowStart, int32(len(b.c.Src)))
+	return idx
+}
+
+// Copy adds a copy gate [x ≥ 1] of previous-level gate src.
+func (b *Builder) Copy(src int32, tag int32) int32 {
+	return b.Gate(KindCopy, 1, []int32{src}, []int32{1}, tag)
+}
+
+// Grow reserves room for about gates gates and edges edges.
+func (b *Builder) Grow(gates, edges int) {
+	grow := func(n int, s []int32) []int32 {
+		if cap(s)-len(s) < n {
+			t := make([]int32, len(s), len(s)+n)
+			copy(t, s)
+			return t
+		}
+		return s
+	}
+	b.c.Threshold = grow(gates, b.c.Threshold)
+	b.c.Tag = grow(gates, b.c.Tag)
+	b.c.RowStart = grow(gates, b.c.RowStart)
+	b.c.Src = grow(edges, b.c.Src)
+	b.c.Weight = grow(edges, b.c.Weight)
+	if cap(b.c.Kind)-len(b.c.Kind) < gates {
+		k := make([]Kind, len(b.c.Kind), len(b.c.Kind)+gates)
+		copy(k, b.c.Kind)
+		b.c.Kind = k
+	}
+}
+
+// Circuit returns the circuit with the given output ranges (over the last
+// level). The builder must not be used afterwards.
+func (b *Builder) Circuit(outputRanges []circuit.Range) *Circuit {
+	c := b.c
+	c.OutputRanges = append([]circuit.Range(nil), outputRanges...)
+	b.c = Circuit{}
+	return &c
+}
