@@ -231,11 +231,11 @@ func (c *Client) makePlugin() (Plugin, error) {
 	d := c.desc
 	switch d.Kind {
 	case KindConstruction:
-		return &Construction{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Build: c.build, Reference: c.reference}, nil
+		return &Construction{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Build: c.build, Reference: c.reference, Check: c.check}, nil
 	case KindLayerer:
-		return &Layerer{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Layer: c.layer}, nil
+		return &Layerer{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Layer: c.layer, Check: c.check}, nil
 	case KindMapper:
-		return &Mapper{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Map: c.mapModel}, nil
+		return &Mapper{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Map: c.mapModel, Check: c.check}, nil
 	}
 	return nil, fmt.Errorf("plugin %q: unknown plugin kind %q", c.name, d.Kind)
 }
@@ -322,6 +322,12 @@ func (c *Client) call(ctx context.Context, method string, open func(context.Cont
 		return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, fromProtoError(remote))
 	}
 	return out, nil
+}
+
+// check is the plugin's Check over RPC.
+func (c *Client) check(ctx context.Context, p Params) error {
+	_, err := c.call(ctx, "Check", c.rpc.Check, p, nil)
+	return err
 }
 
 // build is Construction.Build over RPC.

@@ -70,6 +70,11 @@ type Construction struct {
 	// Reference computes the construction's outputs for each input vector
 	// (bit i of inputs[k] is circuit input i) independently of the circuit.
 	Reference func(ctx context.Context, p Params, inputs []bits.Vec) ([]bits.Vec, error)
+
+	// Check, if set, validates parameters without building anything, so
+	// the host can reject impossible ones (with the reason) before a run
+	// starts. Build must still reject what Check rejects.
+	Check func(ctx context.Context, p Params) error
 }
 
 // Describe implements Plugin.
@@ -86,6 +91,11 @@ type Layerer struct {
 
 	// Layer compiles c with the given options.
 	Layer func(ctx context.Context, c *circuit.Circuit, p Params) (*layered.Circuit, error)
+
+	// Check, if set, validates parameters without building anything, so
+	// the host can reject impossible ones (with the reason) before a run
+	// starts. Build must still reject what Check rejects.
+	Check func(ctx context.Context, p Params) error
 }
 
 // Describe implements Plugin.
@@ -102,9 +112,39 @@ type Mapper struct {
 
 	// Map builds the model for c with the given options.
 	Map func(ctx context.Context, c *layered.Circuit, p Params) (*model.Model, error)
+
+	// Check, if set, validates parameters without building anything, so
+	// the host can reject impossible ones (with the reason) before a run
+	// starts. Build must still reject what Check rejects.
+	Check func(ctx context.Context, p Params) error
 }
 
 // Describe implements Plugin.
 func (m *Mapper) Describe() Description {
 	return Description{Name: m.Name, Kind: KindMapper, Version: m.Version, Protocol: ProtocolVersion, Doc: m.Doc, Params: m.Params}
+}
+
+// CheckParams validates p against plugin pl: its schema, then its own
+// Check func if it has one.
+func CheckParams(ctx context.Context, pl Plugin, values map[string]any) (Params, error) {
+	d := pl.Describe()
+	p, err := NewParams(d.Params, values)
+	if err != nil {
+		return Params{}, err
+	}
+	var check func(context.Context, Params) error
+	switch v := pl.(type) {
+	case *Construction:
+		check = v.Check
+	case *Layerer:
+		check = v.Check
+	case *Mapper:
+		check = v.Check
+	}
+	if check != nil {
+		if err := check(ctx, p); err != nil {
+			return Params{}, err
+		}
+	}
+	return p, nil
 }

@@ -234,6 +234,20 @@ func (s *server) Reference(stream proto.Plugin_ReferenceServer) error {
 	})
 }
 
+// Check implements proto.PluginServer.
+func (s *server) Check(stream proto.Plugin_CheckServer) error {
+	return s.serve(stream, "Check", func(ctx context.Context, pj, _ []byte) ([]byte, error) {
+		p, err := DecodeParams(s.impl.Describe().Params, pj)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := CheckParams(ctx, s.impl, p.Values()); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	})
+}
+
 // Layer implements proto.PluginServer.
 func (s *server) Layer(stream proto.Plugin_LayerServer) error {
 	return s.serve(stream, "Layer", func(ctx context.Context, pj, in []byte) ([]byte, error) {

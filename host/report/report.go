@@ -159,7 +159,11 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	}
 	for _, row := range res.Rows {
 		if row.Err != nil {
-			fmt.Fprintf(w, "  error at %s [%s]: %v\n", row.Point.String(), row.Layerer, row.Err)
+			where := row.Layerer
+			if pt := row.Point.String(); pt != "" {
+				where = pt + ", " + where
+			}
+			fmt.Fprintf(w, "  error [%s]: %v\n", where, row.Err)
 		}
 	}
 	return nil

@@ -152,14 +152,31 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 		return nil, diags
 	}
 	for _, pt := range p.Points() {
-		_, d := p.Construction.Decode(pt, out.construction.Params)
-		diags = append(diags, d...)
+		diags = append(diags, r.checkBlock(ctx, p.Construction, out.construction, pt)...)
 		for i, b := range p.Layerers {
-			_, d := b.Decode(pt, out.layerers[i].Params)
-			diags = append(diags, d...)
+			diags = append(diags, r.checkBlock(ctx, b, out.layerers[i], pt)...)
 		}
 	}
 	return &out, diags
+}
+
+// checkBlock decodes block b at point pt against plugin pl's schema and
+// asks the plugin to validate the values (sdk.CheckParams), so impossible
+// parameters are rejected, located, before anything is built.
+func (r *Runner) checkBlock(ctx context.Context, b *config.Block, pl sdk.Plugin, pt config.Point) hcl.Diagnostics {
+	vals, diags := b.Decode(pt, pl.Describe().Params)
+	if diags.HasErrors() {
+		return diags
+	}
+	if _, err := sdk.CheckParams(ctx, pl, vals); err != nil {
+		if pe, ok := sdk.AsParamError(err); ok {
+			return append(diags, b.ParamDiag(pt, pe))
+		}
+		return append(diags, &hcl.Diagnostic{Severity: hcl.DiagError,
+			Summary: fmt.Sprintf("The %s %q cannot check its parameters", b.Kind, b.Name),
+			Detail:  err.Error(), Subject: b.DefRange.Ptr()})
+	}
+	return diags
 }
 
 // Run runs every point of the pipeline. It returns the rows even when some

@@ -36,6 +36,7 @@ var Plugin = &sdk.Construction{
 	},
 	Build:     build,
 	Reference: reference,
+	Check:     check,
 }
 
 // config is the resolved parameter set.
@@ -178,6 +179,12 @@ func resolve(p sdk.Params) (config, error) {
 		cfg.outBits = p.Int("output_bits")
 	}
 	return cfg, nil
+}
+
+// check rejects impossible parameter combinations without building.
+func check(ctx context.Context, p sdk.Params) error {
+	_, err := resolve(p)
+	return err
 }
 
 func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {

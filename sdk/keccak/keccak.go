@@ -267,3 +267,14 @@ func Split(bits []circuit.Node, n int) [][]circuit.Node {
 	}
 	return out
 }
+
+// Compress appends the compression function c(x) = first outBits bits of
+// f(State(x)) used by the Merkle–Damgård chain and the Merkle tree: the
+// state-building level (copies of in, constant zeros for the rest of the
+// state), the permutation, and a truncation to outBits bits (wiring only).
+func (p Perm) Compress(b *circuit.Builder, in []circuit.Node, outBits int) []circuit.Node {
+	if outBits < 0 || outBits > p.B() {
+		panic(fmt.Sprintf("keccak: cannot take %d output bits of a %d-bit state", outBits, p.B()))
+	}
+	return p.Apply(b, p.State(b, in))[:outBits]
+}

@@ -36,6 +36,7 @@ const (
 	Plugin_Reference_FullMethodName = "/tcforge.plugin.v1.Plugin/Reference"
 	Plugin_Layer_FullMethodName     = "/tcforge.plugin.v1.Plugin/Layer"
 	Plugin_Map_FullMethodName       = "/tcforge.plugin.v1.Plugin/Map"
+	Plugin_Check_FullMethodName     = "/tcforge.plugin.v1.Plugin/Check"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -56,6 +57,9 @@ type PluginClient interface {
 	Layer(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Frame, Frame], error)
 	// Map: request = options + layered circuit; response = model.
 	Map(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Frame, Frame], error)
+	// Check validates parameters without building anything; the answer is
+	// an empty blob or a trailer error.
+	Check(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Frame, Frame], error)
 }
 
 type pluginClient struct {
@@ -128,6 +132,19 @@ func (c *pluginClient) Map(ctx context.Context, opts ...grpc.CallOption) (grpc.B
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_MapClient = grpc.BidiStreamingClient[Frame, Frame]
 
+func (c *pluginClient) Check(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Frame, Frame], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[4], Plugin_Check_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[Frame, Frame]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_CheckClient = grpc.BidiStreamingClient[Frame, Frame]
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -146,6 +163,9 @@ type PluginServer interface {
 	Layer(grpc.BidiStreamingServer[Frame, Frame]) error
 	// Map: request = options + layered circuit; response = model.
 	Map(grpc.BidiStreamingServer[Frame, Frame]) error
+	// Check validates parameters without building anything; the answer is
+	// an empty blob or a trailer error.
+	Check(grpc.BidiStreamingServer[Frame, Frame]) error
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -170,6 +190,9 @@ func (UnimplementedPluginServer) Layer(grpc.BidiStreamingServer[Frame, Frame]) e
 }
 func (UnimplementedPluginServer) Map(grpc.BidiStreamingServer[Frame, Frame]) error {
 	return status.Error(codes.Unimplemented, "method Map not implemented")
+}
+func (UnimplementedPluginServer) Check(grpc.BidiStreamingServer[Frame, Frame]) error {
+	return status.Error(codes.Unimplemented, "method Check not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -238,6 +261,13 @@ func _Plugin_Map_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_MapServer = grpc.BidiStreamingServer[Frame, Frame]
 
+func _Plugin_Check_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Check(&grpc.GenericServerStream[Frame, Frame]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_CheckServer = grpc.BidiStreamingServer[Frame, Frame]
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -272,6 +302,12 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Map",
 			Handler:       _Plugin_Map_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Check",
+			Handler:       _Plugin_Check_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

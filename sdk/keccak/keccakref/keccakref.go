@@ -315,3 +315,22 @@ func BitsToBytes(bits []byte) []byte {
 func Hash(p Params, rate int, suffix, msgBits []byte, outBits int) []byte {
 	return p.Sponge(Pad10Star1(msgBits, suffix, rate), rate, outBits)
 }
+
+// Compress loads in (one byte per bit, at most B() bits) into the first
+// state bits of an otherwise zero state, applies Keccak-p[25w, p.Rounds] and
+// returns the first outBits bits of the result: the compression function
+// of the Merkle–Damgård chain and the Merkle tree. It panics if in or
+// outBits exceed the state.
+func (p Params) Compress(in []byte, outBits int) []byte {
+	checkLogW(p.LogW)
+	if len(in) > p.B() || outBits < 0 || outBits > p.B() {
+		panic(fmt.Sprintf("keccakref: Compress of %d bits to %d bits does not fit a %d-bit state", len(in), outBits, p.B()))
+	}
+	bits := make([]byte, p.B())
+	for i, b := range in {
+		bits[i] = b & 1
+	}
+	s := p.FromBits(bits)
+	p.Permute(&s)
+	return p.ToBits(s)[:outBits]
+}

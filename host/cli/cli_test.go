@@ -1,0 +1,304 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/host/cli"
+)
+
+// childEnv marks a process started by these tests to serve a plugin: the
+// test binary re-executes itself ("TESTBIN plugin serve NAME"), exactly as
+// the tcforge binary does, so bundled plugins cross a real process and RPC
+// boundary in these tests.
+const childEnv = "TCFORGE_CLI_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(cli.Main(context.Background(), cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Builtins: testBuiltins()}, os.Args[1:]))
+	}
+	os.Setenv(childEnv, "1")
+	os.Exit(m.Run())
+}
+
+// result is one tcforge invocation's outcome.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// tcforge runs the command line in this process; plugins run in
+// subprocesses of the test binary.
+func tcforge(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Main(context.Background(), cli.Env{Stdout: &out, Stderr: &errb, Builtins: testBuiltins()}, args)
+	return result{code, out.String(), errb.String()}
+}
+
+// readCSV reads a CSV file into header-keyed records.
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("%s: empty", path)
+	}
+	var rows []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+// TestPaperTables runs the paper's configs end to end and compares every
+// row of the output with the paper's tables (testdata/paper, copied from
+// the paper's sources).
+func TestPaperTables(t *testing.T) {
+	tests := []struct {
+		config, pipeline, paper string
+		keys                    []string          // columns identifying a row, same name in both
+		cols                    map[string]string // paper column -> our column
+	}{
+		{
+			config: "keccak.hcl", pipeline: "keccak-arbitrary-input", paper: "keccak_arbitrary_input.csv",
+			keys: []string{"log_w", "rounds", "blocks"},
+			cols: map[string]string{"actual_depth": "depth", "actual_width": "width", "expected_depth": "expect_depth", "expected_width": "expect_width"},
+		},
+		{
+			config: "keccak.hcl", pipeline: "keccak-depth-deviation", paper: "keccak_depth_deviation.csv",
+			keys: []string{"log_w", "rounds"},
+			cols: map[string]string{"depth_observed": "depth"},
+		},
+	}
+	out := t.TempDir()
+	var configs []string
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		if !seen[tt.config] {
+			seen[tt.config] = true
+			configs = append(configs, filepath.Join("..", "..", "configs", "paper", tt.config))
+		}
+	}
+	r := tcforge(t, append([]string{"run", "--log-level", "warn", "--out", out}, configs...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, tt := range tests {
+		t.Run(tt.pipeline, func(t *testing.T) {
+			got := readCSV(t, filepath.Join(out, tt.pipeline+".csv"))
+			want := readCSV(t, filepath.Join("testdata", "paper", tt.paper))
+			if len(got) != len(want) {
+				t.Fatalf("%d rows, the paper has %d", len(got), len(want))
+			}
+			for _, w := range want {
+				var match map[string]string
+				for _, g := range got {
+					ok := true
+					for _, k := range tt.keys {
+						ok = ok && g[k] == w[k]
+					}
+					if ok {
+						match = g
+					}
+				}
+				if match == nil {
+					t.Errorf("no row for paper row %v", w)
+					continue
+				}
+				for pc, oc := range tt.cols {
+					if match[oc] != w[pc] {
+						t.Errorf("row %v: %s = %s, paper's %s = %s", w, oc, match[oc], pc, w[pc])
+					}
+				}
+				if match["verified"] != "true" || match["expect_ok"] != "true" {
+					t.Errorf("row %v: verified=%s expect_ok=%s", w, match["verified"], match["expect_ok"])
+				}
+			}
+		})
+	}
+}
+
+// TestExternalPlugin builds the example plugin binary and runs a pipeline
+// that uses it from a plugin directory.
+func TestExternalPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tcforge-plugin-adder")
+	build := exec.Command("go", "build", "-o", bin, "../../plugins/adder/cmd/tcforge-plugin-adder")
+	build.Env = append(os.Environ(), childEnv+"=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	r := tcforge(t, "plugins", "--plugin-dir", dir, "adder")
+	if r.code != 0 || !strings.Contains(r.stdout, "adder (construction 1.0.0, "+bin+")") {
+		t.Fatalf("plugins adder: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	out := t.TempDir()
+	r = tcforge(t, "run", "--log-level", "warn", "--plugin-dir", dir, "--out", out, "../../configs/examples/adder.hcl")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rows := readCSV(t, filepath.Join(out, "adder.csv"))
+	want := map[string][2]string{"1": {"3", "3"}, "2": {"4", "5"}, "4": {"6", "9"}, "8": {"10", "17"}, "16": {"18", "33"}}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for _, row := range rows {
+		w := want[row["n"]]
+		if row["depth"] != w[0] || row["width"] != w[1] || row["verified"] != "true" || row["expect_ok"] != "true" {
+			t.Errorf("n=%s: depth %s width %s verified %s expect_ok %s, want depth %s width %s", row["n"], row["depth"], row["width"], row["verified"], row["expect_ok"], w[0], w[1])
+		}
+	}
+}
+
+// TestBadConfig: every mistake is a located diagnostic, the exit status is
+// non-zero, and nothing is written.
+func TestBadConfig(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string // substrings of stderr
+	}{
+		{"typo", `pipeline "p" {
+  construction "keccak" {
+    log_w = 2
+    rouds = 3
+  }
+  layerer "reifier" {}
+}`, []string{`bad.hcl:4:5`, `Unsupported parameter "rouds"`, `Did you mean "rounds"?`}},
+		{"log_w out of range", `pipeline "p" {
+  matrix {
+    lw = [2, 9]
+  }
+  construction "keccak" {
+    log_w = matrix.lw
+    rate  = 50
+  }
+  layerer "reifier" {}
+}`, []string{`bad.hcl:6:13`, `must be at most 6, got 9`, `lw=9`}},
+		{"rate zero", `pipeline "p" {
+  construction "keccak" {
+    log_w = 2
+    rate  = 0
+  }
+  layerer "reifier" {}
+}`, []string{`bad.hcl:4:13`, `must be at least 1, got 0`}},
+		{"rate not below the state", `pipeline "p" {
+  construction "keccak" {
+    log_w = 2
+    rate  = 100
+  }
+  layerer "reifier" {}
+}`, []string{`bad.hcl:4:13`, `rate must be less than the state size 25w = 100`}},
+		{"wrong type", `pipeline "p" {
+  construction "keccak" {
+    log_w = "two"
+    rate  = 50
+  }
+  layerer "reifier" {}
+}`, []string{`bad.hcl:3:13`, `log_w`}},
+		{"unknown plugin", `pipeline "p" {
+  construction "keccak" {
+    log_w = 1
+    rate  = 25
+  }
+  layerer "nosuch" {}
+}`, []string{`bad.hcl:6:11`, `"nosuch"`}},
+		{"syntax", `pipeline "p" {
+  construction "keccak" {
+    log_w = = 1
+  }
+}`, []string{`bad.hcl:3:13`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "bad.hcl")
+			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			r := tcforge(t, "run", "--out", out, path)
+			if r.code == 0 {
+				t.Fatalf("exit 0 on a bad config\n%s", r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a bad config wrote %s", out)
+			}
+		})
+	}
+}
+
+// TestMisbehavingPlugins: a plugin that panics, one that exits mid-call
+// and one that returns a wrong circuit are each reported by name, and the
+// other pipelines of the run still complete and write their results.
+func TestMisbehavingPlugins(t *testing.T) {
+	out := t.TempDir()
+	r := tcforge(t, "run", "--log-level", "warn", "--out", out, "testdata/misbehaving.hcl")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	all := r.stdout + r.stderr
+	for _, w := range []string{
+		`plugin "panics": Layer: plugin panicked: layering is hard`,
+		`plugin "dies" exited during Layer: exit status 3`,
+		`layerer "lies": layered circuit vs logic circuit: sample `,
+	} {
+		if !strings.Contains(all, w) {
+			t.Errorf("output lacks %q:\n%s", w, all)
+		}
+	}
+	for _, tt := range []struct {
+		pipeline, verified, ok string
+	}{
+		{"good-before", "true", "true"},
+		{"panics", "false", "false"},
+		{"dies", "false", "false"},
+		{"lies", "false", "false"},
+		{"good-after", "true", "true"},
+	} {
+		rows := readCSV(t, filepath.Join(out, tt.pipeline+".csv"))
+		if len(rows) != 2 {
+			t.Errorf("%s: %d rows, want 2", tt.pipeline, len(rows))
+			continue
+		}
+		for _, row := range rows {
+			if row["verified"] != tt.verified || row["expect_ok"] != tt.ok {
+				t.Errorf("%s %v: verified=%s expect_ok=%s, want %s %s", tt.pipeline, row, row["verified"], row["expect_ok"], tt.verified, tt.ok)
+			}
+		}
+		if tt.verified == "true" {
+			for _, row := range rows {
+				if row["depth"] == "0" || row["width"] == "0" {
+					t.Errorf("%s: empty figures %v", tt.pipeline, row)
+				}
+			}
+		}
+	}
+}

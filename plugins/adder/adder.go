@@ -1,0 +1,87 @@
+// Package adder is the example construction plugin: an n-bit ripple-carry
+// adder. It is deliberately small — one file a plugin author can read top
+// to bottom — and it is not bundled into tcforge: build it with
+//
+//	go build -o ~/.tcforge/plugins/tcforge-plugin-adder ./plugins/adder/cmd/tcforge-plugin-adder
+//
+// and the host finds it on its plugin path (see README "Writing a plugin").
+package adder
+
+import (
+	"context"
+	"math/big"
+	"strconv"
+
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/circuit"
+)
+
+// Plugin is the adder construction: digest = (x + y) mod 2^n, plus the
+// carry out as bit n when carry_out is set.
+var Plugin = &sdk.Construction{
+	Name:    "adder",
+	Version: "1.0.0",
+	Doc:     "n-bit ripple-carry adder (the example plugin): inputs x and y, output x + y.",
+	Params: []sdk.Param{
+		{Name: "n", Type: sdk.Int, Default: 8, Min: sdk.Bound(1), Max: sdk.Bound(4096), Doc: "operand width in bits"},
+		{Name: "carry_out", Type: sdk.Bool, Default: true, Doc: "append the carry out as the last output bit"},
+	},
+	Build:     build,
+	Reference: reference,
+}
+
+// build returns the circuit: inputs "x" (bits 0..n-1, least significant
+// first) and "y" (bits n..2n-1); output "sum".
+func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
+	n := p.Int("n")
+	b := circuit.NewBuilder()
+	x := b.Input("x", n)
+	y := b.Input("y", n)
+	sum := make([]circuit.Node, 0, n+1)
+	var carry circuit.Node
+	for i := range n {
+		b.Scope(bitScope(i), func() {
+			if i == 0 {
+				// Half adder.
+				sum = append(sum, b.Xor(x[i], y[i]))
+				carry = b.And(x[i], y[i])
+				return
+			}
+			sum = append(sum, b.Xor(x[i], y[i], carry))
+			// carry = majority(x, y, carry): one threshold gate.
+			carry = b.Threshold(2, []circuit.Node{x[i], y[i], carry}, []int32{1, 1, 1})
+		})
+	}
+	if p.Bool("carry_out") {
+		sum = append(sum, carry)
+	}
+	b.Output("sum", sum)
+	b.SetAttr("n", int64(n))
+	return b.Circuit(), nil
+}
+
+// reference adds the operands as big integers: no circuit involved.
+func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
+	n := p.Int("n")
+	outBits := n
+	if p.Bool("carry_out") {
+		outBits++
+	}
+	out := make([]bits.Vec, len(inputs))
+	for k, in := range inputs {
+		x, y := new(big.Int), new(big.Int)
+		for i := range n {
+			x.SetBit(x, i, in.Get(i))
+			y.SetBit(y, i, in.Get(n+i))
+		}
+		s := x.Add(x, y)
+		out[k] = bits.NewVec(outBits)
+		for i := range outBits {
+			out[k].Set(i, s.Bit(i))
+		}
+	}
+	return out, nil
+}
+
+func bitScope(i int) string { return "bit " + strconv.Itoa(i) }

@@ -1,0 +1,11 @@
+// Command tcforge-plugin-adder serves the example adder construction to a
+// tcforge host. Put the binary on the plugin path (~/.tcforge/plugins,
+// $TCFORGE_PLUGIN_PATH or --plugin-dir).
+package main
+
+import (
+	"github.com/tcforge/tcforge/plugins/adder"
+	"github.com/tcforge/tcforge/sdk"
+)
+
+func main() { sdk.Serve(adder.Plugin) }
