@@ -14,21 +14,6 @@ func samples(seed uint64, n, width int) []bits.Vec {
 	return bits.Random(rand.New(rand.NewPCG(seed, 0x7463666f726765)), n, width)
 }
 
-// evalBatches evaluates eval on the samples 64 at a time and returns the
-// output vectors of each sample.
-func evalBatches(in []bits.Vec, width int, eval func([]uint64) ([]uint64, error)) ([]bits.Vec, error) {
-	out := make([]bits.Vec, 0, len(in))
-	for lo := 0; lo < len(in); lo += 64 {
-		hi := min(lo+64, len(in))
-		words, err := eval(bits.Slice(in[lo:hi], width))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, bits.Unslice(words, hi-lo)...)
-	}
-	return out, nil
-}
-
 // firstMismatch compares output vectors of n bits and describes the first
 // difference, or returns nil.
 func firstMismatch(what string, got, want []bits.Vec, n int) error {
@@ -50,7 +35,7 @@ func firstMismatch(what string, got, want []bits.Vec, n int) error {
 
 // verifyLogic checks the logic circuit against reference outputs.
 func verifyLogic(c *circuit.Circuit, in, ref []bits.Vec) error {
-	got, err := evalBatches(in, len(c.Inputs), c.Eval)
+	got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
 		return err
 	}
@@ -65,11 +50,11 @@ func verifyLayered(l *layered.Circuit, c *circuit.Circuit, in []bits.Vec) error 
 	if l.NumOutputs() != len(c.Outputs) {
 		return fmt.Errorf("layered circuit's last level has %d gates, want the %d outputs", l.NumOutputs(), len(c.Outputs))
 	}
-	want, err := evalBatches(in, len(c.Inputs), c.Eval)
+	want, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
 		return err
 	}
-	got, err := evalBatches(in, l.NumInputs, l.Eval)
+	got, err := bits.EvalSliced(in, l.NumInputs, l.Eval)
 	if err != nil {
 		return err
 	}

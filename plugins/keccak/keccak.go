@@ -213,6 +213,7 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 	// Sponge numbers its blocks from 1; with "load" the first is done.
 	out := cfg.perm.Sponge(b, s, blocks, cfg.rate, cfg.outBits)
 	b.Output("digest", out)
+	// squeezes: the extra permutations squeezing output_bits > rate takes.
 	squeezes := 0
 	if cfg.outBits > cfg.rate {
 		squeezes = (cfg.outBits - cfg.rate + cfg.rate - 1) / cfg.rate

@@ -3,7 +3,11 @@
 // evaluators.
 package bits
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+)
 
 // Vec is a packed bit vector: bit i is bit i%64 of word i/64.
 type Vec []uint64
@@ -89,4 +93,40 @@ func Equal(a, b Vec, n int) bool {
 		}
 	}
 	return true
+}
+
+// EvalSliced runs a 64-lane bit-sliced evaluator over any number of
+// samples of width bits: it slices them 64 at a time, calls eval on each
+// batch (concurrently, on up to GOMAXPROCS goroutines, so eval must be
+// safe for concurrent use) and returns each sample's output vector.
+func EvalSliced(in []Vec, width int, eval func([]uint64) ([]uint64, error)) ([]Vec, error) {
+	nb := (len(in) + 63) / 64
+	out := make([]Vec, len(in))
+	errs := make([]error, nb)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(nb, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for b := range next {
+				lo, hi := b*64, min(b*64+64, len(in))
+				words, err := eval(Slice(in[lo:hi], width))
+				if err != nil {
+					errs[b] = err
+					continue
+				}
+				copy(out[lo:hi], Unslice(words, hi-lo))
+			}
+		})
+	}
+	for b := range nb {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
