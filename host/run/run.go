@@ -97,6 +97,9 @@ type Runner struct {
 	// Diagnostics receives located problems found while running (a
 	// parameter a plugin rejected, say); they also fail the row.
 	Diagnostics func(hcl.Diagnostics)
+	// Progress, if set, is called before each point of a pipeline is run
+	// (done false) and after it (done true), for progress display.
+	Progress func(p *config.Pipeline, pt config.Point, done bool)
 }
 
 // plugins are one pipeline's opened plugins.
@@ -207,7 +210,13 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 			return res, err
 		}
 		log := r.Log.With().Str("pipeline", p.Name).Str("point", pt.String()).Logger()
+		if r.Progress != nil {
+			r.Progress(p, pt, false)
+		}
 		rows := r.runPoint(ctx, p, pl, pt, samplesN, log)
+		if r.Progress != nil {
+			r.Progress(p, pt, true)
+		}
 		for _, row := range rows {
 			ev := log.Info()
 			if !row.OK() {
@@ -218,6 +227,7 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 			}
 			ev.Str("layerer", row.Layerer).Int("depth", row.Stats.Depth).Int("width", row.Stats.Width).
 				Bool("verified", row.Verified).Bool("expect_ok", row.ExpectOK).
+				Dur("build_ms", row.BuildTime).Dur("layer_ms", row.LayerTime).Dur("verify_ms", row.VerifyTime).
 				Msgf("point %d/%d", i+1, len(points))
 		}
 		res.Rows = append(res.Rows, rows...)

@@ -41,26 +41,74 @@ var Plugin = &sdk.Layerer{
 
 // tgraph is the lowered threshold-gate DAG, before layering: nodes
 // 0..nIn-1 are the inputs, the rest gates in topological order.
+//
+// A gate's operands are src[lo:hi] with weights w[lo:hi]. Gates may share a
+// range: the n counters [S ≥ k] of an n-ary XOR all read the same operands
+// with the same weights, so the range is stored once, not n times.
 type tgraph struct {
 	nIn    int
 	theta  []int32
-	start  []int32 // CSR over src/w, len = gates+1
+	lo, hi []int32 // operand range of each gate in src/w
 	src    []int32 // tnode ids
 	w      []int32
 	tag    []int32 // layered tag index
 	isCon  []bool
 	nGates int
+	edges  int // edges of the lowered gates, shared ranges counted per gate
+}
+
+// newTGraph returns an empty tgraph with room for c's lowering: sizing it
+// up front keeps the millions of edges of full SHA-3 from being copied
+// again and again as slices grow.
+func newTGraph(nIn int, c *circuit.Circuit) *tgraph {
+	gates, edges := 0, 0
+	for i, op := range c.Ops {
+		n := int(c.ArgStart[i+1] - c.ArgStart[i])
+		switch op {
+		case circuit.OpInput:
+		case circuit.OpXor:
+			gates += n + 1
+			edges += 2 * n
+		default:
+			gates++
+			edges += n
+		}
+	}
+	return &tgraph{
+		nIn:   nIn,
+		theta: make([]int32, 0, gates),
+		lo:    make([]int32, 0, gates),
+		hi:    make([]int32, 0, gates),
+		src:   make([]int32, 0, edges),
+		w:     make([]int32, 0, edges),
+		tag:   make([]int32, 0, gates),
+		isCon: make([]bool, 0, gates),
+	}
 }
 
 func (g *tgraph) gate(theta int32, tag int32, src []int32, w []int32) int32 {
+	lo := int32(len(g.src))
+	g.src = append(g.src, src...)
+	g.w = append(g.w, w...)
+	return g.gateRange(theta, tag, lo, int32(len(g.src)))
+}
+
+// sharesRange reports whether gate k reads the same operand range as gate
+// k−1 (the counters of one XOR).
+func (g *tgraph) sharesRange(k int) bool {
+	return k > 0 && g.lo[k] == g.lo[k-1] && g.hi[k] == g.hi[k-1] && g.lo[k] != g.hi[k]
+}
+
+// gateRange adds a gate reading the operand range [lo, hi) of src/w.
+func (g *tgraph) gateRange(theta int32, tag int32, lo, hi int32) int32 {
 	id := int32(g.nIn + g.nGates)
 	g.theta = append(g.theta, theta)
 	g.tag = append(g.tag, tag)
-	g.src = append(g.src, src...)
-	g.w = append(g.w, w...)
-	g.start = append(g.start, int32(len(g.src)))
-	g.isCon = append(g.isCon, len(src) == 0)
+	g.lo = append(g.lo, lo)
+	g.hi = append(g.hi, hi)
+	g.isCon = append(g.isCon, lo == hi)
 	g.nGates++
+	g.edges += int(hi - lo)
 	return id
 }
 
@@ -84,9 +132,18 @@ func Compile(ctx context.Context, c *circuit.Circuit) (*layered.Circuit, error) 
 		return counterTags[t]
 	}
 
-	g := &tgraph{nIn: nIn, start: []int32{0}}
+	g := newTGraph(nIn, c)
 	val := make([]int32, len(c.Ops)) // logic node -> tnode holding its value
 	var srcBuf, wBuf []int32
+	// XOR scratch: counter ids, and the alternating weights +1, −1, +1, …
+	maxArgs := 0
+	for i := range c.Ops {
+		maxArgs = max(maxArgs, int(c.ArgStart[i+1]-c.ArgStart[i]))
+	}
+	counterBuf, alt := make([]int32, maxArgs), make([]int32, maxArgs)
+	for k := range alt {
+		alt[k] = 1 - 2*int32(k%2)
+	}
 	ones := func(n int) []int32 {
 		wBuf = wBuf[:0]
 		for i := 0; i < n; i++ {
@@ -124,15 +181,13 @@ func Compile(ctx context.Context, c *circuit.Circuit) (*layered.Circuit, error) 
 			val[i] = g.gate(c.Param[i], tag, srcBuf, weights)
 		case circuit.OpXor:
 			ct := counterTag(c.Tag[i])
-			counters := make([]int32, n)
-			for k := int32(1); k <= n; k++ {
-				counters[k-1] = g.gate(k, ct, srcBuf, ones(len(args)))
+			counters := counterBuf[:n]
+			counters[0] = g.gate(1, ct, srcBuf, ones(len(args)))
+			lo, hi := g.lo[counters[0]-int32(nIn)], g.hi[counters[0]-int32(nIn)]
+			for k := int32(2); k <= n; k++ {
+				counters[k-1] = g.gateRange(k, ct, lo, hi)
 			}
-			alt := make([]int32, n)
-			for k := range alt {
-				alt[k] = 1 - 2*int32(k%2)
-			}
-			val[i] = g.gate(1, tag, counters, alt)
+			val[i] = g.gate(1, tag, counters, alt[:n])
 		default:
 			return nil, fmt.Errorf("reifier: node %d: unsupported op %s", i, op)
 		}
@@ -155,8 +210,12 @@ func layer(ctx context.Context, g *tgraph, lb *layered.Builder, outputs []int32,
 		if g.isCon[k] {
 			continue
 		}
+		if g.sharesRange(k) {
+			level[v] = level[v-1] // same operands, same level
+			continue
+		}
 		var L int32 = 1
-		for e := g.start[k]; e < g.start[k+1]; e++ {
+		for e := g.lo[k]; e < g.hi[k]; e++ {
 			s := g.src[e]
 			var need int32
 			if s >= int32(g.nIn) && g.isCon[s-int32(g.nIn)] {
@@ -189,11 +248,11 @@ func layer(ctx context.Context, g *tgraph, lb *layered.Builder, outputs []int32,
 		}
 	}
 	for k := 0; k < g.nGates; k++ {
-		if g.isCon[k] {
-			continue
+		if g.isCon[k] || g.sharesRange(k) {
+			continue // a shared range's reads were recorded by its first gate
 		}
 		L := level[g.nIn+k]
-		for e := g.start[k]; e < g.start[k+1]; e++ {
+		for e := g.lo[k]; e < g.hi[k]; e++ {
 			s := g.src[e]
 			if L > lastUse[s] {
 				lastUse[s] = L
@@ -230,15 +289,17 @@ func layer(ctx context.Context, g *tgraph, lb *layered.Builder, outputs []int32,
 	}
 	// Values start being carried at level(v)+1 while lastUse(v) > level(v)+1.
 	startCarry := make([][]int32, outLevel+1)
+	copies := 0
 	for v := 0; v < total; v++ {
 		if level[v] == unset {
 			continue // a constant nobody reads
 		}
 		if lastUse[v] > level[v]+1 {
 			startCarry[level[v]+1] = append(startCarry[level[v]+1], int32(v))
+			copies += int(lastUse[v] - level[v] - 1)
 		}
 	}
-	lb.Grow(len(byLevel)+len(outputs), len(g.src)+len(outputs))
+	lb.Grow(len(byLevel)+copies+len(outputs), g.edges+copies+len(outputs))
 	pos := make([]int32, total) // index of v's instance in the previous level
 	for i := 0; i < g.nIn; i++ {
 		pos[i] = int32(i)
@@ -258,11 +319,13 @@ func layer(ctx context.Context, g *tgraph, lb *layered.Builder, outputs []int32,
 		}
 		for _, v := range byLevel[startAt[L]:startAt[L+1]] {
 			k := v - int32(g.nIn)
-			srcBuf = srcBuf[:0]
-			for e := g.start[k]; e < g.start[k+1]; e++ {
-				srcBuf = append(srcBuf, pos[g.src[e]])
+			if !(g.sharesRange(int(k)) && len(placed) > 0 && placed[len(placed)-1] == v-1) {
+				srcBuf = srcBuf[:0]
+				for e := g.lo[k]; e < g.hi[k]; e++ {
+					srcBuf = append(srcBuf, pos[g.src[e]])
+				}
 			}
-			lb.Gate(layered.KindGate, g.theta[k], srcBuf, g.w[g.start[k]:g.start[k+1]], g.tag[k])
+			lb.Gate(layered.KindGate, g.theta[k], srcBuf, g.w[g.lo[k]:g.hi[k]], g.tag[k])
 			placed = append(placed, v)
 		}
 		// Copies: values alive across this level.
