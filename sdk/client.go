@@ -102,7 +102,8 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, log zerolog.Logger)
 		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
 		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize))},
+			grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
+			grpc.WithInitialWindowSize(windowSize), grpc.WithInitialConnWindowSize(windowSize)},
 	})
 
 	type started struct {

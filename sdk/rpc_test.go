@@ -362,8 +362,8 @@ func TestLargeLayeredCircuit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wantBlob) < 40<<20 {
-		t.Fatalf("fixture encodes to %d bytes, want ≥ 40 MiB", len(wantBlob))
+	if len(wantBlob) < 16<<20 {
+		t.Fatalf("fixture encodes to %d bytes, want ≥ 16 MiB (many chunks)", len(wantBlob))
 	}
 	start := time.Now()
 	got, err := l.Layer(context.Background(), b.Circuit(), params(t, l, nil))

@@ -53,6 +53,10 @@ const (
 	logLineSize = 1 << 20
 	// maxPrealloc bounds the buffer allocated up front for an announced size.
 	maxPrealloc = 256 << 20
+	// windowSize is gRPC's flow-control window on both ends: artifacts are
+	// tens of MB streamed over a local socket, and the 64 KiB default
+	// would make every few chunks wait for a window update.
+	windowSize = 16 << 20
 	// hclogTimeFormat is the @timestamp layout go-plugin's host side parses.
 	hclogTimeFormat = "2006-01-02T15:04:05.000000Z07:00"
 )
@@ -97,7 +101,8 @@ func ServeConfig(p Plugin) *plugin.ServeConfig {
 		HandshakeConfig: Handshake(),
 		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impl: p, log: log}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(maxMsgSize), grpc.MaxSendMsgSize(maxMsgSize))
+			opts = append(opts, grpc.MaxRecvMsgSize(maxMsgSize), grpc.MaxSendMsgSize(maxMsgSize),
+				grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize))
 			return plugin.DefaultGRPCServer(opts)
 		},
 		Logger: hclog.New(&hclog.LoggerOptions{
@@ -314,6 +319,7 @@ func (s *server) kind() Kind {
 // empty trailer, or with a trailer carrying h's error. Malformed framing is
 // a gRPC error.
 func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame], method string, h func(ctx context.Context, params, blob []byte) ([]byte, error)) error {
+	t0 := time.Now()
 	params, in, _, err := recvBlob(stream, false)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
@@ -322,6 +328,7 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 		return status.Errorf(codes.InvalidArgument, "%s request: %v", method, err)
 	}
 	ctx := s.callContext(stream.Context(), method)
+	t1 := time.Now()
 	var out []byte
 	err = safely(ctx, method, func() error {
 		var err error
@@ -331,7 +338,11 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	if err != nil {
 		return stream.Send(&proto.Frame{Body: &proto.Frame_Trailer{Trailer: &proto.Trailer{Error: toProtoError(err)}}})
 	}
-	return sendBlob(stream, nil, out, true)
+	t2 := time.Now()
+	err = sendBlob(stream, nil, out, true)
+	Logger(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", len(out)).
+		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("send", time.Since(t2)).Msg("call done")
+	return err
 }
 
 // toProtoError encodes a plugin func's error for the trailer.

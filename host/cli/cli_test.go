@@ -302,3 +302,37 @@ func TestMisbehavingPlugins(t *testing.T) {
 		}
 	}
 }
+
+// TestFullSHA3_512 sends a full-size SHA3-512 circuit (w = 64, 24 rounds)
+// through the plugin processes: the logic circuit to the layerer, the
+// layered circuit (millions of edges, streamed in chunks) back, both
+// verified against crypto/sha3.
+func TestFullSHA3_512(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "sha3.hcl")
+	src := `pipeline "sha3-512" {
+  samples = 64
+  construction "keccak" {
+    preset = "sha3-512"
+  }
+  layerer "reifier" {}
+  expect "reifier" {
+    depth = 2 + construction.blocks * (2 + 6 * construction.rounds)
+    width = 11 * construction.b
+  }
+}`
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := tcforge(t, "run", "--log-level", "warn", "--out", dir, cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rows := readCSV(t, filepath.Join(dir, "sha3-512.csv"))
+	want := map[string]string{"depth": "148", "width": "17600", "gates": "695616", "copies": "39480", "edges": "5457336", "verified": "true", "expect_ok": "true"}
+	for k, v := range want {
+		if rows[0][k] != v {
+			t.Errorf("%s = %s, want %s", k, rows[0][k], v)
+		}
+	}
+}

@@ -40,11 +40,40 @@ func (w *Writer) F32s(v []float32) {
 	}
 }
 
-// I32s appends a length-prefixed int32 array.
+// I32s appends a length-prefixed int32 array, packed at the narrowest of
+// 1, 2 or 4 bytes per element that holds all its values: circuits' source
+// indices, weights and thresholds are mostly small, so this roughly halves
+// what crosses the plugin boundary.
 func (w *Writer) I32s(v []int32) {
 	w.U32(uint32(len(v)))
+	lo, hi := int32(0), int32(0)
 	for _, x := range v {
-		w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(x))
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	size := 4
+	switch {
+	case lo >= math.MinInt8 && hi <= math.MaxInt8:
+		size = 1
+	case lo >= math.MinInt16 && hi <= math.MaxInt16:
+		size = 2
+	}
+	w.buf = append(w.buf, byte(size))
+	off := len(w.buf)
+	w.buf = append(w.buf, make([]byte, size*len(v))...)
+	b := w.buf[off:]
+	switch size {
+	case 1:
+		for i, x := range v {
+			b[i] = byte(int8(x))
+		}
+	case 2:
+		for i, x := range v {
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(int16(x)))
+		}
+	default:
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+		}
 	}
 }
 
@@ -134,16 +163,36 @@ func (r *Reader) I64() int64 {
 	return int64(binary.LittleEndian.Uint64(b))
 }
 
-// I32s reads a length-prefixed int32 array.
+// I32s reads a length-prefixed int32 array written by Writer.I32s.
 func (r *Reader) I32s() []int32 {
 	n := uint64(r.U32())
-	b := r.take(4 * n)
+	sz := r.take(1)
+	if sz == nil {
+		return nil
+	}
+	size := uint64(sz[0])
+	if size != 1 && size != 2 && size != 4 {
+		r.err = fmt.Errorf("binenc: bad int32 array element size %d", size)
+		return nil
+	}
+	b := r.take(size * n)
 	if b == nil {
 		return nil
 	}
 	out := make([]int32, n)
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	switch size {
+	case 1:
+		for i := range out {
+			out[i] = int32(int8(b[i]))
+		}
+	case 2:
+		for i := range out {
+			out[i] = int32(int16(binary.LittleEndian.Uint16(b[2*i:])))
+		}
+	default:
+		for i := range out {
+			out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+		}
 	}
 	return out
 }

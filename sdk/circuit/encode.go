@@ -9,7 +9,7 @@ import (
 
 const (
 	magic   = "TCLC"
-	version = 1
+	version = 2 // 2: narrow packed arrays
 )
 
 // MarshalBinary encodes the circuit in tcforge's compact binary form.

@@ -9,12 +9,12 @@ import (
 
 const (
 	magic   = "TCLT"
-	version = 1
+	version = 2 // 2: narrow packed arrays, fan-ins instead of RowStart
 )
 
 // MarshalBinary encodes the circuit in tcforge's compact binary form.
 func (c *Circuit) MarshalBinary() ([]byte, error) {
-	w := binenc.NewWriter(magic, version, 4*(4*len(c.Kind)+2*len(c.Src)))
+	w := binenc.NewWriter(magic, version, 4*len(c.Kind)+3*len(c.Src))
 	w.I64(int64(c.NumInputs))
 	w.I32s(c.LevelStart)
 	kinds := make([]byte, len(c.Kind))
@@ -24,7 +24,11 @@ func (c *Circuit) MarshalBinary() ([]byte, error) {
 	w.U8s(kinds)
 	w.I32s(c.Threshold)
 	w.I32s(c.Tag)
-	w.I32s(c.RowStart)
+	fanIn := make([]int32, len(c.Kind))
+	for g := range fanIn {
+		fanIn[g] = c.RowStart[g+1] - c.RowStart[g]
+	}
+	w.I32s(fanIn)
 	w.I32s(c.Src)
 	w.I32s(c.Weight)
 	w.Strings(c.Tags)
@@ -39,12 +43,18 @@ func (c *Circuit) UnmarshalBinary(data []byte) error {
 	var d Circuit
 	d.NumInputs = int(r.I64())
 	d.LevelStart = r.I32s()
-	for _, k := range r.U8s() {
-		d.Kind = append(d.Kind, Kind(k))
+	kinds := r.U8s()
+	d.Kind = make([]Kind, len(kinds))
+	for i, k := range kinds {
+		d.Kind[i] = Kind(k)
 	}
 	d.Threshold = r.I32s()
 	d.Tag = r.I32s()
-	d.RowStart = r.I32s()
+	fanIn := r.I32s()
+	d.RowStart = make([]int32, len(fanIn)+1)
+	for g, n := range fanIn {
+		d.RowStart[g+1] = d.RowStart[g] + n
+	}
 	d.Src = r.I32s()
 	d.Weight = r.I32s()
 	d.Tags = r.Strings()
