@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tcforge/tcforge/sdk/bits"
 	"github.com/tcforge/tcforge/sdk/circuit"
@@ -40,7 +42,29 @@ type Client struct {
 	desc   Description
 	plugin Plugin
 	closed atomic.Bool
+
+	// callTimeout bounds each call (0: none); see SetCallTimeout.
+	callTimeout time.Duration
 }
+
+// TimeoutError reports a call that did not answer within the client's
+// call timeout; the plugin process was killed.
+type TimeoutError struct {
+	Plugin  string
+	Call    string
+	Timeout time.Duration
+}
+
+// Error implements error.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("plugin %q: %s did not answer within %s; the plugin process was killed", e.Plugin, e.Call, e.Timeout)
+}
+
+// SetCallTimeout bounds every later call: one that has not answered after
+// d is abandoned, the plugin process is killed (a plugin stuck in a loop
+// would otherwise keep a core busy) and the call fails with a
+// *TimeoutError. Zero means no bound. Call it before using the plugin.
+func (c *Client) SetCallTimeout(d time.Duration) { c.callTimeout = d }
 
 // ExitError reports a call to a plugin whose process has exited: it died
 // during the call (a panic outside the plugin's funcs, os.Exit, a signal),
@@ -274,6 +298,10 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 	if ctx.Err() != nil {
 		return fmt.Errorf("plugin %q: %s: %w", c.name, method, ctx.Err())
 	}
+	if _, ok := ctx.Deadline(); ok && status.Code(err) == codes.DeadlineExceeded {
+		// The plugin side saw the propagated deadline first.
+		return fmt.Errorf("plugin %q: %s: %w", c.name, method, context.DeadlineExceeded)
+	}
 	if c.closed.Load() {
 		return fmt.Errorf("plugin %q: %s: the client is closed: %w", c.name, method, err)
 	}
@@ -304,6 +332,11 @@ func (c *Client) call(ctx context.Context, method string, open func(context.Cont
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if c.callTimeout > 0 {
+		var stop context.CancelFunc
+		sctx, stop = context.WithTimeout(sctx, c.callTimeout)
+		defer stop()
+	}
 	stream, err := open(sctx)
 	if err != nil {
 		return nil, c.transportError(ctx, method, err)
@@ -317,6 +350,16 @@ func (c *Client) call(ctx context.Context, method string, open func(context.Cont
 	}
 	_, out, remote, err := recvBlob(stream, true)
 	if err != nil {
+		if c.callTimeout > 0 && ctx.Err() == nil && (sctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
+			// The deadline that ended the call is ours unless the
+			// caller's is the same or earlier (the server may notice a
+			// propagated deadline before this side's timer fires).
+			ours, _ := sctx.Deadline()
+			if theirs, ok := ctx.Deadline(); !ok || ours.Before(theirs) {
+				c.Close()
+				return nil, &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
+			}
+		}
 		return nil, c.transportError(ctx, method, err)
 	}
 	if remote != nil {

@@ -5,6 +5,8 @@ package builtin
 
 import (
 	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/md"
+	"github.com/tcforge/tcforge/plugins/merkle"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/sdk"
 )
@@ -14,6 +16,8 @@ func Plugins() map[string]sdk.Plugin {
 	out := map[string]sdk.Plugin{}
 	for _, p := range []sdk.Plugin{
 		keccak.Plugin,
+		md.Plugin,
+		merkle.Plugin,
 		reifier.Plugin,
 	} {
 		out[p.Describe().Name] = p

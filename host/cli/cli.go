@@ -21,6 +21,8 @@ import (
 
 	"github.com/tcforge/tcforge/host/builtin"
 	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/host/draw"
+	"github.com/tcforge/tcforge/host/progress"
 	"github.com/tcforge/tcforge/host/registry"
 	"github.com/tcforge/tcforge/host/report"
 	"github.com/tcforge/tcforge/host/run"
@@ -70,6 +72,8 @@ type globals struct {
 	logFormat  string
 	pluginDirs []string
 	inProcess  bool
+	lockPath   string
+	timeout    time.Duration
 }
 
 func newRoot(env *Env) *cobra.Command {
@@ -85,8 +89,10 @@ func newRoot(env *Env) *cobra.Command {
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.logFormat, "log-format", "auto", "log format: auto (console on a terminal, JSON otherwise), console, json")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for tcforge-plugin-NAME executables (repeatable; also $"+registry.PathEnv+" and ~/.tcforge/plugins)")
+	pf.DurationVar(&g.timeout, "timeout", 30*time.Minute, "give up on a plugin call after this long and kill the plugin (0: never)")
+	pf.StringVar(&g.lockPath, "lock", registry.LockFile, "plugin lock file pinning external plugins' SHA-256 (see \"tcforge plugins lock\"); ignored if absent")
 	pf.BoolVar(&g.inProcess, "in-process", false, "call bundled plugins in-process instead of in subprocesses (debugging and measuring)")
-	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env))
+	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g))
 	return root
 }
 
@@ -98,7 +104,7 @@ func (g *globals) logger(w io.Writer) (zerolog.Logger, error) {
 	format := g.logFormat
 	if format == "auto" {
 		format = "json"
-		if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		if isTTY(w) {
 			format = "console"
 		}
 	}
@@ -121,10 +127,15 @@ func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
 		SelfCommand: env.SelfCommand,
 		InProcess:   g.inProcess,
 		Log:         log,
+		LockPath:    g.lockPath,
+		CallTimeout: g.timeout,
 	})
 }
 
 func isTTY(w io.Writer) bool {
+	if t, ok := w.(interface{ IsTerminal() bool }); ok {
+		return t.IsTerminal() // the progress bar's log writer
+	}
 	f, ok := w.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
 }
@@ -134,6 +145,8 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 		out     string
 		samples int
 		seed    uint64
+		ro      = &runOutput{}
+		prog    string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] FILE...",
@@ -144,22 +157,37 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 		Example: "  tcforge run --out out configs/paper/keccak.hcl",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			on, err := progress.Enabled(progress.Mode(prog), env.Stderr)
+			if err != nil {
+				return fmt.Errorf("--progress: %w", err)
+			}
+			// Logs go through the bar's writer, which keeps them off the bar's line.
+			ro.bar = progress.New(env.Stderr, on, 0)
+			renv := *env
+			renv.Stderr = ro.bar.Writer()
+			env := &renv
 			log, err := g.logger(env.Stderr)
 			if err != nil {
 				return err
 			}
+			ro.dir, ro.log = out, log
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			return runFiles(ctx, env, g, log, args, out, samples, seed)
+			return runFiles(ctx, env, g, log, args, out, samples, seed, ro)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "directory for result files (DIR/<pipeline>.csv)")
+	cmd.Flags().StringVar(&prog, "progress", "auto", "progress bar on stderr: auto (on a terminal, not in CI), always, never")
+	cmd.Flags().BoolVar(&ro.png, "png", true, "with --out, also write the plots as PNG")
+	cmd.Flags().StringVar(&ro.draw, "draw", "", "with --out, draw the layered circuits (DIR/circuits/*.svg) of the pipelines matching this glob (--draw alone: all), points of at most --draw-max-gates gates")
+	cmd.Flags().Lookup("draw").NoOptDefVal = "*"
+	cmd.Flags().IntVar(&ro.maxGates, "draw-max-gates", draw.MaxGates, "largest circuit --draw draws")
+	cmd.Flags().StringVar(&out, "out", "", "directory for result files: DIR/<pipeline>.csv, .json, .md, DIR/plots/*.svg|png, DIR/report.html")
 	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
 	return cmd
 }
 
-func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, paths []string, out string, samples int, seed uint64) error {
+func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, paths []string, out string, samples int, seed uint64, ro *runOutput) error {
 	start := time.Now()
 	files, srcs, diags := config.ParseFiles(paths...)
 	color := isTTY(env.Stderr)
@@ -182,15 +210,16 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		pipelines = append(pipelines, f.Pipelines...)
 	}
 	// Check everything before running anything: a config mistake changes nothing.
+	var checked hcl.Diagnostics
 	for _, p := range pipelines {
-		diags = append(diags, runner.Check(ctx, p)...)
+		checked = append(checked, runner.Check(ctx, p)...)
 	}
-	if diags.HasErrors() {
-		printDiags(diags)
+	printDiags(checked)
+	if checked.HasErrors() {
 		return ExitError{1}
 	}
+	ro.watch(runner, pipelines)
 	failed := 0
-	var points, good int
 	for _, p := range pipelines {
 		res, err := runner.Run(ctx, p)
 		if err != nil {
@@ -200,6 +229,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		if res == nil {
 			continue
 		}
+		ro.bar.Finish() // the table goes where the bar may be
 		if err := report.WriteTable(env.Stdout, res); err != nil {
 			return err
 		}
@@ -210,18 +240,17 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 			}
 			log.Info().Str("file", path).Msg("wrote results")
 		}
-		for _, row := range res.Rows {
-			points++
-			if row.OK() {
-				good++
-			}
+		if err := ro.pipeline(ctx, runner, res); err != nil {
+			return err
 		}
 		if err == nil && !res.OK() {
 			failed++
 		}
 	}
-	fmt.Fprintf(env.Stdout, "\n%d pipelines, %d rows, %d verified and as expected, %d failed pipelines, %s\n",
-		len(pipelines), points, good, failed, time.Since(start).Round(time.Millisecond))
+	if err := ro.finish(); err != nil {
+		return err
+	}
+	ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 	if failed > 0 {
 		return ExitError{1}
 	}
@@ -229,7 +258,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 }
 
 func newPluginsCmd(env *Env, g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "plugins [NAME]",
 		Short: "List installed plugins with their parameters",
 		Args:  cobra.MaximumNArgs(1),
@@ -260,6 +289,8 @@ func newPluginsCmd(env *Env, g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.AddCommand(newLockCmd(env, g))
+	return cmd
 }
 
 func writePlugin(w io.Writer, d sdk.Description, src registry.Source) {

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-plugin"
+
 	"github.com/tcforge/tcforge/host/cli"
+	"github.com/tcforge/tcforge/sdk"
 )
 
 // childEnv marks a process started by these tests to serve a plugin: the
@@ -21,6 +24,12 @@ const childEnv = "TCFORGE_CLI_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
+		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "oldproto" {
+			cfg := sdk.ServeConfig(testBuiltins()["oldproto"])
+			cfg.HandshakeConfig.ProtocolVersion = sdk.ProtocolVersion + 99
+			plugin.Serve(cfg)
+			os.Exit(0)
+		}
 		os.Exit(cli.Main(context.Background(), cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Builtins: testBuiltins()}, os.Args[1:]))
 	}
 	os.Setenv(childEnv, "1")
@@ -173,6 +182,47 @@ func TestExternalPlugin(t *testing.T) {
 	}
 }
 
+// TestPluginLock pins the external example plugin, then changes its
+// executable: the host refuses to run it, naming it, and says why.
+func TestPluginLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tcforge-plugin-adder")
+	build := exec.Command("go", "build", "-o", bin, "../../plugins/adder/cmd/tcforge-plugin-adder")
+	build.Env = append(os.Environ(), childEnv+"=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	lock := filepath.Join(dir, "lock.hcl")
+	r := tcforge(t, "plugins", "lock", "--lock", lock, "--plugin-dir", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "  adder\n") {
+		t.Fatalf("plugins lock: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(lock)
+	if err != nil || !strings.Contains(string(data), `plugin "adder"`) || !strings.Contains(string(data), "sha256") {
+		t.Fatalf("lock file: %v\n%s", err, data)
+	}
+	args := []string{"run", "--log-level", "warn", "--lock", lock, "--plugin-dir", dir, "../../configs/examples/adder.hcl"}
+	if r := tcforge(t, args...); r.code != 0 {
+		t.Fatalf("pinned plugin: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	f, err := os.OpenFile(bin, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte{0})
+	f.Close()
+	r = tcforge(t, args...)
+	if r.code == 0 {
+		t.Fatal("a changed plugin executable ran")
+	}
+	if w := `external plugin "adder" (` + bin + `) has SHA-256 `; !strings.Contains(r.stdout+r.stderr, w) || !strings.Contains(r.stdout+r.stderr, "refusing to run it") {
+		t.Errorf("output lacks %q … refusing to run it:\n%s%s", w, r.stdout, r.stderr)
+	}
+}
+
 // TestBadConfig: every mistake is a located diagnostic, the exit status is
 // non-zero, and nothing is written.
 func TestBadConfig(t *testing.T) {
@@ -255,51 +305,56 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-// TestMisbehavingPlugins: a plugin that panics, one that exits mid-call
-// and one that returns a wrong circuit are each reported by name, and the
-// other pipelines of the run still complete and write their results.
+// TestMisbehavingPlugins: plugins that panic, exit mid-call, hang, return
+// malformed or wrong circuits, or speak another protocol are each reported
+// by name in one line, and the other pipelines of the run still complete
+// and write their results.
 func TestMisbehavingPlugins(t *testing.T) {
 	out := t.TempDir()
-	r := tcforge(t, "run", "--log-level", "warn", "--out", out, "testdata/misbehaving.hcl")
+	r := tcforge(t, "run", "--log-level", "warn", "--timeout", "3s", "--out", out, "testdata/misbehaving.hcl")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	all := r.stdout + r.stderr
-	for _, w := range []string{
-		`plugin "panics": Layer: plugin panicked: layering is hard`,
-		`plugin "dies" exited during Layer: exit status 3`,
-		`layerer "lies": layered circuit vs logic circuit: sample `,
-	} {
-		if !strings.Contains(all, w) {
-			t.Errorf("output lacks %q:\n%s", w, all)
-		}
-	}
-	for _, tt := range []struct {
-		pipeline, verified, ok string
+	tests := []struct {
+		pipeline string
+		verified string
+		errs     []string // in the terminal table's error lines
 	}{
-		{"good-before", "true", "true"},
-		{"panics", "false", "false"},
-		{"dies", "false", "false"},
-		{"lies", "false", "false"},
-		{"good-after", "true", "true"},
-	} {
-		rows := readCSV(t, filepath.Join(out, tt.pipeline+".csv"))
-		if len(rows) != 2 {
-			t.Errorf("%s: %d rows, want 2", tt.pipeline, len(rows))
-			continue
-		}
-		for _, row := range rows {
-			if row["verified"] != tt.verified || row["expect_ok"] != tt.ok {
-				t.Errorf("%s %v: verified=%s expect_ok=%s, want %s %s", tt.pipeline, row, row["verified"], row["expect_ok"], tt.verified, tt.ok)
+		{"good-before", "true", nil},
+		{"panics", "false", []string{`plugin "panics": Layer: plugin panicked: layering is hard`}},
+		{"dies", "false", []string{`plugin "dies" exited during Layer: exit status 3`}},
+		{"hangs", "false", []string{`plugin "hangs": Layer did not answer within 3s; the plugin process was killed`}},
+		{"lies", "false", []string{`layerer "lies": layered circuit vs logic circuit: sample `}},
+		{"bad-src", "false", []string{`plugin "bad-src": Layer: decoding layered circuit: `}},
+		{"bad-outputs", "false", []string{`plugin "bad-outputs": Layer: decoding layered circuit: layered: output range "digest" exceeds the 11 outputs of the last level`}},
+		{"cyclic", "false", []string{`plugin "cyclic": Build: decoding`}},
+		{"oldproto", "false", []string{`layerer plugin "oldproto" failed to start`, `protocol`}},
+		{"good-after", "true", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pipeline, func(t *testing.T) {
+			rows := readCSV(t, filepath.Join(out, tt.pipeline+".csv"))
+			if len(rows) != 2 {
+				t.Fatalf("%d rows, want 2", len(rows))
 			}
-		}
-		if tt.verified == "true" {
 			for _, row := range rows {
-				if row["depth"] == "0" || row["width"] == "0" {
-					t.Errorf("%s: empty figures %v", tt.pipeline, row)
+				if row["verified"] != tt.verified || row["expect_ok"] != tt.verified {
+					t.Errorf("%v: verified=%s expect_ok=%s, want %s", row, row["verified"], row["expect_ok"], tt.verified)
+				}
+				if tt.verified == "true" && (row["depth"] == "0" || row["width"] == "0") {
+					t.Errorf("empty figures %v", row)
 				}
 			}
-		}
+			section := r.stdout[strings.Index(r.stdout, "pipeline \""+tt.pipeline+"\""):]
+			if i := strings.Index(section[1:], "\npipeline "); i >= 0 {
+				section = section[:i+1]
+			}
+			for _, w := range tt.errs {
+				if !strings.Contains(section, w) {
+					t.Errorf("table lacks %q:\n%s", w, section)
+				}
+			}
+		})
 	}
 }
 

@@ -3,18 +3,33 @@ package cli_test
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/tcforge/tcforge/host/builtin"
+	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
-// testBuiltins are the bundled plugins plus three misbehaving layerers.
-// They are served, like bundled plugins, by re-executing the test binary.
+// testBuiltins are the bundled plugins plus misbehaving ones. They are
+// served, like bundled plugins, by re-executing the test binary, so every
+// misbehaviour happens in a real plugin process behind real RPC.
 func testBuiltins() map[string]sdk.Plugin {
 	m := builtin.Plugins()
+	// reifierThen compiles with the real backend, then corrupts the result.
+	reifierThen := func(corrupt func(*layered.Circuit)) func(context.Context, *circuit.Circuit, sdk.Params) (*layered.Circuit, error) {
+		return func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+			lc, err := reifier.Compile(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			corrupt(lc)
+			return lc, nil
+		}
+	}
+	lastLevel := func(lc *layered.Circuit) int32 { return lc.LevelStart[len(lc.LevelStart)-2] }
 	for _, p := range []*sdk.Layerer{
 		{Name: "panics", Version: "0.0.1", Doc: "panics in Layer",
 			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
@@ -25,18 +40,44 @@ func testBuiltins() map[string]sdk.Plugin {
 				os.Exit(3)
 				return nil, nil
 			}},
-		{Name: "lies", Version: "0.0.1", Doc: "returns a well-formed circuit whose first output is stuck at 0",
+		{Name: "hangs", Version: "0.0.1", Doc: "never answers Layer (and ignores cancellation)",
 			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
-				lc, err := reifier.Compile(ctx, c)
-				if err != nil {
-					return nil, err
-				}
-				last := lc.LevelStart[len(lc.LevelStart)-2]
-				lc.Threshold[last] = 1 << 20 // never fires
-				return lc, nil
+				time.Sleep(time.Hour)
+				return nil, nil
 			}},
+		{Name: "lies", Version: "0.0.1", Doc: "returns a well-formed circuit whose first output is stuck at 0",
+			Layer: reifierThen(func(lc *layered.Circuit) { lc.Threshold[lastLevel(lc)] = 1 << 20 })},
+		{Name: "bad-src", Version: "0.0.1", Doc: "an edge from beyond the previous level (index out of range: a level skipped)",
+			Layer: reifierThen(func(lc *layered.Circuit) { lc.Src[lc.RowStart[lastLevel(lc)]] = 1 << 24 })},
+		{Name: "bad-outputs", Version: "0.0.1", Doc: "one output too few",
+			Layer: reifierThen(func(lc *layered.Circuit) {
+				n := len(lc.Kind) - 1
+				lc.Kind, lc.Threshold, lc.Tag = lc.Kind[:n], lc.Threshold[:n], lc.Tag[:n]
+				lc.RowStart = lc.RowStart[:n+1]
+				lc.Src, lc.Weight = lc.Src[:lc.RowStart[n]], lc.Weight[:lc.RowStart[n]]
+				lc.LevelStart[len(lc.LevelStart)-1]--
+			})},
 	} {
 		m[p.Name] = p
 	}
+	// A construction whose circuit has a cycle: a node reading itself.
+	m["cyclic"] = &sdk.Construction{Name: "cyclic", Version: "0.0.1", Doc: "returns a circuit with a cycle",
+		Params: keccak.Plugin.Params,
+		Build: func(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
+			c, err := keccak.Plugin.Build(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			last := len(c.Ops) - 1
+			c.Args[c.ArgStart[last]] = circuit.Node(last)
+			return c, nil
+		},
+		Reference: keccak.Plugin.Reference,
+	}
+	// Served with another protocol version (see TestMain).
+	m["oldproto"] = &sdk.Layerer{Name: "oldproto", Version: "0.0.1", Doc: "speaks protocol 0",
+		Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+			return reifier.Compile(ctx, c)
+		}}
 	return m
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -41,6 +42,19 @@ func (s Source) String() string {
 	return s.Path
 }
 
+// NotFoundError reports a plugin name that is neither bundled nor on the
+// plugin path: a configuration mistake, unlike a plugin that fails to start.
+type NotFoundError struct {
+	Name       string
+	Bundled    []string
+	SearchPath string
+}
+
+// Error implements error.
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no plugin named %q (bundled: %s; searched %s)", e.Name, strings.Join(e.Bundled, ", "), e.SearchPath)
+}
+
 // Options configure a Registry.
 type Options struct {
 	// Builtins are the bundled plugins by name.
@@ -55,6 +69,13 @@ type Options struct {
 	InProcess bool
 	// Log receives plugin logs (with the plugin name attached).
 	Log zerolog.Logger
+	// LockPath names the plugin lock file (see LockFile). If the file
+	// exists, it pins external plugins: one missing from it or whose
+	// executable's SHA-256 differs is refused. Empty: no pinning.
+	LockPath string
+	// CallTimeout bounds each plugin call (0: none): a plugin that has not
+	// answered by then is killed and the call fails, naming it.
+	CallTimeout time.Duration
 }
 
 // Registry opens plugins by name, starting each plugin process once and
@@ -63,6 +84,23 @@ type Registry struct {
 	opts    Options
 	mu      sync.Mutex
 	clients map[string]*sdk.Client
+
+	lockOnce sync.Once
+	lock     *Lock
+	lockErr  error
+}
+
+// verifyPinned checks an external plugin against the lock file, read on
+// first use.
+func (r *Registry) verifyPinned(name, path string) error {
+	if r.opts.LockPath == "" {
+		return nil
+	}
+	r.lockOnce.Do(func() { r.lock, r.lockErr = ReadLock(r.opts.LockPath) })
+	if r.lockErr != nil {
+		return r.lockErr
+	}
+	return r.lock.verify(name, path)
 }
 
 // New returns a registry.
@@ -144,7 +182,7 @@ func (r *Registry) Lookup(name string) (Source, bool) {
 func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, error) {
 	src, ok := r.Lookup(name)
 	if !ok {
-		return nil, Source{}, fmt.Errorf("no plugin named %q (bundled: %s; searched %s)", name, strings.Join(r.builtinNames(), ", "), r.searchPath())
+		return nil, Source{}, &NotFoundError{Name: name, Bundled: r.builtinNames(), SearchPath: r.searchPath()}
 	}
 	if src.Bundled && r.opts.InProcess {
 		return r.opts.Builtins[name], src, nil
@@ -165,14 +203,30 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 			return nil, src, err
 		}
 	} else {
+		if err := r.verifyPinned(name, src.Path); err != nil {
+			return nil, src, err
+		}
 		cmd = exec.Command(src.Path)
 	}
 	c, err := sdk.Launch(ctx, name, cmd, r.opts.Log)
 	if err != nil {
 		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
 	}
+	c.SetCallTimeout(r.opts.CallTimeout)
 	r.clients[name] = c
 	return c.Plugin(), src, nil
+}
+
+// Externals returns every external plugin on the plugin path by name, with
+// the executable that would be run (the first found in path order).
+func (r *Registry) Externals() map[string]string {
+	out := map[string]string{}
+	for _, n := range r.Names() {
+		if p, ok := r.external(n); ok {
+			out[n] = p
+		}
+	}
+	return out
 }
 
 func (r *Registry) builtinNames() []string {

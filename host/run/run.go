@@ -106,6 +106,10 @@ type Runner struct {
 type plugins struct {
 	construction *sdk.Construction
 	layerers     []*sdk.Layerer
+	// broken says why a plugin that exists could not be started (it
+	// crashed, speaks another protocol, is not pinned…): the pipeline's
+	// rows fail with it, and the other pipelines still run.
+	broken error
 }
 
 // Check opens every plugin a pipeline names and decodes every block at
@@ -121,8 +125,16 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 	var out plugins
 	openAs := func(b *config.Block, kind sdk.Kind) sdk.Plugin {
 		pl, _, err := r.Registry.Open(ctx, b.Name)
-		if err != nil {
+		var nf *registry.NotFoundError
+		switch {
+		case errors.As(err, &nf):
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot load %s plugin %q", kind, b.Name), Detail: err.Error(), Subject: b.LabelRange.Ptr()})
+			return nil
+		case err != nil:
+			if out.broken == nil {
+				out.broken = fmt.Errorf("%s plugin %q failed to start: %w", kind, b.Name, err)
+			}
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: fmt.Sprintf("The %s plugin %q failed to start; pipeline %q will fail", kind, b.Name, p.Name), Detail: err.Error(), Subject: b.LabelRange.Ptr()})
 			return nil
 		}
 		if d := pl.Describe(); d.Kind != kind {
@@ -153,6 +165,9 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 	}
 	if diags.HasErrors() {
 		return nil, diags
+	}
+	if out.broken != nil {
+		return &out, diags
 	}
 	for _, pt := range p.Points() {
 		diags = append(diags, r.checkBlock(ctx, p.Construction, out.construction, pt)...)
@@ -260,6 +275,9 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 			}
 		}
 		return rows
+	}
+	if pl.broken != nil {
+		return fail(pl.broken)
 	}
 	cvals, diags := p.Construction.Decode(pt, pl.construction.Params)
 	if diags.HasErrors() {

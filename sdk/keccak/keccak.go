@@ -268,13 +268,71 @@ func Split(bits []circuit.Node, n int) [][]circuit.Node {
 	return out
 }
 
+// Load builds a fresh Keccak state as one level of registers: state bit i
+// is a copy of bits[i] for i < len(bits), and a constant register for the
+// rest (0) and for loaded bits whose value is known when the circuit is
+// built (known[i] = 0 or 1; known[i] = −1, or a nil known, copies
+// bits[i], and bits[i] is ignored where known[i] ≥ 0).
+//
+// A constant register is a threshold gate that reads a clock bit with
+// weight 0 — [0·clock ≥ 1] = 0, [0·clock ≥ 0] = 1 — so that it sits in the
+// same level as the copies. The clock is the first loaded bit that is not
+// known: callers put a bit of the latest level first. If every loaded bit
+// is known, the registers are plain constant nodes.
+//
+// Why not State's constant nodes: a constant has no inputs, so a layerer
+// may schedule it anywhere, and with it every θ column sum that reads only
+// constants. When the state is built above level 1 (a Merkle–Damgård
+// block, a Merkle tree node), an as-soon-as-possible layerer computes those
+// sums early and carries them across the levels in between. The paper's MD
+// and Merkle circuits show no such thing — every level of each f has f's
+// full width, and the state-building level is 25w wide — so the zeros of
+// its state-building level were registers of that level, as here.
+func (p Perm) Load(b *circuit.Builder, bits []circuit.Node, known []int8) []circuit.Node {
+	n := p.B()
+	if len(bits) > n {
+		panic(fmt.Sprintf("keccak: cannot load %d bits into a %d-bit state", len(bits), n))
+	}
+	if known != nil && len(known) != len(bits) {
+		panic(fmt.Sprintf("keccak: %d known flags for %d loaded bits", len(known), len(bits)))
+	}
+	isKnown := func(i int) bool { return known != nil && known[i] >= 0 }
+	clock := circuit.Node(-1)
+	for i := range bits {
+		if !isKnown(i) {
+			clock = bits[i]
+			break
+		}
+	}
+	constant := func(v int8) circuit.Node {
+		if clock < 0 {
+			return b.Const(int(v))
+		}
+		return b.Threshold(int32(1-v), []circuit.Node{clock}, []int32{0})
+	}
+	s := make([]circuit.Node, n)
+	b.Scope("state", func() {
+		for i, x := range bits {
+			if isKnown(i) {
+				s[i] = constant(known[i] & 1)
+			} else {
+				s[i] = b.Copy(x)
+			}
+		}
+		for i := len(bits); i < n; i++ {
+			s[i] = constant(0)
+		}
+	})
+	return s
+}
+
 // Compress appends the compression function c(x) = first outBits bits of
-// f(State(x)) used by the Merkle–Damgård chain and the Merkle tree: the
-// state-building level (copies of in, constant zeros for the rest of the
-// state), the permutation, and a truncation to outBits bits (wiring only).
-func (p Perm) Compress(b *circuit.Builder, in []circuit.Node, outBits int) []circuit.Node {
+// f(Load(x)) used by the Merkle–Damgård chain and the Merkle tree: the
+// state-building level (see Load for bits and known), the permutation, and
+// a truncation to outBits bits (wiring only).
+func (p Perm) Compress(b *circuit.Builder, bits []circuit.Node, known []int8, outBits int) []circuit.Node {
 	if outBits < 0 || outBits > p.B() {
 		panic(fmt.Sprintf("keccak: cannot take %d output bits of a %d-bit state", outBits, p.B()))
 	}
-	return p.Apply(b, p.State(b, in))[:outBits]
+	return p.Apply(b, p.Load(b, bits, known))[:outBits]
 }

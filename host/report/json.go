@@ -1,0 +1,166 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tcforge/tcforge/host/run"
+)
+
+// JSONReport is the content of DIR/<pipeline>.json: the CSV's rows with
+// typed values, plus the expectations' formulas and the level widths.
+type JSONReport struct {
+	Pipeline     string        `json:"pipeline"`
+	Source       string        `json:"source,omitempty"` // the pipeline file
+	Vars         []string      `json:"vars"`
+	ExpectNames  []string      `json:"expect_names"`
+	Expectations []Expectation `json:"expectations"`
+	OK           bool          `json:"ok"`
+	Rows         []JSONRow     `json:"rows"`
+}
+
+// JSONRow is one (matrix point × layerer) row with typed values: matrix
+// values are JSON numbers, strings or booleans.
+type JSONRow struct {
+	Point       map[string]any   `json:"point"`
+	Layerer     string           `json:"layerer"`
+	Depth       int              `json:"depth"`
+	Width       int              `json:"width"`
+	Gates       int              `json:"gates"`
+	Copies      int              `json:"copies"`
+	Edges       int              `json:"edges"`
+	MaxFanIn    int              `json:"max_fanin"`
+	MaxWeight   int              `json:"max_weight"`
+	LevelWidths []int            `json:"level_widths"`
+	LogicNodes  int              `json:"logic_nodes"`
+	LogicDepth  int              `json:"logic_depth"`
+	Verified    bool             `json:"verified"`
+	Expect      map[string]int64 `json:"expect,omitempty"`
+	Actual      map[string]int64 `json:"actual,omitempty"`
+	ExpectOK    bool             `json:"expect_ok"`
+	OK          bool             `json:"ok"`
+	Error       string           `json:"error,omitempty"`
+	BuildSec    float64          `json:"build_seconds"`
+	LayerSec    float64          `json:"layer_seconds"`
+	VerifySec   float64          `json:"verify_seconds"`
+}
+
+// Expectation is one figure of an expect block with its formula as
+// written in the pipeline file.
+type Expectation struct {
+	Layerer string `json:"layerer"`
+	Figure  string `json:"figure"`
+	Formula string `json:"formula"`
+	// At is the formula's location, file:line,column.
+	At string `json:"at"`
+}
+
+// Expectations returns the pipeline's expectations in file order, each
+// with its formula's source text (read from the pipeline file; empty if
+// the file cannot be read any more).
+func Expectations(res *run.Result) []Expectation {
+	srcs := map[string][]byte{}
+	var out []Expectation
+	for _, e := range res.Pipeline.Expects {
+		for _, n := range e.Names {
+			a := e.Attrs[n]
+			rng := a.Expr.Range()
+			out = append(out, Expectation{Layerer: e.Layerer, Figure: n, Formula: sourceText(srcs, rng), At: rng.String()})
+		}
+	}
+	return out
+}
+
+// sourceText returns the text of rng, reading its file once per map.
+func sourceText(cache map[string][]byte, rng hcl.Range) string {
+	src, ok := cache[rng.Filename]
+	if !ok {
+		src, _ = os.ReadFile(rng.Filename)
+		cache[rng.Filename] = src
+	}
+	if rng.Start.Byte < 0 || rng.End.Byte > len(src) || rng.Start.Byte > rng.End.Byte {
+		return ""
+	}
+	// Collapse line breaks of a multi-line formula.
+	return strings.Join(strings.Fields(string(src[rng.Start.Byte:rng.End.Byte])), " ")
+}
+
+// MatrixValue converts a matrix value to a JSON-encodable Go value:
+// int64 or float64, string or bool (nil for null).
+func MatrixValue(v cty.Value) any {
+	if v == cty.NilVal || v.IsNull() || !v.IsKnown() {
+		return nil
+	}
+	switch v.Type() {
+	case cty.Number:
+		bf := v.AsBigFloat()
+		if bf.IsInt() {
+			if i, acc := bf.Int64(); acc == big.Exact {
+				return i
+			}
+		}
+		f, _ := bf.Float64()
+		return f
+	case cty.String:
+		return v.AsString()
+	case cty.Bool:
+		return v.True()
+	}
+	return v.GoString()
+}
+
+// JSON returns the result as a JSONReport.
+func JSON(res *run.Result) JSONReport {
+	out := JSONReport{
+		Pipeline:     res.Pipeline.Name,
+		Source:       res.Pipeline.DefRange.Filename,
+		Vars:         append([]string{}, res.Vars...),
+		ExpectNames:  append([]string{}, res.ExpectNames...),
+		Expectations: Expectations(res),
+		OK:           res.OK(),
+		Rows:         []JSONRow{},
+	}
+	if out.Expectations == nil {
+		out.Expectations = []Expectation{}
+	}
+	for _, row := range res.Rows {
+		pt := map[string]any{}
+		for _, v := range res.Vars {
+			if val, ok := row.Point.Values[v]; ok {
+				pt[v] = MatrixValue(val)
+			}
+		}
+		s := row.Stats
+		jr := JSONRow{
+			Point: pt, Layerer: row.Layerer,
+			Depth: s.Depth, Width: s.Width, Gates: s.Gates, Copies: s.Copies, Edges: s.Edges,
+			MaxFanIn: s.MaxFanIn, MaxWeight: s.MaxWeight, LevelWidths: append([]int{}, s.Widths...),
+			LogicNodes: row.Logic.Nodes, LogicDepth: row.Logic.Depth,
+			Verified: row.Verified, Expect: row.Expect, Actual: row.Actual,
+			ExpectOK: row.ExpectOK && row.Err == nil, OK: row.OK(),
+			BuildSec: row.BuildTime.Seconds(), LayerSec: row.LayerTime.Seconds(), VerifySec: row.VerifyTime.Seconds(),
+		}
+		if row.Err != nil {
+			jr.Error = row.Err.Error()
+		}
+		out.Rows = append(out.Rows, jr)
+	}
+	return out
+}
+
+// WriteJSON writes the result as an indented JSONReport.
+func WriteJSON(w io.Writer, res *run.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(JSON(res)); err != nil {
+		return fmt.Errorf("encoding %s as JSON: %w", res.Pipeline.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package md
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/circuit"
+)
+
+// params returns Params for the given values (ints as int64).
+func params(t *testing.T, v map[string]any) sdk.Params {
+	t.Helper()
+	vals := map[string]any{}
+	for k, x := range v {
+		if n, ok := x.(int); ok {
+			x = int64(n)
+		}
+		vals[k] = x
+	}
+	p, err := sdk.NewParams(Plugin.Params, vals)
+	if err != nil {
+		t.Fatalf("params %v: %v", v, err)
+	}
+	return p
+}
+
+// bitString parses "1100 01" (spaces ignored) into a Vec and its length.
+func bitString(s string) (bits.Vec, int) {
+	s = strings.ReplaceAll(s, " ", "")
+	v := bits.NewVec(len(s))
+	for i, c := range s {
+		if c == '1' {
+			v.Set(i, 1)
+		}
+	}
+	return v, len(s)
+}
+
+// laneBits returns the first n bits of little-endian 64-bit lanes.
+func laneBits(n int, lanes ...uint64) string {
+	var sb strings.Builder
+	for i := 0; i < n; i++ {
+		sb.WriteByte('0' + byte(lanes[i/64]>>(uint(i)%64)&1))
+	}
+	return sb.String()
+}
+
+// TestReferenceHandComputed checks the reference on cases worked out by
+// hand. With log_w = 1 and one round (round index 13, RC low bits 11),
+// f(0) = θρπχ(0) ⊕ ι = bits 0 and 1, so every chain whose compression
+// input cancels to zero yields 1100. fOfE0 is Keccak-p[25, 1](e₀) traced by
+// hand: θ sets (0,0), column 1 and column 4; π moves them; χ row by row; ι
+// adds nothing (RC[11] is even).
+func TestReferenceHandComputed(t *testing.T) {
+	const fOfE0 = "11101 00011 11000 00110 10001"
+	cases := []struct {
+		name   string
+		params map[string]any
+		msg    string
+		want   string
+	}{
+		{"one zero block", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "blocks": 1}, "0000", "1100"},
+		{"second block cancels the chain", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "blocks": 2}, "0000 1100", "1100"},
+		{"0* fills the last block", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 6}, "0000 11", "1100"},
+		{"strengthened: length 12 = 1100 cancels", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 12, "padding": "strengthened"}, "0000 1100 1100", "1100"},
+		{"strengthened empty message: length block 0000", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 0, "padding": "strengthened"}, "", "1100"},
+		{"short block is zero-extended", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 2, "chain_bits": 4, "blocks": 2}, "00 11", "1100"},
+		{"short chain is zero-extended", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "chain_bits": 2, "blocks": 2}, "0000 1100", "11"},
+		{"w = 1, f(e0) by hand", map[string]any{"log_w": 0, "rounds": 1, "block_bits": 1, "chain_bits": 25, "blocks": 1}, "1", fOfE0},
+		{"Keccak-f[1600](0), published lanes", map[string]any{"log_w": 6, "rounds": 24, "block_bits": 128, "blocks": 1}, strings.Repeat("0", 128),
+			laneBits(128, 0xF1258F7940E1DDE7, 0x84D5CCF933C0478A)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in, n := bitString(tc.msg)
+			out, err := Plugin.Reference(context.Background(), params(t, tc.params), []bits.Vec{in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wn := bitString(tc.want)
+			got := out[0].Bytes(wn)
+			for i := range got {
+				if uint(got[i]) != want.Get(i) {
+					t.Fatalf("message %q (%d bits): digest %v, want %s", tc.msg, n, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// evalCircuit evaluates c on the samples (at most 64).
+func evalCircuit(t *testing.T, c *circuit.Circuit, in []bits.Vec) []bits.Vec {
+	t.Helper()
+	words, err := c.Eval(bits.Slice(in, len(c.Inputs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bits.Unslice(words, len(in))
+}
+
+func TestCircuitMatchesReference(t *testing.T) {
+	cases := []map[string]any{
+		{"log_w": 1, "rounds": 1, "rate": 12, "block_bits": 4, "chain_bits": 4, "blocks": 3},
+		{"log_w": 1, "rounds": 2, "block_bits": 3, "chain_bits": 5, "message_bits": 10},
+		{"log_w": 1, "rounds": 1, "block_bits": 7, "chain_bits": 2, "message_bits": 20},
+		{"log_w": 2, "rounds": 2, "block_bits": 8, "message_bits": 13, "padding": "strengthened"},
+		{"log_w": 2, "rounds": 13, "block_bits": 5, "chain_bits": 3, "message_bits": 0, "padding": "strengthened"},
+		{"log_w": 0, "rounds": 3, "block_bits": 25, "blocks": 2},
+		{"log_w": 3, "rounds": 2, "block_bits": 64, "chain_bits": 32, "message_bits": 150, "padding": "strengthened"},
+		{"log_w": 6, "rounds": 24, "rate": 1088, "block_bits": 512, "blocks": 2},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, v := range cases {
+		p := params(t, v)
+		c, err := Plugin.Build(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		cfg, _ := resolve(p)
+		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.chainBits {
+			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.chainBits)
+		}
+		in := bits.Random(rng, 64, len(c.Inputs))
+		want, err := Plugin.Reference(context.Background(), p, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := evalCircuit(t, c, in)
+		for s := range in {
+			for i := 0; i < cfg.chainBits; i++ {
+				if got[s].Get(i) != want[s].Get(i) {
+					t.Fatalf("%v: sample %d, digest bit %d: circuit %d, reference %d", v, s, i, got[s].Get(i), want[s].Get(i))
+				}
+			}
+		}
+	}
+}
+
+func TestAttrs(t *testing.T) {
+	for _, tc := range []struct {
+		params                          map[string]any
+		blocks, compressions, msg, load int
+	}{
+		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "blocks": 3}, 3, 3, 12, 4},
+		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 9}, 3, 3, 9, 4},
+		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 9, "padding": "strengthened"}, 3, 4, 9, 4},
+		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 0}, 1, 1, 0, 4},
+		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 3, "chain_bits": 6, "blocks": 2, "padding": "strengthened"}, 2, 3, 6, 6},
+	} {
+		c, err := Plugin.Build(context.Background(), params(t, tc.params))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.params, err)
+		}
+		a := c.Attrs
+		if a["blocks"] != int64(tc.blocks) || a["compressions"] != int64(tc.compressions) || a["message_bits"] != int64(tc.msg) || a["load_bits"] != int64(tc.load) {
+			t.Errorf("%v: attrs %v, want blocks %d compressions %d message_bits %d load_bits %d", tc.params, a, tc.blocks, tc.compressions, tc.msg, tc.load)
+		}
+	}
+}
+
+func TestRejectsImpossibleParams(t *testing.T) {
+	for _, tc := range []struct {
+		params map[string]any
+		param  string
+		msg    string
+	}{
+		{map[string]any{"log_w": 1, "block_bits": 0}, "block_bits", "must be at least 1"},
+		{map[string]any{"log_w": 1, "block_bits": 51}, "block_bits", "larger than the Keccak-p state of 25w = 50 bits"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "chain_bits": 51}, "chain_bits", "larger than the Keccak-p state of 25w = 50 bits"},
+		{map[string]any{"log_w": 6, "block_bits": 256, "chain_bits": 1601}, "chain_bits", "larger than the Keccak-p state of 25w = 1600 bits"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "chain_bits": 0}, "chain_bits", "must be at least 1"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "rate": 50}, "rate", "between 1 and 25w − 1 = 49"},
+		{map[string]any{"log_w": 1, "block_bits": 8, "chain_bits": 4, "rate": 6}, "rate", "smaller than block_bits 8"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "blocks": 2, "message_bits": 8}, "message_bits", "not both"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 16, "padding": "strengthened"}, "message_bits", "does not fit the 4-bit length block"},
+	} {
+		p := params(t, tc.params)
+		for what, call := range map[string]func() error{
+			"Build":     func() error { _, err := Plugin.Build(context.Background(), p); return err },
+			"Reference": func() error { _, err := Plugin.Reference(context.Background(), p, nil); return err },
+		} {
+			err := call()
+			pe, ok := sdk.AsParamError(err)
+			if !ok {
+				t.Errorf("%v: %s returned %v, want a ParamError", tc.params, what, err)
+				continue
+			}
+			if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
+				t.Errorf("%v: %s: %v; want parameter %q with %q", tc.params, what, err, tc.param, tc.msg)
+			}
+		}
+	}
+	// Bounds in the schema are checked before the plugin runs.
+	if _, err := sdk.NewParams(Plugin.Params, map[string]any{"blocks": int64(0)}); err == nil {
+		t.Error("blocks = 0 accepted")
+	}
+}

@@ -1,0 +1,256 @@
+package merkle
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/keccak"
+	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
+)
+
+// Padding modes.
+const (
+	// PaddingZero fills the last leaf block with 0* (no padding at all when
+	// the message fills its leaves, as in the paper's table).
+	PaddingZero = "zero"
+	// PaddingOneZero appends a 1 and then 0* to fill the last leaf block;
+	// a message that fills its blocks gets one more leaf. Unlike 0* it is
+	// injective: messages of different lengths never pad alike.
+	PaddingOneZero = "10*"
+)
+
+// Plugin is the merkle (binary Merkle tree) construction.
+var Plugin = &sdk.Construction{
+	Name:    "merkle",
+	Version: "0.1.0",
+	Doc:     "Binary Merkle tree over a Keccak-p compression: leaf = f(state(block)), node = f(state(left ⊕ right)), split H(i, j) at ⌊(i+j)/2⌋; any number of leaves, zero or 10* padding.",
+	Params: []sdk.Param{
+		{Name: "log_w", Type: sdk.Int, Default: 6, Min: sdk.Bound(0), Max: sdk.Bound(keccak.MaxLogW), Doc: "lane size exponent of the compression's Keccak-p: w = 2^log_w, state 25w bits"},
+		{Name: "rounds", Type: sdk.Int, Min: sdk.Bound(1), Doc: "rounds of Keccak-p (default 12 + 2·log_w); the last n of the standard round constants are used"},
+		{Name: "rate", Type: sdk.Int, Doc: "optional: the rate part of the state the compression reads and writes (0 < rate < 25w); block_bits and digest_bits must fit in it. The circuit does not otherwise depend on it"},
+		{Name: "block_bits", Type: sdk.Int, Default: 256, Doc: "leaf block size in bits (at least 1, at most the state 25w)"},
+		{Name: "digest_bits", Type: sdk.Int, Doc: "size of every leaf and node hash: the first digest_bits state bits after f (at least 1, at most the state 25w; default block_bits)"},
+		{Name: "leaves", Type: sdk.Int, Doc: "number of leaves, at least 1 (default: as many as the message needs, else 1)"},
+		{Name: "message_bits", Type: sdk.Int, Min: sdk.Bound(0), Doc: "message length in bits (default: the longest message of `leaves` padded blocks)"},
+		{Name: "padding", Type: sdk.String, Default: PaddingZero, Enum: []string{PaddingZero, PaddingOneZero},
+			Doc: "\"zero\": 0* fills the last leaf block (the paper, where messages fill their leaves); \"10*\": a 1 and then 0*, which adds a leaf when the message fills its blocks"},
+	},
+	Build:     build,
+	Reference: reference,
+}
+
+// config is the resolved parameter set.
+type config struct {
+	perm       keccak.Perm
+	rate       int // 0: not given
+	blockBits  int
+	digestBits int
+	leaves     int
+	msgBits    int
+	oneZero    bool
+}
+
+// leavesFor returns how many leaf blocks a message of n bits pads to.
+func (c config) leavesFor(n int) int {
+	if c.oneZero {
+		return n/c.blockBits + 1
+	}
+	return max(1, (n+c.blockBits-1)/c.blockBits)
+}
+
+// maxMessage returns the longest message that pads to c.leaves blocks.
+func (c config) maxMessage() int {
+	if c.oneZero {
+		return c.leaves*c.blockBits - 1
+	}
+	return c.leaves * c.blockBits
+}
+
+func resolve(p sdk.Params) (config, error) {
+	var cfg config
+	logW := p.Int("log_w")
+	rounds := keccak.DefaultRounds(logW)
+	if p.Has("rounds") {
+		rounds = p.Int("rounds")
+	}
+	cfg.perm = keccak.Perm{LogW: logW, Rounds: rounds}
+	if err := cfg.perm.Validate(); err != nil {
+		return cfg, p.Errorf("rounds", "%v", err)
+	}
+	b, w := cfg.perm.B(), cfg.perm.W()
+	cfg.blockBits = p.Int("block_bits")
+	if cfg.blockBits < 1 {
+		return cfg, p.Errorf("block_bits", "must be at least 1: every leaf hashes one block of block_bits bits, got %d", cfg.blockBits)
+	}
+	if cfg.blockBits > b {
+		return cfg, p.Errorf("block_bits", "%d is larger than the Keccak-p state of 25w = %d bits (w = %d): a leaf loads its block into the state", cfg.blockBits, b, w)
+	}
+	cfg.digestBits = cfg.blockBits
+	if p.Has("digest_bits") {
+		cfg.digestBits = p.Int("digest_bits")
+	}
+	if cfg.digestBits < 1 {
+		return cfg, p.Errorf("digest_bits", "must be at least 1: every node hash is the first digest_bits state bits, got %d", cfg.digestBits)
+	}
+	if cfg.digestBits > b {
+		return cfg, p.Errorf("digest_bits", "%d is larger than the Keccak-p state of 25w = %d bits (w = %d): hashes are read from the state", cfg.digestBits, b, w)
+	}
+	if p.Has("rate") {
+		cfg.rate = p.Int("rate")
+		if cfg.rate < 1 || cfg.rate >= b {
+			return cfg, p.Errorf("rate", "must be between 1 and 25w − 1 = %d (w = %d), got %d", b-1, w, cfg.rate)
+		}
+		if max(cfg.blockBits, cfg.digestBits) > cfg.rate {
+			return cfg, p.Errorf("rate", "%d is smaller than block_bits %d or digest_bits %d: blocks and hashes enter the rate part of the state", cfg.rate, cfg.blockBits, cfg.digestBits)
+		}
+	}
+	cfg.oneZero = p.String("padding") == PaddingOneZero
+	if p.Has("leaves") {
+		cfg.leaves = p.Int("leaves")
+		if cfg.leaves < 1 {
+			return cfg, p.Errorf("leaves", "a Merkle tree needs at least one leaf, got %d", cfg.leaves)
+		}
+	}
+	switch {
+	case p.Has("message_bits"):
+		cfg.msgBits = p.Int("message_bits")
+		need := cfg.leavesFor(cfg.msgBits)
+		if cfg.leaves == 0 {
+			cfg.leaves = need
+		} else if need != cfg.leaves {
+			return cfg, p.Errorf("message_bits", "a %d-bit message pads (%s) to %d leaves of %d bits, not the %d leaves asked for", cfg.msgBits, p.String("padding"), need, cfg.blockBits, cfg.leaves)
+		}
+	default:
+		if cfg.leaves == 0 {
+			cfg.leaves = 1
+		}
+		cfg.msgBits = cfg.maxMessage()
+	}
+	return cfg, nil
+}
+
+// height returns the height of the tree over n leaves split as H(i, j):
+// ⌈log₂ n⌉.
+func height(n int) int {
+	h := 0
+	for (1 << uint(h)) < n {
+		h++
+	}
+	return h
+}
+
+func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
+	cfg, err := resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	b := circuit.NewBuilder()
+	msg := b.Input("msg", cfg.msgBits)
+	padded := msg
+	// consts remembers the padding's constant nodes, so that a leaf loads
+	// them as constant registers.
+	consts := map[circuit.Node]int8{}
+	if pad := cfg.leaves*cfg.blockBits - cfg.msgBits; pad > 0 {
+		b.Scope("padding", func() {
+			padded = append([]circuit.Node(nil), msg...)
+			for k := 0; k < pad; k++ {
+				v := 0
+				if k == 0 && cfg.oneZero {
+					v = 1
+				}
+				n := b.Const(v)
+				consts[n] = int8(v)
+				padded = append(padded, n)
+			}
+		})
+	}
+	blocks := keccak.Split(padded, cfg.blockBits)
+	if len(blocks) != cfg.leaves {
+		return nil, fmt.Errorf("merkle: padded message has %d blocks, want %d leaves", len(blocks), cfg.leaves)
+	}
+	// hash returns H(i, j), leaves numbered from 0.
+	var hash func(i, j int) []circuit.Node
+	hash = func(i, j int) []circuit.Node {
+		var out []circuit.Node
+		if i == j {
+			blk := blocks[i]
+			known := make([]int8, len(blk))
+			for k, x := range blk {
+				known[k] = -1
+				if v, ok := consts[x]; ok {
+					known[k] = v
+				}
+			}
+			b.Scope(fmt.Sprintf("leaf %d", i+1), func() { out = cfg.perm.Compress(b, blk, known, cfg.digestBits) })
+			return out
+		}
+		m := (i + j) / 2
+		left, right := hash(i, m), hash(m+1, j)
+		b.Scope(fmt.Sprintf("node %d-%d", i+1, j+1), func() {
+			out = cfg.perm.Compress(b, keccak.Absorb(b, left, right), nil, cfg.digestBits)
+		})
+		return out
+	}
+	root := hash(0, cfg.leaves-1)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("merkle: building the tree: %w", err)
+	}
+	b.Output("digest", root)
+	attrs := map[string]int{
+		"log_w": cfg.perm.LogW, "w": cfg.perm.W(), "b": cfg.perm.B(), "rounds": cfg.perm.Rounds,
+		"block_bits": cfg.blockBits, "digest_bits": cfg.digestBits, "leaves": cfg.leaves,
+		"message_bits": cfg.msgBits, "padded_bits": cfg.leaves * cfg.blockBits,
+		"height": height(cfg.leaves), "nodes": cfg.leaves - 1, "compressions": 2*cfg.leaves - 1,
+		"zero_rc_rounds": cfg.perm.ZeroConstantRounds(),
+	}
+	if cfg.rate > 0 {
+		attrs["rate"] = cfg.rate
+	}
+	for k, v := range attrs {
+		b.SetAttr(k, int64(v))
+	}
+	return b.Circuit(), nil
+}
+
+// reference computes the tree with the independent lane-arithmetic Keccak
+// reference.
+func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
+	cfg, err := resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
+	out := make([]bits.Vec, len(inputs))
+	for k, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("merkle reference: sample %d: %w", k, err)
+		}
+		out[k] = bits.FromBytes(cfg.root(ref, in.Bytes(cfg.msgBits)))
+	}
+	return out, nil
+}
+
+// root hashes msg (one byte per bit) into the tree's root.
+func (c config) root(ref keccakref.Params, msg []byte) []byte {
+	padded := make([]byte, c.leaves*c.blockBits)
+	copy(padded, msg)
+	if c.oneZero {
+		padded[len(msg)] = 1
+	}
+	var h func(i, j int) []byte
+	h = func(i, j int) []byte {
+		if i == j {
+			return ref.Compress(padded[i*c.blockBits:(i+1)*c.blockBits], c.digestBits)
+		}
+		m := (i + j) / 2
+		x := h(i, m)
+		for k, v := range h(m+1, j) {
+			x[k] ^= v
+		}
+		return ref.Compress(x, c.digestBits)
+	}
+	return h(0, c.leaves-1)
+}

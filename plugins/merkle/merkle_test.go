@@ -1,0 +1,223 @@
+package merkle
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/circuit"
+)
+
+// params returns Params for the given values (ints as int64).
+func params(t *testing.T, v map[string]any) sdk.Params {
+	t.Helper()
+	vals := map[string]any{}
+	for k, x := range v {
+		if n, ok := x.(int); ok {
+			x = int64(n)
+		}
+		vals[k] = x
+	}
+	p, err := sdk.NewParams(Plugin.Params, vals)
+	if err != nil {
+		t.Fatalf("params %v: %v", v, err)
+	}
+	return p
+}
+
+// bitString parses "1100 01" (spaces ignored) into a Vec and its length.
+func bitString(s string) (bits.Vec, int) {
+	s = strings.ReplaceAll(s, " ", "")
+	v := bits.NewVec(len(s))
+	for i, c := range s {
+		if c == '1' {
+			v.Set(i, 1)
+		}
+	}
+	return v, len(s)
+}
+
+// laneBits returns the first n bits of little-endian 64-bit lanes.
+func laneBits(n int, lanes ...uint64) string {
+	var sb strings.Builder
+	for i := 0; i < n; i++ {
+		sb.WriteByte('0' + byte(lanes[i/64]>>(uint(i)%64)&1))
+	}
+	return sb.String()
+}
+
+// TestReferenceHandComputed checks the reference on cases worked out by
+// hand. With log_w = 1 and one round (round index 13, RC low bits 11),
+// f(0) = bits 0 and 1 (θ, ρ, π and χ keep 0; ι adds the constant). Two
+// equal children xor to zero, and an all-zero leaf block loads the zero
+// state, so each tree below hashes to f(0) when it is split as H(i, j) at
+// ⌊(i+j)/2⌋ and padded as documented. Other shapes pair a zero leaf's hash
+// with a random one: the 3-, 6- and 7-leaf cases fail for the mirrored
+// split (⌊n/2⌋ leaves on the left), the 5-leaf case for bottom-up pairing
+// with the odd node promoted, ((12)(34))5. fOfE0 is Keccak-p[25, 1](e₀) traced by hand
+// (see the md package's test).
+func TestReferenceHandComputed(t *testing.T) {
+	const fOfE0 = "11101 00011 11000 00110 10001"
+	const f0 = "1100 0000"
+	toy := func(extra map[string]any) map[string]any {
+		v := map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "digest_bits": 8}
+		for k, x := range extra {
+			v[k] = x
+		}
+		return v
+	}
+	cases := []struct {
+		name   string
+		params map[string]any
+		msg    string
+		want   string
+	}{
+		{"one zero leaf", toy(map[string]any{"leaves": 1}), "0000", f0},
+		{"two equal leaves cancel", toy(map[string]any{"leaves": 2}), "1011 1011", f0},
+		{"3 leaves: (12)3", toy(map[string]any{"leaves": 3}), "1011 1011 0000", f0},
+		{"5 leaves: ((12)3)(45)", toy(map[string]any{"leaves": 5}), "1011 1011 0000 0110 0110", f0},
+		{"6 leaves: ((12)3)((45)6)", toy(map[string]any{"leaves": 6}), "1011 1011 0000 0110 0110 0000", f0},
+		{"7 leaves: ((12)(34))((56)7)", toy(map[string]any{"leaves": 7}), "1011 1011 0111 0111 1110 1110 0000", f0},
+		{"0* fills the last leaf", toy(map[string]any{"message_bits": 6}), "1000 10", f0},
+		{"10* fills the last leaf", toy(map[string]any{"message_bits": 7, "padding": "10*"}), "1101 110", f0},
+		{"10* adds a leaf to a full message", toy(map[string]any{"message_bits": 4, "padding": "10*"}), "1000", f0},
+		{"empty message, 0*: one zero leaf", toy(map[string]any{"message_bits": 0}), "", f0},
+		{"w = 1, f(e0) by hand", map[string]any{"log_w": 0, "rounds": 1, "block_bits": 1, "digest_bits": 25, "leaves": 1}, "1", fOfE0},
+		{"Keccak-f[1600](0), published lanes", map[string]any{"log_w": 6, "rounds": 24, "block_bits": 128, "leaves": 2},
+			strings.Repeat("1", 256), laneBits(128, 0xF1258F7940E1DDE7, 0x84D5CCF933C0478A)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in, n := bitString(tc.msg)
+			p := params(t, tc.params)
+			if cfg, err := resolve(p); err != nil || cfg.msgBits != n {
+				t.Fatalf("message of %d bits, config %+v, %v", n, cfg, err)
+			}
+			out, err := Plugin.Reference(context.Background(), p, []bits.Vec{in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wn := bitString(tc.want)
+			got := out[0].Bytes(wn)
+			for i := range got {
+				if uint(got[i]) != want.Get(i) {
+					t.Fatalf("message %q: root %v, want %s", tc.msg, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// evalCircuit evaluates c on the samples (at most 64).
+func evalCircuit(t *testing.T, c *circuit.Circuit, in []bits.Vec) []bits.Vec {
+	t.Helper()
+	words, err := c.Eval(bits.Slice(in, len(c.Inputs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bits.Unslice(words, len(in))
+}
+
+func TestCircuitMatchesReference(t *testing.T) {
+	cases := []map[string]any{
+		{"log_w": 1, "rounds": 1, "rate": 12, "block_bits": 4, "leaves": 4},
+		{"log_w": 1, "rounds": 2, "block_bits": 4, "digest_bits": 6, "leaves": 3},
+		{"log_w": 1, "rounds": 1, "block_bits": 7, "digest_bits": 3, "message_bits": 30},
+		{"log_w": 2, "rounds": 2, "block_bits": 8, "message_bits": 40, "padding": "10*"},
+		{"log_w": 2, "rounds": 13, "block_bits": 5, "digest_bits": 9, "message_bits": 33, "padding": "10*"},
+		{"log_w": 0, "rounds": 3, "block_bits": 25, "leaves": 7},
+		{"log_w": 3, "rounds": 2, "block_bits": 64, "digest_bits": 32, "message_bits": 150},
+		{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 0},
+		{"log_w": 6, "rounds": 24, "rate": 1088, "block_bits": 512, "leaves": 2},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, v := range cases {
+		p := params(t, v)
+		c, err := Plugin.Build(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		cfg, _ := resolve(p)
+		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.digestBits {
+			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.digestBits)
+		}
+		in := bits.Random(rng, 64, len(c.Inputs))
+		want, err := Plugin.Reference(context.Background(), p, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := evalCircuit(t, c, in)
+		for s := range in {
+			for i := 0; i < cfg.digestBits; i++ {
+				if got[s].Get(i) != want[s].Get(i) {
+					t.Fatalf("%v: sample %d, root bit %d: circuit %d, reference %d", v, s, i, got[s].Get(i), want[s].Get(i))
+				}
+			}
+		}
+	}
+}
+
+func TestAttrs(t *testing.T) {
+	for _, tc := range []struct {
+		params                   map[string]any
+		leaves, msg, height, cmp int
+	}{
+		{map[string]any{"log_w": 1, "block_bits": 4}, 1, 4, 0, 1},
+		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 8}, 8, 32, 3, 15},
+		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 5}, 5, 20, 3, 9},
+		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 5, "padding": "10*"}, 5, 19, 3, 9},
+		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 9}, 3, 9, 2, 5},
+		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 8, "padding": "10*"}, 3, 8, 2, 5},
+		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 3, "message_bits": 9}, 3, 9, 2, 5},
+	} {
+		c, err := Plugin.Build(context.Background(), params(t, tc.params))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.params, err)
+		}
+		a := c.Attrs
+		if a["leaves"] != int64(tc.leaves) || a["message_bits"] != int64(tc.msg) || a["height"] != int64(tc.height) || a["compressions"] != int64(tc.cmp) {
+			t.Errorf("%v: attrs %v, want leaves %d message_bits %d height %d compressions %d", tc.params, a, tc.leaves, tc.msg, tc.height, tc.cmp)
+		}
+	}
+}
+
+func TestRejectsImpossibleParams(t *testing.T) {
+	for _, tc := range []struct {
+		params map[string]any
+		param  string
+		msg    string
+	}{
+		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 0}, "leaves", "needs at least one leaf, got 0"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": -3}, "leaves", "needs at least one leaf, got -3"},
+		{map[string]any{"log_w": 1, "block_bits": 0}, "block_bits", "must be at least 1"},
+		{map[string]any{"log_w": 1, "block_bits": 51}, "block_bits", "larger than the Keccak-p state of 25w = 50 bits"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "digest_bits": 51}, "digest_bits", "larger than the Keccak-p state of 25w = 50 bits"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "digest_bits": 0}, "digest_bits", "must be at least 1"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "rate": 0}, "rate", "between 1 and 25w − 1 = 49"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "digest_bits": 8, "rate": 6}, "rate", "smaller than block_bits 4 or digest_bits 8"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 2, "message_bits": 9}, "message_bits", "pads (zero) to 3 leaves"},
+		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 2, "message_bits": 8, "padding": "10*"}, "message_bits", "pads (10*) to 3 leaves"},
+	} {
+		p := params(t, tc.params)
+		for what, call := range map[string]func() error{
+			"Build":     func() error { _, err := Plugin.Build(context.Background(), p); return err },
+			"Reference": func() error { _, err := Plugin.Reference(context.Background(), p, nil); return err },
+		} {
+			err := call()
+			pe, ok := sdk.AsParamError(err)
+			if !ok {
+				t.Errorf("%v: %s returned %v, want a ParamError", tc.params, what, err)
+				continue
+			}
+			if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
+				t.Errorf("%v: %s: %v; want parameter %q with %q", tc.params, what, err, tc.param, tc.msg)
+			}
+		}
+	}
+}
