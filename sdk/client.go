@@ -256,7 +256,7 @@ func (c *Client) makePlugin() (Plugin, error) {
 	d := c.desc
 	switch d.Kind {
 	case KindConstruction:
-		return &Construction{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Build: c.build, Reference: c.reference, Check: c.check}, nil
+		return &Construction{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Build: c.build, Reference: c.reference, Check: c.check, Estimate: c.estimate(d)}, nil
 	case KindLayerer:
 		return &Layerer{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Layer: c.layer, Check: c.check}, nil
 	case KindMapper:
@@ -372,6 +372,25 @@ func (c *Client) call(ctx context.Context, method string, open func(context.Cont
 func (c *Client) check(ctx context.Context, p Params) error {
 	_, err := c.call(ctx, "Check", c.rpc.Check, p, nil)
 	return err
+}
+
+// estimate is Construction.Estimate over RPC, or nil if the plugin says
+// it has none.
+func (c *Client) estimate(d Description) func(context.Context, Params) (Size, error) {
+	if !d.Estimates {
+		return nil
+	}
+	return func(ctx context.Context, p Params) (Size, error) {
+		out, err := c.call(ctx, "Estimate", c.rpc.Estimate, p, nil)
+		if err != nil {
+			return Size{}, err
+		}
+		var s Size
+		if err := json.Unmarshal(out, &s); err != nil {
+			return Size{}, fmt.Errorf("plugin %q: Estimate: %w", c.name, err)
+		}
+		return s, nil
+	}
 }
 
 // build is Construction.Build over RPC.

@@ -49,6 +49,8 @@ type Description struct {
 	Protocol int     `json:"protocol"`
 	Doc      string  `json:"doc"`
 	Params   []Param `json:"params"`
+	// Estimates says a construction implements Estimate.
+	Estimates bool `json:"estimates,omitempty"`
 }
 
 // Plugin is implemented by *Construction, *Layerer and *Mapper.
@@ -71,6 +73,11 @@ type Construction struct {
 	// (bit i of inputs[k] is circuit input i) independently of the circuit.
 	Reference func(ctx context.Context, p Params, inputs []bits.Vec) ([]bits.Vec, error)
 
+	// Estimate, if set, predicts the size of the circuit Build would
+	// return, cheaply and without building it, so the host can refuse a
+	// point over its size limit before spending the memory.
+	Estimate func(ctx context.Context, p Params) (Size, error)
+
 	// Check, if set, validates parameters without building anything, so
 	// the host can reject impossible ones (with the reason) before a run
 	// starts. Build must still reject what Check rejects.
@@ -79,7 +86,7 @@ type Construction struct {
 
 // Describe implements Plugin.
 func (c *Construction) Describe() Description {
-	return Description{Name: c.Name, Kind: KindConstruction, Version: c.Version, Protocol: ProtocolVersion, Doc: c.Doc, Params: c.Params}
+	return Description{Name: c.Name, Kind: KindConstruction, Version: c.Version, Protocol: ProtocolVersion, Doc: c.Doc, Params: c.Params, Estimates: c.Estimate != nil}
 }
 
 // Layerer compiles a logic circuit into a layered threshold circuit.
@@ -122,6 +129,12 @@ type Mapper struct {
 // Describe implements Plugin.
 func (m *Mapper) Describe() Description {
 	return Description{Name: m.Name, Kind: KindMapper, Version: m.Version, Protocol: ProtocolVersion, Doc: m.Doc, Params: m.Params}
+}
+
+// Size is a logic circuit's size, as Construction.Estimate predicts it.
+type Size struct {
+	Nodes int64 `json:"nodes"`
+	Edges int64 `json:"edges"` // operand references
 }
 
 // CheckParams validates p against plugin pl: its schema, then its own

@@ -253,6 +253,25 @@ func (s *server) Check(stream proto.Plugin_CheckServer) error {
 	})
 }
 
+// Estimate implements proto.PluginServer.
+func (s *server) Estimate(stream proto.Plugin_EstimateServer) error {
+	return s.serve(stream, "Estimate", func(ctx context.Context, pj, _ []byte) ([]byte, error) {
+		c, ok := s.impl.(*Construction)
+		if !ok || c.Estimate == nil {
+			return nil, fmt.Errorf("%s plugin %q has no Estimate", s.kind(), s.impl.Describe().Name)
+		}
+		p, err := DecodeParams(c.Params, pj)
+		if err != nil {
+			return nil, err
+		}
+		size, err := c.Estimate(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(size)
+	})
+}
+
 // Layer implements proto.PluginServer.
 func (s *server) Layer(stream proto.Plugin_LayerServer) error {
 	return s.serve(stream, "Layer", func(ctx context.Context, pj, in []byte) ([]byte, error) {

@@ -74,6 +74,7 @@ type globals struct {
 	inProcess  bool
 	lockPath   string
 	timeout    time.Duration
+	maxEdges   int64 // run's --max-edges
 }
 
 func newRoot(env *Env) *cobra.Command {
@@ -182,6 +183,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().Lookup("draw").NoOptDefVal = "*"
 	cmd.Flags().IntVar(&ro.maxGates, "draw-max-gates", draw.MaxGates, "largest circuit --draw draws")
 	cmd.Flags().StringVar(&out, "out", "", "directory for result files: DIR/<pipeline>.csv, .json, .md, DIR/plots/*.svg|png, DIR/report.html")
+	cmd.Flags().Int64Var(&g.maxEdges, "max-edges", 50_000_000, "refuse points whose construction estimates more logic-circuit edges than this (0: no limit)")
 	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
 	return cmd
@@ -203,7 +205,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	printDiags(diags)
 	reg := g.registry(env, log)
 	defer reg.Close()
-	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags}
+	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges}
 
 	var pipelines []*config.Pipeline
 	for _, f := range files {
@@ -258,10 +260,14 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 }
 
 func newPluginsCmd(env *Env, g *globals) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "plugins [NAME]",
 		Short: "List installed plugins with their parameters",
-		Args:  cobra.MaximumNArgs(1),
+		Long: "List every plugin (bundled and external) with kind, version, source and parameters (type, default, doc).\n" +
+			"With NAME, show that plugin in full, with an HCL block using it. --json prints the schemas as JSON.",
+		Example: "  tcforge plugins\n  tcforge plugins keccak\n  tcforge plugins --json",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log, err := g.logger(env.Stderr)
 			if err != nil {
@@ -274,6 +280,7 @@ func newPluginsCmd(env *Env, g *globals) *cobra.Command {
 				names = args
 			}
 			bad := 0
+			var schemas []pluginSchema
 			for _, n := range names {
 				p, src, err := reg.Open(cmd.Context(), n)
 				if err != nil {
@@ -281,7 +288,19 @@ func newPluginsCmd(env *Env, g *globals) *cobra.Command {
 					bad++
 					continue
 				}
-				writePlugin(env.Stdout, p.Describe(), src)
+				switch {
+				case asJSON:
+					schemas = append(schemas, pluginSchema{Description: p.Describe(), Source: src.String(), Bundled: src.Bundled})
+				case len(args) == 1:
+					writePluginFull(env.Stdout, p.Describe(), src)
+				default:
+					writePlugin(env.Stdout, p.Describe(), src)
+				}
+			}
+			if asJSON {
+				if err := writePluginsJSON(env.Stdout, schemas); err != nil {
+					return err
+				}
 			}
 			if bad > 0 {
 				return ExitError{1}
@@ -289,6 +308,7 @@ func newPluginsCmd(env *Env, g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plugins' schemas as JSON")
 	cmd.AddCommand(newLockCmd(env, g))
 	return cmd
 }
@@ -301,28 +321,7 @@ func writePlugin(w io.Writer, d sdk.Description, src registry.Source) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, p := range d.Params {
-		typ := string(p.Type)
-		var extra []string
-		if p.Default != nil && fmt.Sprint(p.Default) != "" {
-			extra = append(extra, fmt.Sprintf("default %v", p.Default))
-		}
-		if p.Min != nil || p.Max != nil {
-			lo, hi := "", ""
-			if p.Min != nil {
-				lo = fmt.Sprint(*p.Min)
-			}
-			if p.Max != nil {
-				hi = fmt.Sprint(*p.Max)
-			}
-			extra = append(extra, fmt.Sprintf("range %s..%s", lo, hi))
-		}
-		if len(p.Enum) > 0 {
-			extra = append(extra, "one of "+strings.Join(p.Enum, "|"))
-		}
-		if p.Required {
-			extra = append(extra, "required")
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Name, typ, strings.Join(extra, ", "), p.Doc)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Name, p.Type, paramConstraints(p), p.Doc)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

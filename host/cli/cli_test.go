@@ -305,6 +305,24 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
+// TestSizeGuard: a point over --max-edges is refused before anything is
+// built, with the estimate in the message.
+func TestSizeGuard(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	r := tcforge(t, "run", "--max-edges", "100000", "--out", out, "../../configs/sha3.hcl")
+	if r.code == 0 {
+		t.Fatal("exit 0 over the size limit")
+	}
+	for _, w := range []string{"Point too large", "sha3.hcl:", "estimates its logic circuit at matrix point preset=sha3-224 at ", "616", "over the limit of 100000 edges"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("a refused run wrote results")
+	}
+}
+
 // TestMisbehavingPlugins: plugins that panic, exit mid-call, hang, return
 // malformed or wrong circuits, or speak another protocol are each reported
 // by name in one line, and the other pipelines of the run still complete

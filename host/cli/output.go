@@ -124,7 +124,7 @@ func (o *runOutput) drawings(ctx context.Context, runner *run.Runner, res *run.R
 
 // finish writes report.html and removes the progress bar.
 func (o *runOutput) finish() error {
-	o.bar.Finish()
+	defer o.bar.Finish()
 	if o.dir == "" || len(o.sections) == 0 {
 		return nil
 	}

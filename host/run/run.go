@@ -100,6 +100,9 @@ type Runner struct {
 	// Progress, if set, is called before each point of a pipeline is run
 	// (done false) and after it (done true), for progress display.
 	Progress func(p *config.Pipeline, pt config.Point, done bool)
+	// MaxEdges refuses points whose construction estimates a logic
+	// circuit of more edges (0: no limit).
+	MaxEdges int64
 }
 
 // plugins are one pipeline's opened plugins.
@@ -170,12 +173,44 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 		return &out, diags
 	}
 	for _, pt := range p.Points() {
-		diags = append(diags, r.checkBlock(ctx, p.Construction, out.construction, pt)...)
+		d := r.checkBlock(ctx, p.Construction, out.construction, pt)
+		if !d.HasErrors() {
+			d = append(d, r.checkSize(ctx, p.Construction, out.construction, pt)...)
+		}
+		diags = append(diags, d...)
 		for i, b := range p.Layerers {
 			diags = append(diags, r.checkBlock(ctx, b, out.layerers[i], pt)...)
 		}
 	}
 	return &out, diags
+}
+
+// checkSize refuses a point whose estimated logic circuit exceeds
+// MaxEdges, before anything is built.
+func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construction, pt config.Point) hcl.Diagnostics {
+	if r.MaxEdges <= 0 || c.Estimate == nil {
+		return nil
+	}
+	vals, _ := b.Decode(pt, c.Params)
+	params, err := sdk.NewParams(c.Params, vals)
+	if err != nil {
+		return nil // reported by checkBlock
+	}
+	size, err := c.Estimate(ctx, params)
+	if err != nil {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("The construction %q cannot estimate its size", b.Name), Detail: err.Error(), Subject: b.DefRange.Ptr()}}
+	}
+	if size.Edges <= r.MaxEdges {
+		return nil
+	}
+	at := ""
+	if s := pt.String(); s != "" {
+		at = " at matrix point " + s
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Point too large",
+		Detail: fmt.Sprintf("The %s %q estimates its logic circuit%s at %d nodes and %d edges, over the limit of %d edges (--max-edges); layering multiplies that several times over. Raise the limit to run it anyway.",
+			b.Kind, b.Name, at, size.Nodes, size.Edges, r.MaxEdges),
+		Subject: b.DefRange.Ptr()}}
 }
 
 // checkBlock decodes block b at point pt against plugin pl's schema and

@@ -37,6 +37,7 @@ var Plugin = &sdk.Construction{
 	Build:     build,
 	Reference: reference,
 	Check:     check,
+	Estimate:  estimate,
 }
 
 // config is the resolved parameter set.
@@ -185,6 +186,27 @@ func resolve(p sdk.Params) (config, error) {
 func check(ctx context.Context, p sdk.Params) error {
 	_, err := resolve(p)
 	return err
+}
+
+// estimate predicts the circuit's size from one round of the permutation
+// (built for real, a few thousand nodes at most) times the rounds and
+// permutations, plus the message and absorbing XORs.
+func estimate(ctx context.Context, p sdk.Params) (sdk.Size, error) {
+	cfg, err := resolve(p)
+	if err != nil {
+		return sdk.Size{}, err
+	}
+	b := circuit.NewBuilder()
+	one := keccak.Perm{LogW: cfg.perm.LogW, Rounds: 1}
+	one.Apply(b, one.ZeroState(b))
+	c := b.Circuit()
+	roundNodes := int64(len(c.Ops) - cfg.perm.B()) // less the zero state's constants
+	perms := int64(cfg.blocks + (cfg.outBits-1)/cfg.rate)
+	rounds := int64(cfg.perm.Rounds)
+	return sdk.Size{
+		Nodes: perms*rounds*roundNodes + int64(cfg.msgBits) + 2*int64(cfg.blocks*cfg.rate),
+		Edges: perms*rounds*int64(len(c.Args)) + 2*int64(cfg.blocks*cfg.rate),
+	}, nil
 }
 
 func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {

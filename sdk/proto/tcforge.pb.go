@@ -447,14 +447,15 @@ const file_tcforge_proto_rawDesc = "" +
 	"\n" +
 	"ParamError\x12\x14\n" +
 	"\x05param\x18\x01 \x01(\tR\x05param\x12\x10\n" +
-	"\x03msg\x18\x02 \x01(\tR\x03msg2\xa4\x03\n" +
+	"\x03msg\x18\x02 \x01(\tR\x03msg2\xe8\x03\n" +
 	"\x06Plugin\x12S\n" +
 	"\bDescribe\x12\".tcforge.plugin.v1.DescribeRequest\x1a#.tcforge.plugin.v1.DescribeResponse\x12?\n" +
 	"\x05Build\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01\x12C\n" +
 	"\tReference\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01\x12?\n" +
 	"\x05Layer\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01\x12=\n" +
 	"\x03Map\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01\x12?\n" +
-	"\x05Check\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01B&Z$github.com/tcforge/tcforge/sdk/protob\x06proto3"
+	"\x05Check\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01\x12B\n" +
+	"\bEstimate\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01B&Z$github.com/tcforge/tcforge/sdk/protob\x06proto3"
 
 var (
 	file_tcforge_proto_rawDescOnce sync.Once
@@ -489,14 +490,16 @@ var file_tcforge_proto_depIdxs = []int32{
 	2,  // 7: tcforge.plugin.v1.Plugin.Layer:input_type -> tcforge.plugin.v1.Frame
 	2,  // 8: tcforge.plugin.v1.Plugin.Map:input_type -> tcforge.plugin.v1.Frame
 	2,  // 9: tcforge.plugin.v1.Plugin.Check:input_type -> tcforge.plugin.v1.Frame
-	1,  // 10: tcforge.plugin.v1.Plugin.Describe:output_type -> tcforge.plugin.v1.DescribeResponse
-	2,  // 11: tcforge.plugin.v1.Plugin.Build:output_type -> tcforge.plugin.v1.Frame
-	2,  // 12: tcforge.plugin.v1.Plugin.Reference:output_type -> tcforge.plugin.v1.Frame
-	2,  // 13: tcforge.plugin.v1.Plugin.Layer:output_type -> tcforge.plugin.v1.Frame
-	2,  // 14: tcforge.plugin.v1.Plugin.Map:output_type -> tcforge.plugin.v1.Frame
-	2,  // 15: tcforge.plugin.v1.Plugin.Check:output_type -> tcforge.plugin.v1.Frame
-	10, // [10:16] is the sub-list for method output_type
-	4,  // [4:10] is the sub-list for method input_type
+	2,  // 10: tcforge.plugin.v1.Plugin.Estimate:input_type -> tcforge.plugin.v1.Frame
+	1,  // 11: tcforge.plugin.v1.Plugin.Describe:output_type -> tcforge.plugin.v1.DescribeResponse
+	2,  // 12: tcforge.plugin.v1.Plugin.Build:output_type -> tcforge.plugin.v1.Frame
+	2,  // 13: tcforge.plugin.v1.Plugin.Reference:output_type -> tcforge.plugin.v1.Frame
+	2,  // 14: tcforge.plugin.v1.Plugin.Layer:output_type -> tcforge.plugin.v1.Frame
+	2,  // 15: tcforge.plugin.v1.Plugin.Map:output_type -> tcforge.plugin.v1.Frame
+	2,  // 16: tcforge.plugin.v1.Plugin.Check:output_type -> tcforge.plugin.v1.Frame
+	2,  // 17: tcforge.plugin.v1.Plugin.Estimate:output_type -> tcforge.plugin.v1.Frame
+	11, // [11:18] is the sub-list for method output_type
+	4,  // [4:11] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name

@@ -37,6 +37,7 @@ const (
 	Plugin_Layer_FullMethodName     = "/tcforge.plugin.v1.Plugin/Layer"
 	Plugin_Map_FullMethodName       = "/tcforge.plugin.v1.Plugin/Map"
 	Plugin_Check_FullMethodName     = "/tcforge.plugin.v1.Plugin/Check"
+	Plugin_Estimate_FullMethodName  = "/tcforge.plugin.v1.Plugin/Estimate"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -60,6 +61,9 @@ type PluginClient interface {
 	// Check validates parameters without building anything; the answer is
 	// an empty blob or a trailer error.
 	Check(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Frame, Frame], error)
+	// Estimate returns the size of the logic circuit Build would return for
+	// the parameters, without building it (a JSON blob).
+	Estimate(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Frame, Frame], error)
 }
 
 type pluginClient struct {
@@ -145,6 +149,19 @@ func (c *pluginClient) Check(ctx context.Context, opts ...grpc.CallOption) (grpc
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_CheckClient = grpc.BidiStreamingClient[Frame, Frame]
 
+func (c *pluginClient) Estimate(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Frame, Frame], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[5], Plugin_Estimate_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[Frame, Frame]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_EstimateClient = grpc.BidiStreamingClient[Frame, Frame]
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -166,6 +183,9 @@ type PluginServer interface {
 	// Check validates parameters without building anything; the answer is
 	// an empty blob or a trailer error.
 	Check(grpc.BidiStreamingServer[Frame, Frame]) error
+	// Estimate returns the size of the logic circuit Build would return for
+	// the parameters, without building it (a JSON blob).
+	Estimate(grpc.BidiStreamingServer[Frame, Frame]) error
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -193,6 +213,9 @@ func (UnimplementedPluginServer) Map(grpc.BidiStreamingServer[Frame, Frame]) err
 }
 func (UnimplementedPluginServer) Check(grpc.BidiStreamingServer[Frame, Frame]) error {
 	return status.Error(codes.Unimplemented, "method Check not implemented")
+}
+func (UnimplementedPluginServer) Estimate(grpc.BidiStreamingServer[Frame, Frame]) error {
+	return status.Error(codes.Unimplemented, "method Estimate not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -268,6 +291,13 @@ func _Plugin_Check_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_CheckServer = grpc.BidiStreamingServer[Frame, Frame]
 
+func _Plugin_Estimate_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Estimate(&grpc.GenericServerStream[Frame, Frame]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_EstimateServer = grpc.BidiStreamingServer[Frame, Frame]
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -308,6 +338,12 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Check",
 			Handler:       _Plugin_Check_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Estimate",
+			Handler:       _Plugin_Estimate_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},
