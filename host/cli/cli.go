@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"text/tabwriter"
 	"time"
 
@@ -74,6 +75,7 @@ type globals struct {
 	lockPath   string
 	timeout    time.Duration
 	maxEdges   int64 // run's --max-edges
+	jobs       int   // run's --jobs
 }
 
 func newRoot(env *Env) *cobra.Command {
@@ -173,6 +175,10 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 			ro.dir, ro.log = out, log
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
+			go func() {
+				<-ctx.Done()
+				stop() // a second Ctrl-C kills at once
+			}()
 			return runFiles(ctx, env, g, log, args, out, samples, seed, ro)
 		},
 	}
@@ -182,6 +188,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().Lookup("draw").NoOptDefVal = "*"
 	cmd.Flags().IntVar(&ro.maxGates, "draw-max-gates", draw.MaxGates, "largest circuit --draw draws")
 	cmd.Flags().StringVar(&out, "out", "", "directory for result files: DIR/<pipeline>.csv, .json, .md, DIR/plots/*.svg|png, DIR/report.html")
+	cmd.Flags().IntVar(&g.jobs, "jobs", runtime.NumCPU(), "points of a pipeline run at once")
 	cmd.Flags().Int64Var(&g.maxEdges, "max-edges", 50_000_000, "refuse points whose construction estimates more logic-circuit edges than this (0: no limit)")
 	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
@@ -204,7 +211,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	printDiags(diags)
 	reg := g.registry(env, log)
 	defer reg.Close()
-	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges}
+	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs}
 
 	var pipelines []*config.Pipeline
 	for _, f := range files {
@@ -240,6 +247,16 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 				return err
 			}
 			log.Info().Str("file", path).Msg("wrote results")
+		}
+		if ctx.Err() != nil {
+			// Interrupted: the finished points of this pipeline are
+			// written; later pipelines do not start.
+			if err := ro.pipeline(context.WithoutCancel(ctx), runner, res); err != nil {
+				return err
+			}
+			log.Warn().Str("pipeline", p.Name).Int("rows", len(res.Rows)).Msg("interrupted: wrote the finished points; later pipelines did not run")
+			ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
+			return ExitError{130}
 		}
 		if err := ro.pipeline(ctx, runner, res); err != nil {
 			return err

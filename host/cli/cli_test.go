@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -302,6 +303,60 @@ func TestBadConfig(t *testing.T) {
 				t.Errorf("a bad config wrote %s", out)
 			}
 		})
+	}
+}
+
+// TestInterrupt: a run cancelled mid-way (Ctrl-C) keeps the rows of the
+// points that finished, marks the pipeline incomplete, starts nothing
+// more and exits 130.
+func TestInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "int.hcl")
+	block := func(name, layerer string) string {
+		return `pipeline "` + name + `" {
+  matrix {
+    rounds = [1, 2]
+  }
+  construction "keccak" {
+    log_w  = 0
+    rate   = 12
+    rounds = matrix.rounds
+  }
+  layerer "` + layerer + `" {}
+}
+`
+	}
+	if err := os.WriteFile(cfg, []byte(block("done", "reifier")+block("stuck", "hangs")+block("never", "reifier")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Cancel once the "hangs" layerer is stuck in the second pipeline.
+	mark := filepath.Join(dir, "stuck-now")
+	t.Setenv(hangMarkEnv, mark)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(mark); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	var out, errb bytes.Buffer
+	code := cli.Main(ctx, cli.Env{Stdout: &out, Stderr: &errb, Builtins: testBuiltins()},
+		[]string{"run", "--log-level", "warn", "--jobs", "1", "--out", dir, cfg})
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s%s", code, out.String(), errb.String())
+	}
+	if rows := readCSV(t, filepath.Join(dir, "done.csv")); len(rows) != 2 || rows[1]["verified"] != "true" {
+		t.Errorf("done.csv: %v", rows)
+	}
+	if !strings.Contains(out.String(), `pipeline "stuck" (incomplete: interrupted`) {
+		t.Errorf("the interrupted pipeline is not marked incomplete:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "never.csv")); !os.IsNotExist(err) {
+		t.Errorf("a pipeline after the interrupt ran:\n%s%s", out.String(), errb.String())
 	}
 }
 

@@ -13,6 +13,10 @@ import (
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
+// hangMarkEnv names a file the "hangs" layerer creates when it starts
+// hanging.
+const hangMarkEnv = "TCFORGE_TEST_HANG_MARK"
+
 // testBuiltins are the bundled plugins plus misbehaving ones. They are
 // served, like bundled plugins, by re-executing the test binary, so every
 // misbehaviour happens in a real plugin process behind real RPC.
@@ -42,6 +46,9 @@ func testBuiltins() map[string]sdk.Plugin {
 			}},
 		{Name: "hangs", Version: "0.0.1", Doc: "never answers Layer (and ignores cancellation)",
 			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+				if mark := os.Getenv(hangMarkEnv); mark != "" {
+					os.WriteFile(mark, nil, 0o644) // tell the test we are stuck
+				}
 				time.Sleep(time.Hour)
 				return nil, nil
 			}},

@@ -110,7 +110,11 @@ func WriteFiles(dir string, res *run.Result) (string, error) {
 // variables, then Exp./Actual pairs for each expectation, then the other
 // figures and the verdict.
 func WriteTable(w io.Writer, res *run.Result) error {
-	fmt.Fprintf(w, "\npipeline %q\n", res.Pipeline.Name)
+	if res.Complete {
+		fmt.Fprintf(w, "\npipeline %q\n", res.Pipeline.Name)
+	} else {
+		fmt.Fprintf(w, "\npipeline %q (incomplete: interrupted; the rows of finished points)\n", res.Pipeline.Name)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	var head []string
 	head = append(head, res.Vars...)

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -71,6 +73,9 @@ type Result struct {
 	Vars        []string // matrix variable names, in order
 	ExpectNames []string // union of expectation names, in order
 	Rows        []Row
+	// Complete is false when the run was interrupted before every point
+	// finished; Rows then hold the points that did.
+	Complete bool
 }
 
 // OK reports whether every row is OK and there is at least one.
@@ -103,6 +108,10 @@ type Runner struct {
 	// MaxEdges refuses points whose construction estimates a logic
 	// circuit of more edges (0: no limit).
 	MaxEdges int64
+	// Jobs is how many points of a pipeline run at once (at least 1).
+	Jobs int
+	// reportMu serialises Diagnostics calls from concurrent points.
+	reportMu sync.Mutex
 }
 
 // plugins are one pipeline's opened plugins.
@@ -255,37 +264,67 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 		samplesN = r.Samples
 	}
 	points := p.Points()
-	for i, pt := range points {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		log := r.Log.With().Str("pipeline", p.Name).Str("point", pt.String()).Logger()
-		if r.Progress != nil {
-			r.Progress(p, pt, false)
-		}
-		rows := r.runPoint(ctx, p, pl, pt, samplesN, log)
-		if r.Progress != nil {
-			r.Progress(p, pt, true)
-		}
-		for _, row := range rows {
-			ev := log.Info()
-			if !row.OK() {
-				ev = log.Error()
-				if row.Err != nil {
-					ev = ev.Err(row.Err)
+	// Points run on up to Jobs goroutines against the same plugin
+	// processes; rows are kept in point order. A point cut short by
+	// cancellation is dropped, so the rows returned are all complete.
+	perPoint := make([][]Row, len(points))
+	finished := make([]bool, len(points))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(max(r.Jobs, 1), len(points)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(points) || ctx.Err() != nil {
+					return
 				}
+				pt := points[i]
+				log := r.Log.With().Str("pipeline", p.Name).Str("point", pt.String()).Logger()
+				if r.Progress != nil {
+					r.Progress(p, pt, false)
+				}
+				rows := r.runPoint(ctx, p, pl, pt, samplesN, log)
+				if ctx.Err() != nil {
+					return
+				}
+				if r.Progress != nil {
+					r.Progress(p, pt, true)
+				}
+				for _, row := range rows {
+					ev := log.Info()
+					if !row.OK() {
+						ev = log.Error()
+						if row.Err != nil {
+							ev = ev.Err(row.Err)
+						}
+					}
+					ev.Str("layerer", row.Layerer).Int("depth", row.Stats.Depth).Int("width", row.Stats.Width).
+						Bool("verified", row.Verified).Bool("expect_ok", row.ExpectOK).
+						Dur("build_ms", row.BuildTime).Dur("layer_ms", row.LayerTime).Dur("verify_ms", row.VerifyTime).
+						Msgf("point %d/%d", i+1, len(points))
+				}
+				perPoint[i], finished[i] = rows, true
 			}
-			ev.Str("layerer", row.Layerer).Int("depth", row.Stats.Depth).Int("width", row.Stats.Width).
-				Bool("verified", row.Verified).Bool("expect_ok", row.ExpectOK).
-				Dur("build_ms", row.BuildTime).Dur("layer_ms", row.LayerTime).Dur("verify_ms", row.VerifyTime).
-				Msgf("point %d/%d", i+1, len(points))
+		})
+	}
+	wg.Wait()
+	done := 0
+	for i := range points {
+		if finished[i] {
+			res.Rows = append(res.Rows, perPoint[i]...)
+			done++
 		}
-		res.Rows = append(res.Rows, rows...)
+	}
+	res.Complete = done == len(points)
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("pipeline %q interrupted after %d of %d points: %w", p.Name, done, len(points), err)
 	}
 	return res, nil
 }
 
 func (r *Runner) report(d hcl.Diagnostics) {
+	r.reportMu.Lock()
+	defer r.reportMu.Unlock()
 	if len(d) > 0 && r.Diagnostics != nil {
 		r.Diagnostics(d)
 	}
