@@ -101,3 +101,105 @@ pipeline "fig-keccak-width" {
     width = 11 * 25 * pow(2, matrix.log_w) + (matrix.blocks - 1) * 25 * pow(2, matrix.log_w - 1)
   }
 }
+
+# Figure "Circuit compiled for MD with compression function Keccak with w=1
+# and n_rounds=1": an 8-bit message in 2 blocks of 4 bits, 4-bit chain,
+# log w = 1, r = 12. Per block: xor into the chain (2 levels), state (1),
+# f (6); plus the zero chain value and the output: depth 1 + 2·9 + 1 = 20.
+pipeline "fig-md-circuit" {
+  construction "md" {
+    log_w      = 1
+    rounds     = 1
+    rate       = 12
+    block_bits = 4
+    chain_bits = 4
+    blocks     = 2
+    padding    = "zero"
+  }
+
+  layerer "reifier" {}
+
+  expect "reifier" {
+    depth = 1 + 2 * (3 + 6 * 1) + 1
+    width = 11 * 25 * 2 + (2 - 1) * 4
+  }
+}
+
+# Figures "Plot for MD depth scaling" and "Plot for MD width scaling": the
+# sweep of the paper's MD table (configs/paper/md.hcl).
+pipeline "fig-md-scaling" {
+  samples = 64
+
+  matrix {
+    log_w      = [1, 2]
+    rounds     = [1, 2]
+    block_bits = [4, 8]
+    blocks     = [1, 2, 3, 4]
+  }
+
+  construction "md" {
+    log_w      = matrix.log_w
+    rounds     = matrix.rounds
+    rate       = matrix.block_bits + 8
+    block_bits = matrix.block_bits
+    chain_bits = matrix.block_bits
+    blocks     = matrix.blocks
+    padding    = "zero"
+  }
+
+  layerer "reifier" {}
+
+  expect "reifier" {
+    depth = 1 + matrix.blocks * (3 + 6 * matrix.rounds) + 1
+    width = 11 * 25 * pow(2, matrix.log_w) + (matrix.blocks - 1) * matrix.block_bits
+  }
+}
+
+# Figure "Circuit compiled for MT with compression function Keccak with w=1
+# and n_rounds=1": 8 input bits, 2 leaves of 4 bits, log w = 1, r = 12.
+# Input 8; leaves' states 2·50 = 100; f on both leaves (twice the width of
+# f); xor of the leaf hashes (2 levels); the node's state and f; output:
+# depth 17.
+pipeline "fig-merkle-circuit" {
+  construction "merkle" {
+    log_w      = 1
+    rounds     = 1
+    rate       = 12
+    block_bits = 4
+    leaves     = 2
+  }
+
+  layerer "reifier" {}
+
+  expect "reifier" {
+    depth = log2(2) * (3 + 6 * 1) + 2 + 6 * 1
+    width = 2 * 11 * 25 * 2
+  }
+}
+
+# Figures "Plot for MT depth scaling" and "Plot for MT width scaling": the
+# sweep of the paper's Merkle tree table (configs/paper/merkle.hcl).
+pipeline "fig-merkle-scaling" {
+  samples = 64
+
+  matrix {
+    log_w  = [1, 2]
+    rounds = [1, 2]
+    leaves = [1, 2, 4, 8]
+  }
+
+  construction "merkle" {
+    log_w      = matrix.log_w
+    rounds     = matrix.rounds
+    rate       = 12
+    block_bits = 4
+    leaves     = matrix.leaves
+  }
+
+  layerer "reifier" {}
+
+  expect "reifier" {
+    depth = log2(matrix.leaves) * (3 + 6 * matrix.rounds) + 2 + 6 * matrix.rounds
+    width = matrix.leaves * 11 * 25 * pow(2, matrix.log_w)
+  }
+}

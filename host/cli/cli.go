@@ -165,6 +165,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 			}
 			// Logs go through the bar's writer, which keeps them off the bar's line.
 			ro.bar = progress.New(env.Stderr, on, 0)
+			defer ro.bar.Finish() // also when the run fails or is interrupted
 			renv := *env
 			renv.Stderr = ro.bar.Writer()
 			env := &renv

@@ -97,6 +97,16 @@ func TestPaperTables(t *testing.T) {
 			keys: []string{"log_w", "rounds"},
 			cols: map[string]string{"depth_observed": "depth"},
 		},
+		{
+			config: "md.hcl", pipeline: "md-sequential", paper: "md_sequential.csv",
+			keys: []string{"log_w", "rounds", "block_bits", "blocks"},
+			cols: map[string]string{"actual_depth": "depth", "actual_width": "width", "expected_depth": "expect_depth", "expected_width": "expect_width"},
+		},
+		{
+			config: "merkle.hcl", pipeline: "merkle-tree", paper: "merkle_tree.csv",
+			keys: []string{"log_w", "rounds", "leaves"},
+			cols: map[string]string{"actual_depth": "depth", "actual_width": "width", "expected_depth": "expect_depth", "expected_width": "expect_width"},
+		},
 	}
 	out := t.TempDir()
 	var configs []string

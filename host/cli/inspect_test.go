@@ -145,19 +145,19 @@ func TestInspectJSONAndErrors(t *testing.T) {
 	}
 }
 
-// TestRunReports runs figures.hcl with --out and --draw and checks the
-// report files' contents.
+// TestRunReports runs figures.hcl (the paper's figures) with --out and
+// --draw and checks the report files' contents.
 func TestRunReports(t *testing.T) {
 	dir := t.TempDir()
 	r := tcforge(t, "run", "--log-level", "warn", "--progress", "always", "--png=false", "--draw=fig-*-circuit", "--out", dir, figures)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "3 pipelines, 62 points, 62 rows: 62 verified, 62/62 met their expectations, 0 failed pipelines, ") {
+	if !strings.Contains(r.stdout, "7 pipelines, 112 points, 112 rows: 112 verified, 112/112 met their expectations, 0 failed pipelines, ") {
 		t.Errorf("summary line missing:\n%s", r.stdout)
 	}
 	// The bar ran through every point, on stderr only.
-	if !strings.Contains(r.stderr, "] 62/62 ") || !strings.Contains(r.stderr, "fig-keccak-depth log_w=3 rounds=24") || strings.Contains(r.stdout, "\x1b[K") {
+	if !strings.Contains(r.stderr, "] 112/112 ") || !strings.Contains(r.stderr, "fig-keccak-depth log_w=3 rounds=24") || strings.Contains(r.stdout, "\x1b[K") {
 		t.Errorf("progress bar: stderr %q", r.stderr[max(0, len(r.stderr)-300):])
 	}
 
@@ -213,7 +213,7 @@ func TestRunReports(t *testing.T) {
 	for _, c := range circuits {
 		names = append(names, filepath.Base(c))
 	}
-	if strings.Join(names, " ") != "fig-keccak-circuit.log_w-0.reifier.svg fig-keccak-circuit.log_w-1.reifier.svg" {
+	if strings.Join(names, " ") != "fig-keccak-circuit.log_w-0.reifier.svg fig-keccak-circuit.log_w-1.reifier.svg fig-md-circuit.reifier.svg fig-merkle-circuit.reifier.svg" {
 		t.Errorf("circuit drawings %v", names)
 	}
 
@@ -224,16 +224,19 @@ func TestRunReports(t *testing.T) {
 	page := string(html)
 	for _, want := range []string{
 		`<a href="#p-fig-keccak-circuit">fig-keccak-circuit</a>`, `<a href="#p-fig-keccak-depth">`, `<a href="#p-fig-keccak-width">`,
-		`3 pipelines; 62 points, 62 rows: 62 verified, 62/62 met their expectations.`,
+		`7 pipelines; 112 points, 112 rows: 112 verified, 112/112 met their expectations.`,
 		`<img src="data:image/svg+xml;base64,`, `275 block 1/round 1/theta counters`,
+		`550 leaf 1/round 1/theta counters, 550 leaf 2/round 1/theta counters`, `8 block 2/absorb counters`,
 	} {
 		if !strings.Contains(strings.ReplaceAll(page, "&#43;", "+"), want) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
-	// Depth and width against each swept variable: log_w; log_w, rounds;
-	// log_w, blocks (rounds is not swept in fig-keccak-width).
-	if n := strings.Count(page, "<svg"); n != 2+4+4 {
+	// Depth and width against each swept variable: keccak circuit log_w;
+	// keccak depth log_w, rounds; keccak width log_w, blocks (rounds is
+	// fixed); MD log_w, rounds, block_bits, blocks; Merkle log_w, rounds,
+	// leaves. Single-point pipelines have no plots.
+	if n := strings.Count(page, "<svg"); n != 2+4+4+8+6 {
 		t.Errorf("%d inline plots", n)
 	}
 }

@@ -382,14 +382,21 @@ func (c Chart) Plot() (*plot.Plot, error) {
 	}
 	p.X.Tick.Marker = dataTicks(xsAll)
 	p.Y.Tick.Marker = integerTicks{}
-	// Room above the highest line for the legend.
-	if p.Y.Max > p.Y.Min {
-		entries := len(c.Series) + 2
-		p.Y.Max += (p.Y.Max - p.Y.Min) * math.Min(0.08*float64(entries), 1.2)
-		p.Y.Min -= (p.Y.Max - p.Y.Min) * 0.04
-	} else {
-		p.Y.Min, p.Y.Max = p.Y.Min-1, p.Y.Max+1+float64(len(c.Series))
+	// Room above the highest line for the legend (top left): the data
+	// keeps the part of the height the legend's entries leave free.
+	entries := len(c.Series)
+	if anyExpected {
+		entries += 2
 	}
+	if len(mismatches) > 0 {
+		entries++
+	}
+	free := 1 - math.Min(0.7, float64(entries)*14/(chartHeight.Points()-70)) - 0.04
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Min, p.Y.Max = p.Y.Min-1, p.Y.Max+1
+	}
+	p.Y.Min -= (p.Y.Max - p.Y.Min) * 0.04
+	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)/free
 	if p.X.Max > p.X.Min {
 		pad := (p.X.Max - p.X.Min) * 0.04
 		p.X.Min, p.X.Max = p.X.Min-pad, p.X.Max+pad
@@ -430,23 +437,26 @@ func dataTicks(xs []float64) plot.Ticker {
 	return ts
 }
 
-// integerTicks is the default ticker without fractional labels: figures
-// and matrix variables are whole numbers.
+// integerTicks marks whole numbers only, at steps of 1, 2 or 5 × 10^k
+// chosen for about six labelled ticks, with unlabelled ticks halfway:
+// figures and matrix variables are whole numbers.
 type integerTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (integerTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) || math.IsInf(max-min, 0) {
+		return nil
+	}
+	step := 1.0
+	for k := 0; (max-min)/step > 7; k++ {
+		step = []float64{2, 5, 10}[k%3] * math.Pow(10, float64(k/3))
+	}
 	var out []plot.Tick
-	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
-		if t.Label != "" {
-			// Tick values are computed in floating point: 12.000000000000002.
-			if r := math.Round(t.Value); math.Abs(t.Value-r) <= 1e-9*math.Max(1, math.Abs(r)) {
-				t.Value, t.Label = r, strconv.FormatFloat(r, 'f', -1, 64)
-			} else {
-				t.Label = ""
-			}
+	for v := math.Ceil(min/step) * step; v <= max; v += step {
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+		if half := v + step/2; step >= 2 && half <= max && half == math.Trunc(half) {
+			out = append(out, plot.Tick{Value: half})
 		}
-		out = append(out, t)
 	}
 	return out
 }

@@ -136,7 +136,7 @@ func (c *Circuit) Validate() error {
 	if len(c.Args) != len(c.Weights) {
 		return fmt.Errorf("circuit: %d args but %d weights", len(c.Args), len(c.Weights))
 	}
-	if n > 0 && (c.ArgStart[0] != 0 || int(c.ArgStart[n]) != len(c.Args)) {
+	if c.ArgStart[0] != 0 || int(c.ArgStart[n]) != len(c.Args) {
 		return fmt.Errorf("circuit: ArgStart does not span Args")
 	}
 	inputSeen := make([]bool, len(c.Inputs))
@@ -144,6 +144,9 @@ func (c *Circuit) Validate() error {
 		a, b := c.ArgStart[i], c.ArgStart[i+1]
 		if a > b {
 			return fmt.Errorf("circuit: node %d: operand offsets decrease", i)
+		}
+		if int(b) > len(c.Args) {
+			return fmt.Errorf("circuit: node %d: operand offsets run past the %d operands", i, len(c.Args))
 		}
 		if t := c.Tag[i]; t < 0 || int(t) >= len(c.Tags) {
 			return fmt.Errorf("circuit: node %d: tag %d out of range [0,%d)", i, t, len(c.Tags))
@@ -199,7 +202,7 @@ func (c *Circuit) Validate() error {
 
 func checkRanges(what string, rs []Range, n int) error {
 	for _, r := range rs {
-		if r.Start < 0 || r.Len < 0 || r.Start+r.Len > n {
+		if r.Start < 0 || r.Len < 0 || r.Start > n-r.Len {
 			return fmt.Errorf("circuit: %s range %q [%d,+%d) exceeds %d bits", what, r.Name, r.Start, r.Len, n)
 		}
 	}

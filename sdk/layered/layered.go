@@ -95,11 +95,17 @@ func (c *Circuit) Validate() error {
 		if hi < lo {
 			return fmt.Errorf("layered: level %d has negative width", L)
 		}
+		if int(hi) > g {
+			return fmt.Errorf("layered: level %d ends past the %d gates", L, g)
+		}
 		prev := int32(c.LevelWidth(L - 1))
 		for gi := lo; gi < hi; gi++ {
 			a, b := c.RowStart[gi], c.RowStart[gi+1]
 			if b < a {
 				return fmt.Errorf("layered: gate %d: edge offsets decrease", gi)
+			}
+			if int(b) > len(c.Src) {
+				return fmt.Errorf("layered: gate %d: edge offsets run past the %d edges", gi, len(c.Src))
 			}
 			for e := a; e < b; e++ {
 				if s := c.Src[e]; s < 0 || s >= prev {
@@ -115,13 +121,13 @@ func (c *Circuit) Validate() error {
 		}
 	}
 	for _, r := range c.InputRanges {
-		if r.Start < 0 || r.Len < 0 || r.Start+r.Len > c.NumInputs {
+		if r.Start < 0 || r.Len < 0 || r.Start > c.NumInputs-r.Len {
 			return fmt.Errorf("layered: input range %q exceeds %d inputs", r.Name, c.NumInputs)
 		}
 	}
 	out := c.NumOutputs()
 	for _, r := range c.OutputRanges {
-		if r.Start < 0 || r.Len < 0 || r.Start+r.Len > out {
+		if r.Start < 0 || r.Len < 0 || r.Start > out-r.Len {
 			return fmt.Errorf("layered: output range %q exceeds the %d outputs of the last level", r.Name, out)
 		}
 	}
@@ -160,11 +166,12 @@ func (c *Circuit) Stats() Stats {
 		}
 	}
 	for _, w := range c.Weight {
-		if w < 0 {
-			w = -w
+		a := int(w) // before negating: −MinInt32 does not fit an int32
+		if a < 0 {
+			a = -a
 		}
-		if int(w) > s.MaxWeight {
-			s.MaxWeight = int(w)
+		if a > s.MaxWeight {
+			s.MaxWeight = a
 		}
 	}
 	return s
