@@ -54,7 +54,7 @@ func verifyLayered(l *layered.Circuit, c *circuit.Circuit, in []bits.Vec) error 
 	if err != nil {
 		return err
 	}
-	got, err := bits.EvalSliced(in, l.NumInputs, l.Eval)
+	got, err := bits.EvalSliced(in, l.NumInputs, l.Evaluator())
 	if err != nil {
 		return err
 	}

@@ -64,9 +64,12 @@ func Threshold(xs []uint64, ws []int32, theta int32) uint64 {
 		if x == 0 {
 			continue
 		}
-		if ws[i] == 1 {
+		switch ws[i] {
+		case 1:
 			inc(acc, x)
-		} else {
+		case -1:
+			dec(acc, x)
+		default:
 			addConst(acc, int64(ws[i]), x)
 		}
 	}
@@ -86,6 +89,19 @@ func inc(acc []uint64, mask uint64) {
 	}
 }
 
+// dec subtracts 1 in the lanes of mask.
+func dec(acc []uint64, mask uint64) {
+	b := mask
+	for j := range acc {
+		if b == 0 {
+			return
+		}
+		a := acc[j]
+		acc[j] = a ^ b
+		b &^= a
+	}
+}
+
 // addConst adds the constant v (two's complement, len(acc) bits) in the lanes of mask.
 func addConst(acc []uint64, v int64, mask uint64) {
 	var carry uint64
@@ -98,4 +114,74 @@ func addConst(acc []uint64, v int64, mask uint64) {
 		acc[j] = a ^ b ^ carry
 		carry = (a & b) | (carry & (a ^ b))
 	}
+}
+
+// Sum is the bit-sliced weighted sum Σ ws[k]·xs[k] of one row of inputs,
+// kept so that several thresholds can be compared against it: the n
+// counters [S ≥ 1] … [S ≥ n] of an n-ary XOR read the same row, and
+// summing it once instead of n times is most of a Keccak evaluation.
+type Sum struct {
+	planes   [maxPlanes]uint64
+	k        int   // planes in use: enough for any Σ − θ with θ in range
+	pos, neg int64 // the largest and (minus) the smallest possible sums
+}
+
+// Set computes the sum of xs weighted by ws.
+func (s *Sum) Set(xs []uint64, ws []int32) {
+	s.pos, s.neg = 0, 0
+	for _, w := range ws {
+		if w > 0 {
+			s.pos += int64(w)
+		} else {
+			s.neg -= int64(w)
+		}
+	}
+	s.k = min(bits.Len64(uint64(s.pos+s.neg))+1, maxPlanes)
+	acc := s.planes[:s.k]
+	clear(acc)
+	for i, x := range xs {
+		if x == 0 {
+			continue
+		}
+		switch ws[i] {
+		case 1:
+			inc(acc, x)
+		case -1:
+			dec(acc, x)
+		default:
+			addConst(acc, int64(ws[i]), x)
+		}
+	}
+}
+
+// AtLeast returns, lane by lane, [sum ≥ theta].
+func (s *Sum) AtLeast(theta int32) uint64 {
+	t := int64(theta)
+	if t <= -s.neg {
+		return ^uint64(0)
+	}
+	if t > s.pos {
+		return 0
+	}
+	if s.neg == 0 {
+		// Σ ≥ 0 and 0 < θ ≤ pos: compare the planes with θ bit by bit
+		// from the top, no subtraction.
+		gt, eq := uint64(0), ^uint64(0)
+		for j := s.k - 1; j >= 0; j-- {
+			p := s.planes[j]
+			if (t>>uint(j))&1 == 1 {
+				eq &= p
+			} else {
+				gt |= eq & p
+				eq &^= p
+			}
+		}
+		return gt | eq
+	}
+	// −neg < θ ≤ pos, so Σ − θ lies in [−neg−pos, pos+neg]: k planes hold it.
+	var diff [maxPlanes]uint64
+	d := diff[:s.k]
+	copy(d, s.planes[:s.k])
+	addConst(d, -t, ^uint64(0))
+	return ^d[s.k-1]
 }

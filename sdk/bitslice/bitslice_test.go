@@ -42,3 +42,32 @@ func TestThresholdMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestSumAtLeast: a kept sum compared with every threshold in and around
+// its range agrees with Threshold, for random rows and weights.
+func TestSumAtLeast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 500 {
+		n := 1 + rng.IntN(20)
+		xs := make([]uint64, n)
+		ws := make([]int32, n)
+		for i := range xs {
+			xs[i] = rng.Uint64()
+			switch trial % 3 {
+			case 0:
+				ws[i] = 1
+			case 1:
+				ws[i] = int32(rng.IntN(3)*2 - 1)
+			default:
+				ws[i] = int32(rng.IntN(41) - 20)
+			}
+		}
+		var s Sum
+		s.Set(xs, ws)
+		for theta := int32(-25 * n); theta <= int32(25*n); theta++ {
+			if got, want := s.AtLeast(theta), Threshold(xs, ws, theta); got != want {
+				t.Fatalf("trial %d, ws %v, θ %d: AtLeast %x, Threshold %x", trial, ws, theta, got, want)
+			}
+		}
+	}
+}
