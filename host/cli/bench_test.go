@@ -7,7 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/tcforge/tcforge/host/cli"
+	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/sdk"
 )
 
 // BenchmarkRunSHA3_256 is a whole "tcforge run" of one full SHA3-256
@@ -37,6 +42,46 @@ func BenchmarkRunSHA3_256(b *testing.B) {
 				var out, errb bytes.Buffer
 				if code := cli.Main(context.Background(), cli.Env{Stdout: &out, Stderr: &errb, Builtins: testBuiltins()}, args); code != 0 {
 					b.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLayerSHA3_512 sends a full SHA3-512 logic circuit to the
+// reifier plugin and gets its layered circuit (5.5 M edges) back, over RPC
+// from a plugin process and in-process: the transfer's cost.
+func BenchmarkLayerSHA3_512(b *testing.B) {
+	ctx := context.Background()
+	kp, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-512"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := keccak.Plugin.Build(ctx, kp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, inProcess := range []bool{false, true} {
+		name := "rpc"
+		if inProcess {
+			name = "in-process"
+		}
+		b.Run(name, func(b *testing.B) {
+			reg := registry.New(registry.Options{Builtins: testBuiltins(), InProcess: inProcess, Log: zerolog.Nop()})
+			defer reg.Close()
+			pl, _, err := reg.Open(ctx, "reifier")
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := pl.(*sdk.Layerer)
+			p, _ := sdk.NewParams(l.Params, nil)
+			for b.Loop() {
+				lc, err := l.Layer(ctx, c, p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if lc.Depth() != 148 {
+					b.Fatalf("depth %d", lc.Depth())
 				}
 			}
 		})
