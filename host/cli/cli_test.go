@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +123,35 @@ func TestPaperTables(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The paper's linear prediction 6·rounds + 2 and its misses: the
+	// predict block's values, in the JSON report, against the paper.
+	t.Run("predicted-depth", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(out, "keccak-depth-deviation.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Rows []struct {
+				Point   map[string]int   `json:"point"`
+				Depth   int              `json:"depth"`
+				Predict map[string]int64 `json:"predict"`
+			} `json:"rows"`
+		}
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		want := readCSV(t, filepath.Join("testdata", "paper", "keccak_depth_deviation.csv"))
+		if len(rep.Rows) != len(want) {
+			t.Fatalf("%d rows, want %d", len(rep.Rows), len(want))
+		}
+		for i, w := range want {
+			r := rep.Rows[i]
+			pred, delta := strconv.FormatInt(r.Predict["depth"], 10), strconv.Itoa(r.Depth-int(r.Predict["depth"]))
+			if strconv.Itoa(r.Point["log_w"]) != w["log_w"] || pred != w["depth_predicted_6n_plus_2"] || delta != w["delta"] {
+				t.Errorf("row %v: predicted %s, delta %s; paper %v", r.Point, pred, delta, w)
+			}
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.pipeline, func(t *testing.T) {
 			got := readCSV(t, filepath.Join(out, tt.pipeline+".csv"))

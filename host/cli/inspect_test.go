@@ -186,7 +186,7 @@ func TestRunReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| reifier | width | `11 * 25 * pow(2, matrix.log_w) + (matrix.blocks - 1) * 25 * pow(2, matrix.log_w - 1)` |",
+		"| reifier | expect | width | `11 * 25 * pow(2, matrix.log_w) + (matrix.blocks - 1) * 25 * pow(2, matrix.log_w - 1)` |",
 		"| 2 | 4 | 1 | reifier | 34 | 34 | 1250 | 1250 |",
 		"![fig-keccak-width.width-vs-blocks](plots/fig-keccak-width.width-vs-blocks.svg)",
 	} {

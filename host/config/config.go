@@ -47,7 +47,11 @@ const (
 	KindLayerer      = "layerer"
 	KindMapper       = "mapper"
 	KindExpect       = "expect"
-	KindMatrix       = "matrix"
+	// KindPredict is a predict block: like expect, but a miss is shown
+	// (tables, plots), not a failure — for laws known to be approximate,
+	// such as the paper's 6·rounds + 2 that zero round constants undercut.
+	KindPredict = "predict"
+	KindMatrix  = "matrix"
 )
 
 // File is one parsed pipeline file.
@@ -84,7 +88,9 @@ type Block struct {
 // Expect is an expect block: expected figures of the layered circuit built
 // by one layerer, as expressions over matrix.* and construction.*.
 type Expect struct {
-	Layerer  string // the label: the layerer block these apply to
+	Layerer string // the label: the layerer block these apply to
+	// Predict marks a predict block: its misses do not fail the row.
+	Predict  bool
 	DefRange hcl.Range
 	// LabelRange locates the label.
 	LabelRange hcl.Range
@@ -203,7 +209,7 @@ func duplicateDiag(kind, name string, at, prev hcl.Range) *hcl.Diagnostic {
 
 // pipelineBlocks and pipelineAttrs are what a pipeline body may contain.
 func pipelineBlocks() []string {
-	return []string{KindMatrix, KindConstruction, KindLayerer, KindMapper, KindExpect}
+	return []string{KindMatrix, KindConstruction, KindLayerer, KindMapper, KindExpect, KindPredict}
 }
 
 func pipelineAttrs() []string { return []string{"samples"} }
@@ -281,15 +287,15 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 			case KindMapper:
 				p.Mappers = append(p.Mappers, pb)
 			}
-		case KindExpect:
-			label, d := oneLabel(blk, KindExpect)
+		case KindExpect, KindPredict:
+			label, d := oneLabel(blk, blk.Type)
 			diags = append(diags, d...)
 			if d.HasErrors() {
 				continue
 			}
 			attrs, d := blk.Body.JustAttributes()
 			diags = append(diags, d...)
-			e := &Expect{Layerer: label, DefRange: blk.DefRange(), LabelRange: blk.LabelRanges[0], Attrs: attrs}
+			e := &Expect{Layerer: label, Predict: blk.Type == KindPredict, DefRange: blk.DefRange(), LabelRange: blk.LabelRanges[0], Attrs: attrs}
 			for _, a := range sortedAttrs(attrs) {
 				e.Names = append(e.Names, a.Name)
 			}
@@ -345,6 +351,9 @@ func (p *Pipeline) checkExpects() hcl.Diagnostics {
 		for _, n := range e.Names {
 			a := e.Attrs[n]
 			key := [2]string{e.Layerer, n}
+			if e.Predict {
+				key[0] = "predict " + e.Layerer
+			}
 			if prev, dup := seen[key]; dup {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
@@ -419,6 +428,8 @@ func labelExample(what string) string {
 		return `mapper "no-attention" {}`
 	case KindExpect:
 		return `expect "reifier" { depth = ... }`
+	case KindPredict:
+		return `predict "reifier" { depth = ... }`
 	}
 	return what + ` "name" {}`
 }

@@ -580,3 +580,45 @@ func TestWriteDiagnosticsMultiline(t *testing.T) {
 		t.Errorf("output lacks\n%s\n--- output:\n%s", want, buf.String())
 	}
 }
+
+// TestPredict: predict blocks parse like expect blocks, are marked, may
+// name a figure an expect block also names, and are checked the same way.
+func TestPredict(t *testing.T) {
+	src := `pipeline "p" {
+  matrix {
+    rounds = [13, 19]
+  }
+  construction "keccak" {
+    rounds = matrix.rounds
+  }
+  layerer "reifier" {}
+  expect "reifier" {
+    depth = 6 * matrix.rounds
+  }
+  predict "reifier" {
+    depth = 6 * matrix.rounds + 2
+  }
+}`
+	f, diags := Parse("p.hcl", []byte(src))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	p := f.Pipelines[0]
+	if len(p.Expects) != 2 || p.Expects[0].Predict || !p.Expects[1].Predict {
+		t.Fatalf("expects %+v", p.Expects)
+	}
+	got, d := p.Expects[1].Eval(p.Points()[1], nil)
+	if d.HasErrors() || got["depth"] != 116 {
+		t.Errorf("predicted %v %v, want depth 116", got, d)
+	}
+
+	bad := strings.Replace(src, `predict "reifier" {`, `predict "reifer" {`, 1)
+	_, diags = Parse("p.hcl", []byte(bad))
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), `Unknown layerer "reifer"`) {
+		t.Errorf("a predict block naming no layerer: %v", diags)
+	}
+	dup := strings.Replace(src, `depth = 6 * matrix.rounds + 2`, "depth = 1\n    depth = 2", 1)
+	if _, diags = Parse("p.hcl", []byte(dup)); !diags.HasErrors() {
+		t.Error("a figure predicted twice in one block was accepted")
+	}
+}

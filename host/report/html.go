@@ -240,8 +240,8 @@ details { margin: 6px 0 18px; }
 <h2>{{.Name}} <span class="badge{{if not .OK}} fail{{end}}">{{if .OK}}ok{{else}}FAIL{{end}}</span></h2>
 <p class="meta">{{if .Source}}From <code>{{.Source}}</code>. {{end}}{{.Summary}}.{{if .Files}} Files: {{range $i, $f := .Files}}{{if $i}}, {{end}}<a href="{{$f}}">{{$f}}</a>{{end}}.{{end}}</p>
 {{if .Expectations}}<h3>Expectations</h3>
-<table class="expect"><tr><th>layerer</th><th>figure</th><th>formula</th></tr>
-{{range .Expectations}}<tr><td>{{.Layerer}}</td><td>{{.Figure}}</td><td><code>{{.Formula}}</code></td></tr>
+<table class="expect"><tr><th>layerer</th><th>kind</th><th>figure</th><th>formula</th></tr>
+{{range .Expectations}}<tr><td>{{.Layerer}}</td><td>{{.Kind}}</td><td>{{.Figure}}</td><td><code>{{.Formula}}</code></td></tr>
 {{end}}</table>{{end}}
 <h3>Formula verification</h3>
 <table class="results">

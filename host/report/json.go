@@ -23,7 +23,10 @@ type JSONReport struct {
 	ExpectNames  []string      `json:"expect_names"`
 	Expectations []Expectation `json:"expectations"`
 	OK           bool          `json:"ok"`
-	Rows         []JSONRow     `json:"rows"`
+	// Complete is false when the run was interrupted: Rows then hold
+	// only the points that finished.
+	Complete bool      `json:"complete"`
+	Rows     []JSONRow `json:"rows"`
 }
 
 // JSONRow is one (matrix point × layerer) row with typed values: matrix
@@ -44,6 +47,7 @@ type JSONRow struct {
 	Verified    bool             `json:"verified"`
 	Expect      map[string]int64 `json:"expect,omitempty"`
 	Actual      map[string]int64 `json:"actual,omitempty"`
+	Predict     map[string]int64 `json:"predict,omitempty"`
 	ExpectOK    bool             `json:"expect_ok"`
 	OK          bool             `json:"ok"`
 	Error       string           `json:"error,omitempty"`
@@ -60,6 +64,16 @@ type Expectation struct {
 	Formula string `json:"formula"`
 	// At is the formula's location, file:line,column.
 	At string `json:"at"`
+	// Predict marks a predict block's formula: shown, never a failure.
+	Predict bool `json:"predict,omitempty"`
+}
+
+// Kind is "expect" or "predict".
+func (e Expectation) Kind() string {
+	if e.Predict {
+		return "predict"
+	}
+	return "expect"
 }
 
 // Expectations returns the pipeline's expectations in file order, each
@@ -72,7 +86,7 @@ func Expectations(res *run.Result) []Expectation {
 		for _, n := range e.Names {
 			a := e.Attrs[n]
 			rng := a.Expr.Range()
-			out = append(out, Expectation{Layerer: e.Layerer, Figure: n, Formula: sourceText(srcs, rng), At: rng.String()})
+			out = append(out, Expectation{Layerer: e.Layerer, Figure: n, Formula: sourceText(srcs, rng), At: rng.String(), Predict: e.Predict})
 		}
 	}
 	return out
@@ -125,6 +139,7 @@ func JSON(res *run.Result) JSONReport {
 		ExpectNames:  append([]string{}, res.ExpectNames...),
 		Expectations: Expectations(res),
 		OK:           res.OK(),
+		Complete:     res.Complete,
 		Rows:         []JSONRow{},
 	}
 	if out.Expectations == nil {
@@ -143,7 +158,7 @@ func JSON(res *run.Result) JSONReport {
 			Depth: s.Depth, Width: s.Width, Gates: s.Gates, Copies: s.Copies, Edges: s.Edges,
 			MaxFanIn: s.MaxFanIn, MaxWeight: s.MaxWeight, LevelWidths: append([]int{}, s.Widths...),
 			LogicNodes: row.Logic.Nodes, LogicDepth: row.Logic.Depth,
-			Verified: row.Verified, Expect: row.Expect, Actual: row.Actual,
+			Verified: row.Verified, Expect: row.Expect, Actual: row.Actual, Predict: row.Predict,
 			ExpectOK: row.ExpectOK && row.Err == nil, OK: row.OK(),
 			BuildSec: row.BuildTime.Seconds(), LayerSec: row.LayerTime.Seconds(), VerifySec: row.VerifyTime.Seconds(),
 		}

@@ -105,6 +105,9 @@ func PaperTable(res *run.Result) ([]TableColumn, [][]TableCell) {
 	for _, n := range res.ExpectNames {
 		cols = append(cols, TableColumn{Name: "Exp. " + n, Right: true}, TableColumn{Name: "Actual " + n, Right: true})
 	}
+	for _, n := range res.PredictNames {
+		cols = append(cols, TableColumn{Name: "Pred. " + n, Right: true})
+	}
 	others := otherFigures(res)
 	for _, f := range others {
 		cols = append(cols, TableColumn{Name: f, Right: true})
@@ -125,6 +128,9 @@ func PaperTable(res *run.Result) ([]TableColumn, [][]TableCell) {
 			}
 			a := row.Actual[n]
 			cells = append(cells, TableCell{Text: strconv.FormatInt(e, 10)}, TableCell{Text: strconv.FormatInt(a, 10), Bad: a != e})
+		}
+		for _, n := range res.PredictNames {
+			cells = append(cells, TableCell{Text: predictCell(row, n)})
 		}
 		for _, f := range others {
 			v, _ := figureValue(row, f)
@@ -174,9 +180,9 @@ func WriteMarkdown(w io.Writer, res *run.Result, plots []string) error {
 	if ex := Expectations(res); len(ex) > 0 {
 		p("## Expectations\n\n")
 		p("Evaluated at every point with `matrix.*` and `construction.*` in scope.\n\n")
-		p("| layerer | figure | formula |\n|---|---|---|\n")
+		p("| layerer | kind | figure | formula |\n|---|---|---|---|\n")
 		for _, e := range ex {
-			p("| %s | %s | `%s` |\n", mdEscape(e.Layerer), mdEscape(e.Figure), mdEscape(e.Formula))
+			p("| %s | %s | %s | `%s` |\n", mdEscape(e.Layerer), e.Kind(), mdEscape(e.Figure), mdEscape(e.Formula))
 		}
 		p("\n")
 	}

@@ -38,6 +38,9 @@ type Chart struct {
 	Figure   string // "depth", "width" or another expected figure
 	Var      string // the matrix variable on the x axis
 	Series   []Series
+	// Predicted: the dashed values come from predict blocks (misses are
+	// deviations from an approximate law), not expect blocks.
+	Predicted bool
 }
 
 // Name is the chart's file name without extension:
@@ -89,29 +92,7 @@ type ChartPoint struct {
 func (p ChartPoint) Mismatch() bool { return p.HasExpected && p.Actual != p.Expected }
 
 // figureValue is a layered-circuit figure of a row by name.
-func figureValue(row run.Row, name string) (int64, bool) {
-	s := row.Stats
-	switch name {
-	case "depth":
-		return int64(s.Depth), true
-	case "width":
-		return int64(s.Width), true
-	case "gates":
-		return int64(s.Gates), true
-	case "copies":
-		return int64(s.Copies), true
-	case "edges":
-		return int64(s.Edges), true
-	case "max_fanin":
-		return int64(s.MaxFanIn), true
-	case "max_weight":
-		return int64(s.MaxWeight), true
-	}
-	if v, ok := row.Actual[name]; ok {
-		return v, true
-	}
-	return 0, false
-}
+func figureValue(row run.Row, name string) (int64, bool) { return run.Figure(row.Stats, name) }
 
 // numeric returns v as a float64 if it is a number.
 func numeric(v cty.Value) (float64, bool) {
@@ -161,7 +142,7 @@ func Charts(res *run.Result) []Chart {
 		return nil
 	}
 	figures := []string{"depth", "width"}
-	for _, n := range res.ExpectNames {
+	for _, n := range append(append([]string(nil), res.ExpectNames...), res.PredictNames...) {
 		if !contains(figures, n) {
 			figures = append(figures, n)
 		}
@@ -207,7 +188,13 @@ func chart(res *run.Result, fig, x string, swept []string) Chart {
 			ch.Series = append(ch.Series, Series{Layerer: row.Layerer, Fixed: strings.Join(fixed, " ")})
 		}
 		pt := ChartPoint{X: xv, Actual: act}
-		if e, ok := row.Expect[fig]; ok {
+		// A prediction, where there is one, is what the plot compares
+		// with: its misses are the interesting deviations (an exact
+		// expectation of the same figure is checked in the tables).
+		if p, ok := row.Predict[fig]; ok {
+			pt.Expected, pt.HasExpected = p, true
+			ch.Predicted = true
+		} else if e, ok := row.Expect[fig]; ok {
 			pt.Expected, pt.HasExpected = e, true
 		}
 		ch.Series[i].Points = append(ch.Series[i].Points, pt)
@@ -369,7 +356,11 @@ func (c Chart) Plot() (*plot.Plot, error) {
 		dashed.Color, dashed.Width, dashed.Dashes = color.Black, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 		ring, _ := plotter.NewScatter(plotter.XYs{{}})
 		ring.Shape, ring.Color, ring.Radius = draw.RingGlyph{}, color.Black, vg.Points(4.5)
-		p.Legend.Add("expected", dashed, ring)
+		label := "expected"
+		if c.Predicted {
+			label = "predicted"
+		}
+		p.Legend.Add(label, dashed, ring)
 	}
 	if len(mismatches) > 0 {
 		sc, err := plotter.NewScatter(mismatches)
@@ -378,7 +369,11 @@ func (c Chart) Plot() (*plot.Plot, error) {
 		}
 		sc.Shape, sc.Color, sc.Radius = thickRing{}, mismatchColor, vg.Points(8)
 		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("actual ≠ expected (%d)", len(mismatches)), sc)
+		what := "expected"
+		if c.Predicted {
+			what = "predicted"
+		}
+		p.Legend.Add(fmt.Sprintf("actual ≠ %s (%d)", what, len(mismatches)), sc)
 	}
 	p.X.Tick.Marker = dataTicks(xsAll)
 	p.Y.Tick.Marker = integerTicks{}

@@ -122,11 +122,16 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	for _, n := range res.ExpectNames {
 		head = append(head, "Exp. "+n, "Actual "+n)
 	}
+	for _, n := range res.PredictNames {
+		head = append(head, "Pred. "+n)
+	}
 	for _, f := range []string{"depth", "width", "gates", "copies", "edges"} {
 		if !contains(res.ExpectNames, f) {
 			head = append(head, f)
 		}
 	}
+	cmp := newComparison(res)
+	head = append(head, cmp.head()...)
 	head = append(head, "verified", "ok")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, row := range res.Rows {
@@ -142,6 +147,9 @@ func WriteTable(w io.Writer, res *run.Result) error {
 				cells = append(cells, "-", "-")
 			}
 		}
+		for _, n := range res.PredictNames {
+			cells = append(cells, predictCell(row, n))
+		}
 		s := row.Stats
 		for _, f := range []struct {
 			name string
@@ -155,6 +163,7 @@ func WriteTable(w io.Writer, res *run.Result) error {
 		if !row.OK() {
 			verdict = "FAIL"
 		}
+		cells = append(cells, cmp.cells(row)...)
 		cells = append(cells, strconv.FormatBool(row.Verified), verdict)
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
@@ -180,4 +189,21 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// predictCell shows a predicted figure and, if the measured one differs,
+// the difference: "80 (−1)".
+func predictCell(row run.Row, name string) string {
+	p, ok := row.Predict[name]
+	if !ok {
+		return "-"
+	}
+	act, ok := run.Figure(row.Stats, name)
+	if !ok || act == p {
+		return strconv.FormatInt(p, 10)
+	}
+	if d := act - p; d < 0 {
+		return fmt.Sprintf("%d (−%d)", p, -d)
+	}
+	return fmt.Sprintf("%d (+%d)", p, act-p)
 }

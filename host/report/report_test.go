@@ -261,7 +261,7 @@ func TestMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := buf.String()
-	formula := strings.Index(md, "| reifier | depth | `(6 * matrix.rounds + 2)` |")
+	formula := strings.Index(md, "| reifier | expect | depth | `(6 * matrix.rounds + 2)` |")
 	table := strings.Index(md, "| rounds | log_w | layerer | Exp. depth | Actual depth | Exp. width | Actual width | gates | copies | edges | verified | ok |")
 	if formula < 0 || table < 0 || formula > table {
 		t.Fatalf("want the formulas above the table, got:\n%s", md)

@@ -29,6 +29,10 @@ import (
 // statNames are the layered-circuit figures an expect block may name.
 var statNames = []string{"depth", "width", "gates", "copies", "edges", "max_fanin", "max_weight"}
 
+// Figure returns the named figure of a layered circuit's stats (depth,
+// width, gates, copies, edges, max_fanin, max_weight).
+func Figure(s layered.Stats, name string) (int64, bool) { return statValue(s, name) }
+
 func statValue(s layered.Stats, name string) (int64, bool) {
 	switch name {
 	case "depth":
@@ -59,6 +63,7 @@ type Row struct {
 	Expect   map[string]int64 // expected figures, by name
 	Actual   map[string]int64 // the same figures measured
 	ExpectOK bool             // every expectation met (true when there are none)
+	Predict  map[string]int64 // predicted figures (predict blocks), by name
 	Err      error            // what went wrong, if anything
 
 	BuildTime, LayerTime, VerifyTime time.Duration
@@ -72,7 +77,9 @@ type Result struct {
 	Pipeline    *config.Pipeline
 	Vars        []string // matrix variable names, in order
 	ExpectNames []string // union of expectation names, in order
-	Rows        []Row
+	// PredictNames are the figures of predict blocks, in order.
+	PredictNames []string
+	Rows         []Row
 	// Complete is false when the run was interrupted before every point
 	// finished; Rows then hold the points that did.
 	Complete bool
@@ -246,9 +253,14 @@ func (r *Runner) checkBlock(ctx context.Context, b *config.Block, pl sdk.Plugin,
 func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 	res := &Result{Pipeline: p, Vars: p.Vars()}
 	seen := map[string]bool{}
+	seenPred := map[string]bool{}
 	for _, e := range p.Expects {
 		for _, n := range e.Names {
-			if !seen[n] {
+			switch {
+			case e.Predict && !seenPred[n]:
+				seenPred[n] = true
+				res.PredictNames = append(res.PredictNames, n)
+			case !e.Predict && !seen[n]:
 				seen[n] = true
 				res.ExpectNames = append(res.ExpectNames, n)
 			}
@@ -431,6 +443,15 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 				row.ExpectOK = false
 				if row.Err == nil {
 					row.Err = errors.New(diags.Error())
+				}
+				continue
+			}
+			if e.Predict {
+				if row.Predict == nil {
+					row.Predict = map[string]int64{}
+				}
+				for name, v := range exp {
+					row.Predict[name] = v // shown, never a failure
 				}
 				continue
 			}

@@ -1,0 +1,83 @@
+package report
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/tcforge/tcforge/host/run"
+)
+
+// comparison puts backends side by side in the terminal table: for a
+// pipeline with several layerer blocks, every row also shows its compile
+// time and its depth, width, gates, edges and compile time as ratios to
+// the first layerer's row of the same point.
+type comparison struct {
+	base string             // the first layerer: the baseline
+	rows map[string]run.Row // the baseline's row of each point
+}
+
+// newComparison returns nil for a pipeline with a single layerer.
+func newComparison(res *run.Result) *comparison {
+	if res.Pipeline == nil || len(res.Pipeline.Layerers) < 2 {
+		return nil
+	}
+	c := &comparison{base: res.Pipeline.Layerers[0].Name, rows: map[string]run.Row{}}
+	for _, row := range res.Rows {
+		if row.Layerer == c.base {
+			c.rows[row.Point.String()] = row
+		}
+	}
+	return c
+}
+
+// ratioFigures are the figures shown as ratios, in column order.
+var ratioFigures = []string{"depth", "width", "gates", "edges", "time"}
+
+// head returns the comparison's column headers.
+func (c *comparison) head() []string {
+	if c == nil {
+		return nil
+	}
+	h := []string{"layer ms"}
+	for _, f := range ratioFigures {
+		h = append(h, f+"/"+c.base)
+	}
+	return h
+}
+
+// cells returns row's comparison cells: "-" where there is no baseline
+// figure to divide by (and for the baseline's own rows).
+func (c *comparison) cells(row run.Row) []string {
+	if c == nil {
+		return nil
+	}
+	out := []string{strconv.FormatFloat(ms(row.LayerTime), 'f', 1, 64)}
+	b, ok := c.rows[row.Point.String()]
+	for _, f := range ratioFigures {
+		if !ok || row.Layerer == c.base || row.Err != nil || b.Err != nil {
+			out = append(out, "-")
+			continue
+		}
+		var num, den float64
+		switch f {
+		case "depth":
+			num, den = float64(row.Stats.Depth), float64(b.Stats.Depth)
+		case "width":
+			num, den = float64(row.Stats.Width), float64(b.Stats.Width)
+		case "gates":
+			num, den = float64(row.Stats.Gates), float64(b.Stats.Gates)
+		case "edges":
+			num, den = float64(row.Stats.Edges), float64(b.Stats.Edges)
+		case "time":
+			num, den = ms(row.LayerTime), ms(b.LayerTime)
+		}
+		if den == 0 {
+			out = append(out, "-")
+			continue
+		}
+		out = append(out, strconv.FormatFloat(num/den, 'f', 2, 64))
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
