@@ -142,8 +142,8 @@ func opCases() []opCase {
 		{1, []int32{1, -2, 3, -4, 5}}, // alternating
 		{math.MinInt32, []int32{math.MinInt32, math.MinInt32}},
 		{math.MaxInt32, []int32{math.MaxInt32, math.MaxInt32, -1}},
-		{3, []int32{1, 1, 1, 1, 1, 1}},      // at least 3 of 6
-		{1, []int32{1, -1, 1, -1, 1, -1}},   // more odd than even
+		{3, []int32{1, 1, 1, 1, 1, 1}},       // at least 3 of 6
+		{1, []int32{1, -1, 1, -1, 1, -1}},    // more odd than even
 		{-5, []int32{-1, -1, -1, -1, -1, 1}}, // at most 5 of the first 5, i.e. true
 	}
 	for _, th := range thresholds {

@@ -2,7 +2,11 @@ package circuit_test
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -65,5 +69,87 @@ func FuzzCircuitUnmarshal(f *testing.F) {
 		if len(out) != len(c.Outputs) {
 			t.Fatalf("%d output words for %d outputs", len(out), len(c.Outputs))
 		}
+		// Eval agrees with each op's definition on a few lanes.
+		for _, l := range []int{0, 1, 63} {
+			val := make([]uint, c.NumNodes())
+			for i, op := range c.Ops {
+				if op == circuit.OpInput {
+					val[i] = uint(in[c.Param[i]]>>l) & 1
+					continue
+				}
+				args, ws := c.Operands(circuit.Node(i))
+				xs := make([]uint, len(args))
+				for k, a := range args {
+					xs[k] = val[a]
+				}
+				val[i] = refOp(op, c.Param[i], ws, xs)
+			}
+			for j, o := range c.Outputs {
+				if got := uint(out[j]>>l) & 1; got != val[o] {
+					t.Fatalf("lane %d, output %d: Eval %d, definition %d", l, j, got, val[o])
+				}
+			}
+		}
 	})
+}
+
+// TestWriteFuzzCorpus rewrites the committed seed corpus of
+// FuzzCircuitUnmarshal from the current encoding (run it after changing
+// the format):
+//
+//	TCFORGE_WRITE_FUZZ_CORPUS=1 go test -run TestWriteFuzzCorpus ./sdk/circuit
+func TestWriteFuzzCorpus(t *testing.T) {
+	if os.Getenv("TCFORGE_WRITE_FUZZ_CORPUS") == "" {
+		t.Skip("set TCFORGE_WRITE_FUZZ_CORPUS=1 to rewrite testdata/fuzz/FuzzCircuitUnmarshal")
+	}
+	enc := func(c *circuit.Circuit) []byte {
+		data, err := c.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	adder := func() *circuit.Circuit {
+		b := circuit.NewBuilder()
+		in := b.Input("abc", 3)
+		b.Output("sum", []circuit.Node{b.Xor(in...)})
+		b.Output("carry", []circuit.Node{b.Threshold(2, in, []int32{1, 1, 1})})
+		return b.Circuit()
+	}
+	every := enc(validCircuit())
+	// Regressions: Validate used to index Args with unchecked offsets, and
+	// to let Start+Len overflow past a range check.
+	pastArgs := cloneCircuit(validCircuit())
+	pastArgs.ArgStart[firstNode(pastArgs, circuit.OpOr)+1] = int32(len(pastArgs.Args)) + 100
+	overflow := cloneCircuit(validCircuit())
+	overflow.OutputRanges[0].Start, overflow.OutputRanges[0].Len = 2, math.MaxInt
+	seeds := map[string][]byte{
+		"valid_empty":               enc(circuit.NewBuilder().Circuit()),
+		"valid_adder":               enc(adder()),
+		"valid_every_op":            every,
+		"valid_random":              enc(randomCircuit(rand.New(rand.NewPCG(11, 12)), 24)),
+		"truncated_header":          every[:6],
+		"truncated_half":            every[:len(every)/2],
+		"truncated_last_byte":       every[:len(every)-1],
+		"regress_argstart_past_end": enc(pastArgs),
+		"regress_range_overflow":    enc(overflow),
+	}
+	writeCorpus(t, filepath.Join("testdata", "fuzz", "FuzzCircuitUnmarshal"), seeds)
+}
+
+// writeCorpus replaces dir's files with one corpus file per seed.
+func writeCorpus(t *testing.T, dir string, seeds map[string][]byte) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range seeds {
+		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -259,6 +259,9 @@ func PaddedBlocks(msgBits, suffixBits, rate int) int {
 
 // Split cuts bits into consecutive blocks of n bits (the last may be shorter).
 func Split(bits []circuit.Node, n int) [][]circuit.Node {
+	if n <= 0 {
+		panic(fmt.Sprintf("keccak.Split: block size %d is not positive", n))
+	}
 	var out [][]circuit.Node
 	for len(bits) > 0 {
 		k := min(n, len(bits))

@@ -165,7 +165,7 @@ func (d *Circuit) expandRows(kinds []byte, fanIn, src, weight []int32) error {
 		}
 		// Repeated rows expand; bound the expansion so that a small
 		// hostile blob cannot demand gigabytes.
-		if edges > math.MaxInt32 || edges > 1<<20+1024*int64(len(src)+len(kinds)) {
+		if edges > math.MaxInt32 || edges > 1<<25+1024*int64(len(src)+len(kinds)) {
 			return errors.New("repeated rows expand to too many edges")
 		}
 		d.RowStart[g+1] = int32(edges)

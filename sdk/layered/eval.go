@@ -20,11 +20,12 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 // use (bits.EvalSliced runs it on every core); the circuit must not change
 // while it is in use.
 func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
-	// repeat[g]: gate g's row equals gate g−1's in the same level.
+	// repeat[g]: gate g's row equals gate g−1's in the same level, and
+	// g−1 sums it (a plain copy is evaluated without summing its row).
 	repeat := make([]bool, len(c.Kind)+1)
 	for L := 1; L <= c.Depth(); L++ {
 		for g := int(c.LevelStart[L-1]) + 1; g < int(c.LevelStart[L]); g++ {
-			repeat[g] = c.sameRow(g-1, g)
+			repeat[g] = c.sameRow(g-1, g) && !c.plainCopy(g-1)
 		}
 	}
 	return func(in []uint64) ([]uint64, error) {
@@ -42,7 +43,7 @@ func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
 				src, w := c.Src[a:b], c.Weight[a:b]
 				var v uint64
 				switch {
-				case c.Kind[g] == KindCopy && len(src) == 1 && w[0] == 1 && c.Threshold[g] == 1:
+				case c.plainCopy(g):
 					v = prev[src[0]]
 				case repeat[g]:
 					v = sum.AtLeast(c.Threshold[g]) // the row summed for g−1
@@ -64,4 +65,11 @@ func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
 		}
 		return prev, nil
 	}
+}
+
+// plainCopy reports whether gate g is a copy [x ≥ 1] of one source, which
+// Eval reads through without summing.
+func (c *Circuit) plainCopy(g int) bool {
+	a := c.RowStart[g]
+	return c.Kind[g] == KindCopy && c.RowStart[g+1]-a == 1 && c.Weight[a] == 1 && c.Threshold[g] == 1
 }

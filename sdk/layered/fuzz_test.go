@@ -2,7 +2,11 @@ package layered_test
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -25,6 +29,7 @@ const maxFuzzInputs = 1 << 16
 // encodings added here.
 func FuzzLayeredUnmarshal(f *testing.F) {
 	for _, c := range []*layered.Circuit{
+		copyThenSameRow(),
 		layered.NewBuilder(0, nil).Circuit(nil),
 		layered.NewBuilder(2, nil).Circuit(nil),
 		xorCircuit(),
@@ -79,5 +84,71 @@ func FuzzLayeredUnmarshal(f *testing.F) {
 		if len(out) != c.NumOutputs() {
 			t.Fatalf("%d output words for %d outputs", len(out), c.NumOutputs())
 		}
+		// Small circuits: Eval agrees with the definition on a few lanes.
+		if c.NumGates() > 5000 {
+			return
+		}
+		for _, l := range []int{0, 1, 37, 63} {
+			x := make([]uint, c.NumInputs)
+			for i := range x {
+				x[i] = uint(in[i]>>l) & 1
+			}
+			for j, want := range refEval(&c, x) {
+				if got := uint(out[j]>>l) & 1; got != want {
+					t.Fatalf("lane %d, output %d: Eval %d, definition %d", l, j, got, want)
+				}
+			}
+		}
 	})
+}
+
+// TestWriteFuzzCorpus rewrites the committed seed corpus of
+// FuzzLayeredUnmarshal from the current encoding (run it after changing
+// the format):
+//
+//	TCFORGE_WRITE_FUZZ_CORPUS=1 go test -run TestWriteFuzzCorpus ./sdk/layered
+func TestWriteFuzzCorpus(t *testing.T) {
+	if os.Getenv("TCFORGE_WRITE_FUZZ_CORPUS") == "" {
+		t.Skip("set TCFORGE_WRITE_FUZZ_CORPUS=1 to rewrite testdata/fuzz/FuzzLayeredUnmarshal")
+	}
+	enc := func(c *layered.Circuit) []byte {
+		data, err := c.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	xor := enc(xorCircuit())
+	// Regressions: Validate used to read rows of a level reaching past the
+	// gates, and to let Start+Len overflow past a range check.
+	pastGates := cloneCircuit(xorCircuit())
+	pastGates.LevelStart = []int32{0, 9, 5}
+	overflow := cloneCircuit(xorCircuit())
+	overflow.OutputRanges[1].Start, overflow.OutputRanges[1].Len = math.MaxInt, math.MaxInt
+	seeds := map[string][]byte{
+		"valid_no_inputs":            enc(layered.NewBuilder(0, nil).Circuit(nil)),
+		"valid_depth_zero":           enc(layered.NewBuilder(3, nil).Circuit(nil)),
+		"valid_xor":                  xor,
+		"valid_parity4":              enc(parityCircuit(4)),
+		"valid_random":               enc(randomCircuit(rand.New(rand.NewPCG(13, 14)), 4, 3)),
+		"truncated_header":           xor[:6],
+		"truncated_half":             xor[:len(xor)/2],
+		"truncated_last_byte":        xor[:len(xor)-1],
+		"regress_level_past_gates":   enc(pastGates),
+		"regress_range_overflow":     enc(overflow),
+		"regress_copy_then_same_row": enc(copyThenSameRow()),
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzLayeredUnmarshal")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range seeds {
+		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

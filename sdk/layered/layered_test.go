@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcforge/tcforge/sdk/bits"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -115,7 +116,7 @@ func TestParityTwoLevels(t *testing.T) {
 func TestCopyKinds(t *testing.T) {
 	b := layered.NewBuilder(2, nil)
 	b.Copy(0, b.Tag("copy"))
-	b.Gate(layered.KindCopy, 2, []int32{1}, []int32{2}, 0) // [2x ≥ 2] = x
+	b.Gate(layered.KindCopy, 2, []int32{1}, []int32{2}, 0)  // [2x ≥ 2] = x
 	b.Gate(layered.KindCopy, 1, []int32{1}, []int32{-1}, 0) // [−x ≥ 1] = 0
 	b.Gate(layered.KindCopy, 0, []int32{0}, []int32{-1}, 0) // [−x ≥ 0] = ¬x
 	b.Gate(layered.KindCopy, 1, []int32{0, 1}, []int32{1, 1}, 0)
@@ -552,4 +553,148 @@ func marshalOrNil(c *layered.Circuit) (data []byte) {
 		return nil
 	}
 	return data
+}
+
+// refEval is the definition of a layered circuit's value on one sample,
+// written apart from Eval: level by level, gate g fires iff Σ wᵢ·xᵢ ≥ θ.
+func refEval(c *layered.Circuit, x []uint) []uint {
+	prev := x
+	for L := 1; L <= c.Depth(); L++ {
+		var cur []uint
+		for g := c.LevelStart[L-1]; g < c.LevelStart[L]; g++ {
+			src, w := c.Row(int(g))
+			var sum int64
+			for k, s := range src {
+				sum += int64(w[k]) * int64(prev[s])
+			}
+			v := uint(0)
+			if sum >= int64(c.Threshold[g]) {
+				v = 1
+			}
+			cur = append(cur, v)
+		}
+		prev = cur
+	}
+	return prev
+}
+
+// rowCircuit returns a random circuit in which consecutive gates often
+// share a row (as an XOR's counters do) while differing in kind and
+// threshold, and copies of the same source sit next to gates reading it.
+func rowCircuit(rng *rand.Rand, inputs, depth int) *layered.Circuit {
+	b := layered.NewBuilder(inputs, nil)
+	tag := b.Tag("")
+	prev := inputs
+	weights := []int32{1, 1, 1, -1, -1, 2, -3, 0, math.MaxInt32, math.MinInt32}
+	for range depth {
+		width := 1 + rng.IntN(12)
+		var src, w []int32
+		for range width {
+			switch rng.IntN(5) {
+			case 0: // a fresh row
+				k := rng.IntN(14)
+				src, w = make([]int32, k), make([]int32, k)
+				for i := range src {
+					src[i], w[i] = int32(rng.IntN(prev)), weights[rng.IntN(len(weights))]
+				}
+			case 1: // a copy's row
+				src, w = []int32{int32(rng.IntN(prev))}, []int32{1}
+			}
+			// otherwise: the previous gate's row again
+			kind := layered.KindGate
+			if rng.IntN(3) == 0 {
+				kind = layered.KindCopy
+			}
+			theta := int32(rng.IntN(7) - 3)
+			if rng.IntN(3) == 0 {
+				theta = 1
+			}
+			b.Gate(kind, theta, src, w, tag)
+		}
+		b.Level()
+		prev = width
+	}
+	return b.Circuit(nil)
+}
+
+// TestEvalMatchesDefinition compares Eval (and a shared Evaluator, used
+// concurrently) with the per-sample definition on random circuits whose
+// gates share rows, mix copies and gates, and use extreme weights.
+func TestEvalMatchesDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for iter := 0; iter < 400; iter++ {
+		inputs := 1 + rng.IntN(6)
+		c := rowCircuit(rng, inputs, 1+rng.IntN(4))
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		in := make([]uint64, inputs)
+		for i := range in {
+			in[i] = rng.Uint64()
+		}
+		out, err := c.Eval(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := 0; l < 64; l++ {
+			x := make([]uint, inputs)
+			for i := range x {
+				x[i] = uint(in[i]>>l) & 1
+			}
+			want := refEval(c, x)
+			for j := range want {
+				if got := uint(out[j]>>l) & 1; got != want[j] {
+					t.Fatalf("iteration %d, lane %d, output %d: got %d, want %d\ncircuit %+v", iter, l, j, got, want[j], c)
+				}
+			}
+		}
+		if iter%40 != 0 {
+			continue
+		}
+		// One Evaluator shared by EvalSliced's goroutines.
+		samples := bits.Random(rng, 300, inputs)
+		outs, err := bits.EvalSliced(samples, inputs, c.Evaluator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, v := range samples {
+			x := make([]uint, inputs)
+			for i := range x {
+				x[i] = v.Get(i)
+			}
+			for j, want := range refEval(c, x) {
+				if got := outs[s].Get(j); got != want {
+					t.Fatalf("iteration %d, sample %d, output %d: got %d, want %d", iter, s, j, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestCopyThenSameRow is the smallest case of a gate sharing the row of a
+// copy before it: the copy is evaluated without summing its row, so the
+// next gate must not rely on that sum.
+func TestCopyThenSameRow(t *testing.T) {
+	c := copyThenSameRow()
+	in := lanePatterns(2)
+	out, err := c.Eval(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []uint64{in[1], in[1], ^uint64(0), 0}; !reflect.DeepEqual(out, want) {
+		t.Errorf("outputs %x, want %x", out, want)
+	}
+}
+
+// copyThenSameRow is a copy of x1 followed by gates reading the same row:
+// [x1 ≥ 1] = x1, [x1 ≥ 0] = 1, [x1 ≥ 2] = 0.
+func copyThenSameRow() *layered.Circuit {
+	b := layered.NewBuilder(2, nil)
+	tag := b.Tag("")
+	b.Copy(1, tag) // evaluated by the copy fast path
+	b.Gate(layered.KindGate, 1, []int32{1}, []int32{1}, tag)
+	b.Gate(layered.KindGate, 0, []int32{1}, []int32{1}, tag)
+	b.Gate(layered.KindGate, 2, []int32{1}, []int32{1}, tag)
+	b.Level()
+	return b.Circuit(nil)
 }
