@@ -218,6 +218,14 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	for _, f := range files {
 		pipelines = append(pipelines, f.Pipelines...)
 	}
+	// Start every plugin the pipelines name at once, not one by one.
+	var names []string
+	for _, p := range pipelines {
+		for _, b := range append(append([]*config.Block{p.Construction}, p.Layerers...), p.Mappers...) {
+			names = append(names, b.Name)
+		}
+	}
+	reg.Start(ctx, names)
 	// Check everything before running anything: a config mistake changes nothing.
 	var checked hcl.Diagnostics
 	for _, p := range pipelines {

@@ -83,7 +83,7 @@ type Options struct {
 type Registry struct {
 	opts    Options
 	mu      sync.Mutex
-	clients map[string]*sdk.Client
+	clients map[string]*client
 
 	lockOnce sync.Once
 	lock     *Lock
@@ -114,7 +114,7 @@ func New(opts Options) *Registry {
 			return exec.Command(self, "plugin", "serve", name), nil
 		}
 	}
-	return &Registry{opts: opts, clients: map[string]*sdk.Client{}}
+	return &Registry{opts: opts, clients: map[string]*client{}}
 }
 
 // DefaultDirs returns the plugin directories from the environment variable
@@ -187,14 +187,23 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	if src.Bundled && r.opts.InProcess {
 		return r.opts.Builtins[name], src, nil
 	}
+	// One lock per plugin: different plugins start concurrently, callers
+	// of the same one wait for its single launch.
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if c, ok := r.clients[name]; ok {
-		if !c.Exited() {
-			return c.Plugin(), src, nil
+	e, ok := r.clients[name]
+	if !ok {
+		e = &client{}
+		r.clients[name] = e
+	}
+	r.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.c != nil {
+		if !e.c.Exited() {
+			return e.c.Plugin(), src, nil
 		}
-		c.Close()
-		delete(r.clients, name)
+		e.c.Close()
+		e.c = nil
 	}
 	var cmd *exec.Cmd
 	if src.Bundled {
@@ -213,8 +222,24 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
 	}
 	c.SetCallTimeout(r.opts.CallTimeout)
-	r.clients[name] = c
+	e.c = c
 	return c.Plugin(), src, nil
+}
+
+// Start launches the named plugins concurrently (each process once), so a
+// run does not wait for them one after another. Errors are left for Open
+// to report when the plugin is used.
+func (r *Registry) Start(ctx context.Context, names []string) {
+	var wg sync.WaitGroup
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		wg.Go(func() { _, _, _ = r.Open(ctx, n) })
+	}
+	wg.Wait()
 }
 
 // Externals returns every external plugin on the plugin path by name, with
@@ -245,12 +270,22 @@ func (r *Registry) searchPath() string {
 	return strings.Join(r.opts.Dirs, string(os.PathListSeparator))
 }
 
+// client is one plugin's process, started at most once at a time.
+type client struct {
+	mu sync.Mutex
+	c  *sdk.Client
+}
+
 // Close stops every plugin process.
 func (r *Registry) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for n, c := range r.clients {
-		c.Close()
+	for n, e := range r.clients {
+		e.mu.Lock()
+		if e.c != nil {
+			e.c.Close()
+		}
+		e.mu.Unlock()
 		delete(r.clients, n)
 	}
 }
