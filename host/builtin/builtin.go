@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
 	"github.com/tcforge/tcforge/plugins/merkle"
@@ -15,6 +16,7 @@ import (
 func Plugins() map[string]sdk.Plugin {
 	out := map[string]sdk.Plugin{}
 	for _, p := range []sdk.Plugin{
+		fusion.Plugin,
 		keccak.Plugin,
 		md.Plugin,
 		merkle.Plugin,

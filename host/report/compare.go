@@ -81,3 +81,22 @@ func (c *comparison) cells(row run.Row) []string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// measuredFigure is row's figure name, for a row that has no expectation of it
+// (another layerer's is checked): "-" if the figure is unknown or the row
+// failed.
+func measuredFigure(row run.Row, name string) string {
+	if row.Err != nil {
+		return "-"
+	}
+	s := row.Stats
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}, {"max_fanin", s.MaxFanIn}, {"max_weight", s.MaxWeight}} {
+		if f.name == name {
+			return strconv.Itoa(f.v)
+		}
+	}
+	return "-"
+}

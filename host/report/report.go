@@ -144,7 +144,7 @@ func WriteTable(w io.Writer, res *run.Result) error {
 			if e, ok := row.Expect[n]; ok {
 				cells = append(cells, strconv.FormatInt(e, 10), strconv.FormatInt(row.Actual[n], 10))
 			} else {
-				cells = append(cells, "-", "-")
+				cells = append(cells, "-", measuredFigure(row, n))
 			}
 		}
 		for _, n := range res.PredictNames {

@@ -1,0 +1,125 @@
+// Package fusion is the optimizing layerer. It compiles any logic circuit
+// into a layered threshold circuit that is never deeper than the
+// Reifier-style backend's on the same input, and on Keccak needs two
+// threshold levels a round instead of five or six.
+//
+// Every value of the logic circuit is realised as an exact integer *linear
+// form* over the threshold gates of one level, v = c + Σ aₖ·gₖ, rather than
+// as one gate. Gates that read v fold the form into their own weights and
+// threshold, so NOT, XOR with a constant, copies and the alternating sums
+// below cost nothing. The rules (see docs/fusion.md for the proofs):
+//
+//  1. Constants fold into the thresholds of their readers; they never cost a
+//     gate.
+//  2. NOT, XOR with a constant and one-operand AND/OR are affine maps of a
+//     form (v ↦ 1 − v, v ↦ v): no gate, no level.
+//  3. A threshold op (AND, OR, ANDNOT, THRESHOLD) is one gate reading the
+//     forms of its operands.
+//  4. Switching functions: if a value is F(S) for an integer linear form S
+//     of level-L values, it is the linear form F(S_min) + Σ ±[S ≥ s] over
+//     the switch points s of F: one gate of level L+1 per switch point. The
+//     parity of n values is F = odd over S = Σ xᵢ (n gates [S ≥ k]); a
+//     threshold op is one switch point.
+//  5. Cone fusion: a node whose operands are themselves pending switching
+//     functions (a threshold op, a parity) of level-L forms is a function
+//     of a short vector y of integer sums of level-L forms; a mixed-radix
+//     projection S = Σ Mⱼ·yⱼ turns it into one switching function, realised
+//     in one level (χ's a ⊕ (¬b ∧ c) is [2a−b+c ≥ 1] − [2a−b+c ≥ 3]).
+//  6. Parity flattening: a XOR operand of a XOR contributes its own operands
+//     to the outer sum (mod 2 duplicates cancel), so XORs of linear forms
+//     fold into the next parity's sum.
+//  7. Lifting: a form needed above its level is materialised once as a
+//     gate [form ≥ 1−c] and carried by copies.
+//  8. Scheduling: gates are moved off their as-soon-as-possible levels
+//     (within the levels their inputs and readers allow) to minimise copy
+//     gates.
+//
+// The objective option picks the end of the depth/size trade-off:
+// "depth" ranks candidate realisations by level, then gates, then edges;
+// "size" ranks them by gates + edges and materialises multi-gate forms
+// read by many gates, which cuts edges (weights) at the cost of levels.
+package fusion
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
+)
+
+// Objective selects the end of the depth/size trade-off.
+type Objective uint8
+
+// The objectives.
+const (
+	// Depth minimises depth first, then gates.
+	Depth Objective = iota
+	// Size minimises edges and gates within the Reifier depth bound.
+	Size
+)
+
+// String returns the objective's parameter value.
+func (o Objective) String() string {
+	if o == Size {
+		return "size"
+	}
+	return "depth"
+}
+
+// Options are the compiler's knobs.
+type Options struct {
+	// Objective is the end of the depth/size trade-off.
+	Objective Objective
+	// ASAP disables scheduling: every gate stays on its as-soon-as-possible
+	// level (for comparison; more copies).
+	ASAP bool
+}
+
+// Plugin is the fusion layerer.
+var Plugin = &sdk.Layerer{
+	Name:    "fusion",
+	Version: "0.1.0",
+	Doc:     "Optimizing backend: values as linear forms of threshold gates, parity as switching functions, cone fusion, copy-minimising scheduling; never deeper than reifier.",
+	Params: []sdk.Param{
+		{Name: "objective", Type: sdk.String, Default: "depth", Enum: []string{"depth", "size"},
+			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier)"},
+		{Name: "schedule", Type: sdk.Bool, Default: true,
+			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
+	},
+	Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+		opts := Options{ASAP: !p.Bool("schedule")}
+		if p.String("objective") == "size" {
+			opts.Objective = Size
+		}
+		return Compile(ctx, c, opts)
+	},
+}
+
+// Compile lowers and layers c.
+func Compile(ctx context.Context, c *circuit.Circuit, opts Options) (*layered.Circuit, error) {
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("fusion: invalid logic circuit: %w", err)
+	}
+	n, err := normalize(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("fusion: %w", err)
+	}
+	pl, err := planAll(ctx, n, n.outputs(c), opts)
+	if err != nil {
+		return nil, fmt.Errorf("fusion: %w", err)
+	}
+	g, err := realise(ctx, c, n, pl)
+	if err != nil {
+		return nil, fmt.Errorf("fusion: %w", err)
+	}
+	if !opts.ASAP {
+		g.schedule()
+	}
+	l, err := g.emit(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("fusion: %w", err)
+	}
+	return l, nil
+}

@@ -1,0 +1,405 @@
+package fusion
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
+)
+
+// gates is the threshold-gate DAG before layering. Values 0..nIn−1 are the
+// inputs (level 0), value nIn+k is gate k. A gate may read values of any
+// lower level; emit carries them up with copy gates. The last nOut gates
+// are the output gates, in output order, all on the last level.
+type gates struct {
+	nIn   int
+	lev   []int32 // per value
+	theta []int32 // per gate
+	start []int32 // per gate, CSR over src/w (len gates+1)
+	src   []int32 // value ids
+	w     []int32
+	tag   []int32 // per gate: index into tags
+	kind  []layered.Kind
+	tags  []string
+	nOut  int
+	depth int32
+	liveV []bool
+}
+
+func (g *gates) numGates() int { return len(g.theta) }
+
+// builder state of the second pass.
+type realiser struct {
+	*gates
+	c  *circuit.Circuit
+	n  *normal
+	pl *plans
+
+	// forms: value(v) = fConst[v] + Σ fCoef·value(fTerm) over [fStart, fEnd)
+	fStart, fEnd []int32
+	fConst       []int64
+	fTerm        []int32
+	fCoef        []int64
+	lift         []int32 // value id of node v's materialised form at lev+1, or -1
+
+	// row accumulator over value ids
+	acc     []int64
+	accMark []int32
+	stamp   int32
+	rowV    []int32
+	bufSrc  []int32
+	bufW    []int32
+	rowK    int64 // constant part of the row being built
+
+	outTag int32
+}
+
+// realise is the second pass: it creates the gates of every node whose
+// form is needed (demand-driven from the outputs), the lift gates for
+// forms read above their level, and the output gates.
+func realise(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans) (*gates, error) {
+	nn := len(n.kind)
+	need := pl.need
+	nIn := len(c.Inputs)
+	nG, nE, nF := estimate(pl, len(c.Outputs))
+	r := &realiser{
+		gates: &gates{
+			nIn: nIn, lev: make([]int32, nIn, nIn+nG), start: make([]int32, 1, nG+1),
+			theta: make([]int32, 0, nG), tag: make([]int32, 0, nG), kind: make([]layered.Kind, 0, nG),
+			src: make([]int32, 0, nE), w: make([]int32, 0, nE),
+		},
+		c: c, n: n, pl: pl,
+		fStart: make([]int32, nn), fEnd: make([]int32, nn), fConst: make([]int64, nn),
+		fTerm: make([]int32, 0, nF), fCoef: make([]int64, 0, nF),
+		lift: make([]int32, nn),
+		acc:  make([]int64, nIn, nIn+nG), accMark: make([]int32, nIn, nIn+nG),
+	}
+	r.tags = append(r.tags, c.Tags...)
+	r.tags = append(r.tags, "output")
+	r.outTag = int32(len(r.tags) - 1)
+	for v := 0; v < nn; v++ {
+		r.lift[v] = -1
+		if v%65536 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !need[v] {
+			continue
+		}
+		if err := r.node(int32(v)); err != nil {
+			return nil, err
+		}
+	}
+	// Output level: lift what the output gates read first, so that the
+	// output gates come last, in order.
+	depth := pl.depth
+	r.depth = depth
+	for _, o := range c.Outputs {
+		isC, _, base, _ := n.lit(o)
+		switch {
+		case isC:
+		case pl.outS[base]:
+			for k := pl.sStart[base]; k < pl.sEnd[base]; k++ {
+				if err := r.prepare(pl.linNode[k], depth-1); err != nil {
+					return nil, err
+				}
+			}
+		default:
+			if err := r.prepare(base, depth-1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, o := range c.Outputs {
+		isC, val, base, neg := n.lit(o)
+		if !isC && pl.outS[base] {
+			if err := r.switchGate(base, depth-1, neg == 1, depth, r.outTag); err != nil {
+				return nil, err
+			}
+			r.nOut++
+			continue
+		}
+		r.beginRow()
+		if !isC {
+			r.addForm(r.ref(base, depth-1), 1)
+			if neg == 1 { // 1 − form
+				for _, v := range r.rowV {
+					r.acc[v] = -r.acc[v]
+				}
+				r.rowK = 1 - r.rowK
+			}
+		} else {
+			r.rowK = val
+		}
+		// value = rowK + Σ ≥ 1  ⇔  Σ ≥ 1 − rowK
+		kind := layered.KindGate
+		if err := r.freeze(); err != nil {
+			return nil, err
+		}
+		if _, err := r.addGate(depth, 1-r.rowK, r.outTag, &kind); err != nil {
+			return nil, err
+		}
+		r.nOut++
+	}
+	return r.gates, nil
+}
+
+// estimate returns about how many gates, edges and form terms the second
+// pass creates (before lifts and cancellations), to size its arrays.
+func estimate(pl *plans, outputs int) (gates, edges, terms int) {
+	nn := len(pl.pk)
+	t := make([]int32, nn) // form terms per node
+	for v := 0; v < nn; v++ {
+		if !pl.need[v] {
+			continue
+		}
+		switch pl.pk[v] {
+		case pkInput:
+			t[v] = 1
+		case pkAlias:
+			t[v] = t[pl.aliasOf[v]]
+		case pkGates:
+			sw := pl.nsw(int32(v))
+			fanin := 0
+			for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
+				fanin += int(t[pl.linNode[k]])
+			}
+			gates += sw
+			edges += sw * fanin
+			terms += sw
+			t[v] = int32(sw)
+			if pl.mat[v] {
+				gates++
+				edges += sw
+				t[v] = 1
+			}
+		}
+	}
+	return gates + outputs + gates/16, edges + 4*outputs + edges/16, terms + terms/8
+}
+
+// node builds node v's form.
+func (r *realiser) node(v int32) error {
+	pl := r.pl
+	r.fStart[v] = int32(len(r.fTerm))
+	switch pl.pk[v] {
+	case pkInput:
+		r.fTerm = append(r.fTerm, r.c.Param[v])
+		r.fCoef = append(r.fCoef, 1)
+	case pkConst:
+		r.fConst[v] = int64(pl.base[v])
+	case pkAlias:
+		u := pl.aliasOf[v]
+		sign := int64(1)
+		r.fConst[v] = r.fConst[u]
+		if pl.base[v] == 1 {
+			sign = -1
+			r.fConst[v] = 1 - r.fConst[u]
+		}
+		for k := r.fStart[u]; k < r.fEnd[u]; k++ {
+			r.fTerm = append(r.fTerm, r.fTerm[k])
+			r.fCoef = append(r.fCoef, sign*r.fCoef[k])
+		}
+	case pkGates:
+		t := pl.tlev[v]
+		for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
+			x := pl.linNode[k]
+			if pl.lev[x] > t {
+				return fmt.Errorf("node %d: operand %d at level %d above %d", v, x, pl.lev[x], t)
+			}
+			if err := r.prepare(x, t); err != nil {
+				return fmt.Errorf("node %d: %w", v, err)
+			}
+		}
+		r.beginRow()
+		for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
+			x := pl.linNode[k]
+			r.addForm(r.ref(x, t), pl.linW[k])
+		}
+		k0 := r.rowK + pl.sConst[v]
+		tag := r.c.Tag[v]
+		sw0, sw1 := pl.swStart[v], pl.swEnd[v]
+		r.fConst[v] = int64(pl.base[v])
+		if sw1-sw0 == 1 && pl.swSign[sw0] < 0 {
+			// 1 − [R + k0 ≥ s] = [−R ≥ k0 + 1 − s]: one positive gate.
+			for _, u := range r.rowV {
+				r.acc[u] = -r.acc[u]
+			}
+			if err := r.freeze(); err != nil {
+				return fmt.Errorf("node %d: %w", v, err)
+			}
+			gid, err := r.addGate(t+1, k0+1-pl.swAt[sw0], tag, nil)
+			if err != nil {
+				return fmt.Errorf("node %d: %w", v, err)
+			}
+			r.fConst[v] = 0
+			r.fTerm = append(r.fTerm, gid)
+			r.fCoef = append(r.fCoef, 1)
+		} else {
+			if err := r.freeze(); err != nil {
+				return fmt.Errorf("node %d: %w", v, err)
+			}
+			for s := sw0; s < sw1; s++ {
+				gid, err := r.addGate(t+1, pl.swAt[s]-k0, tag, nil)
+				if err != nil {
+					return fmt.Errorf("node %d: %w", v, err)
+				}
+				r.fTerm = append(r.fTerm, gid)
+				r.fCoef = append(r.fCoef, int64(pl.swSign[s]))
+			}
+		}
+		if pl.mat[v] {
+			r.fEnd[v] = int32(len(r.fTerm))
+			m, err := r.materialise(v, t+2)
+			if err != nil {
+				return err
+			}
+			r.fTerm = r.fTerm[:r.fStart[v]]
+			r.fCoef = r.fCoef[:r.fStart[v]]
+			r.fStart[v] = int32(len(r.fTerm))
+			r.fConst[v] = 0
+			r.fTerm = append(r.fTerm, m)
+			r.fCoef = append(r.fCoef, 1)
+		}
+	}
+	r.fEnd[v] = int32(len(r.fTerm))
+	return nil
+}
+
+// switchGate adds, on level L, the one gate of single-switch node v (its
+// negation if neg), reading v's S at level t.
+func (r *realiser) switchGate(v int32, t int32, neg bool, L int32, tag int32) error {
+	pl := r.pl
+	for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
+		if err := r.prepare(pl.linNode[k], t); err != nil {
+			return fmt.Errorf("node %d: %w", v, err)
+		}
+	}
+	r.beginRow()
+	for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
+		r.addForm(r.ref(pl.linNode[k], t), pl.linW[k])
+	}
+	k0 := r.rowK + pl.sConst[v]
+	s := pl.swAt[pl.swStart[v]]
+	theta := s - k0
+	if (pl.swSign[pl.swStart[v]] < 0) != neg {
+		// 1 − [R ≥ s − k0] = [−R ≥ k0 + 1 − s]
+		for _, u := range r.rowV {
+			r.acc[u] = -r.acc[u]
+		}
+		theta = k0 + 1 - s
+	}
+	if err := r.freeze(); err != nil {
+		return fmt.Errorf("node %d: %w", v, err)
+	}
+	_, err := r.addGate(L, theta, tag, nil)
+	return err
+}
+
+// materialise adds the gate [form(v) ≥ 1] at level L and returns its id.
+func (r *realiser) materialise(v int32, L int32) (int32, error) {
+	r.beginRow()
+	r.addForm(v, 1)
+	if err := r.freeze(); err != nil {
+		return 0, err
+	}
+	return r.addGate(L, 1-r.rowK, r.c.Tag[v], nil)
+}
+
+// prepare makes sure node v's form can be read by a gate at level t+1:
+// a form on level t, or of a single gate (carried by copies), is read as
+// is; any other form gets its lift gate [form ≥ 1] at its level + 1
+// (rule 7). Call it before beginRow.
+func (r *realiser) prepare(v int32, t int32) error {
+	lv := r.pl.lev[v]
+	if lv == t || r.fEnd[v]-r.fStart[v] <= 1 || r.lift[v] >= 0 {
+		return nil
+	}
+	m, err := r.materialise(v, lv+1)
+	if err != nil {
+		return err
+	}
+	r.lift[v] = m
+	return nil
+}
+
+// ref returns what a gate at level t+1 reads for node v after prepare: v
+// itself (its form), or its lift gate encoded as −1−id.
+func (r *realiser) ref(v int32, t int32) int32 {
+	if r.pl.lev[v] == t || r.fEnd[v]-r.fStart[v] <= 1 {
+		return v
+	}
+	return -1 - r.lift[v]
+}
+
+func (r *realiser) beginRow() {
+	r.stamp++
+	r.rowV = r.rowV[:0]
+	r.rowK = 0
+}
+
+func (r *realiser) touch(u int32) {
+	if r.accMark[u] != r.stamp {
+		r.accMark[u] = r.stamp
+		r.acc[u] = 0
+		r.rowV = append(r.rowV, u)
+	}
+}
+
+// addForm adds w·form(x) to the row; x < 0 encodes the value −1−x.
+func (r *realiser) addForm(x int32, w int64) {
+	if x < 0 {
+		u := -1 - x
+		r.touch(u)
+		r.acc[u] += w
+		return
+	}
+	r.rowK += w * r.fConst[x]
+	for k := r.fStart[x]; k < r.fEnd[x]; k++ {
+		u := r.fTerm[k]
+		r.touch(u)
+		r.acc[u] += w * r.fCoef[k]
+	}
+}
+
+// freeze turns the row being built into the source and weight buffers
+// that addGate appends, dropping zero coefficients.
+func (r *realiser) freeze() error {
+	r.bufSrc, r.bufW = r.bufSrc[:0], r.bufW[:0]
+	for _, u := range r.rowV {
+		w := r.acc[u]
+		if w == 0 {
+			continue
+		}
+		if w > math.MaxInt32 || w < math.MinInt32 {
+			return fmt.Errorf("weight %d overflows int32", w)
+		}
+		r.bufSrc = append(r.bufSrc, u)
+		r.bufW = append(r.bufW, int32(w))
+	}
+	return nil
+}
+
+// addGate appends the gate [frozen row ≥ theta] at level L and returns its
+// value id. kind, if non-nil, is set to copy for a plain copy of one value.
+func (r *realiser) addGate(L int32, theta int64, tag int32, kind *layered.Kind) (int32, error) {
+	if theta > math.MaxInt32 || theta < math.MinInt32 {
+		return 0, fmt.Errorf("threshold %d overflows int32", theta)
+	}
+	r.src = append(r.src, r.bufSrc...)
+	r.w = append(r.w, r.bufW...)
+	k := layered.KindGate
+	if kind != nil && len(r.bufW) == 1 && r.bufW[0] == 1 && theta == 1 {
+		k = layered.KindCopy
+	}
+	id := int32(r.nIn + len(r.theta))
+	r.theta = append(r.theta, int32(theta))
+	r.start = append(r.start, int32(len(r.src)))
+	r.tag = append(r.tag, tag)
+	r.kind = append(r.kind, k)
+	r.lev = append(r.lev, L)
+	r.acc = append(r.acc, 0)
+	r.accMark = append(r.accMark, 0)
+	return id, nil
+}
