@@ -185,3 +185,39 @@ func (s *Sum) AtLeast(theta int32) uint64 {
 	addConst(d, -t, ^uint64(0))
 	return ^d[s.k-1]
 }
+
+// SetFrom is Set over xs[k] = vals[src[k]], without gathering them first.
+func (s *Sum) SetFrom(vals []uint64, src []int32, ws []int32) {
+	s.pos, s.neg = 0, 0
+	for _, w := range ws {
+		if w > 0 {
+			s.pos += int64(w)
+		} else {
+			s.neg -= int64(w)
+		}
+	}
+	s.k = min(bits.Len64(uint64(s.pos+s.neg))+1, maxPlanes)
+	acc := s.planes[:s.k]
+	clear(acc)
+	for i, j := range src {
+		x := vals[j]
+		if x == 0 {
+			continue
+		}
+		switch ws[i] {
+		case 1:
+			inc(acc, x)
+		case -1:
+			dec(acc, x)
+		default:
+			addConst(acc, int64(ws[i]), x)
+		}
+	}
+}
+
+// ThresholdFrom is Threshold over xs[k] = vals[src[k]].
+func ThresholdFrom(vals []uint64, src []int32, ws []int32, theta int32) uint64 {
+	var s Sum
+	s.SetFrom(vals, src, ws)
+	return s.AtLeast(theta)
+}

@@ -20,56 +20,116 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 // use (bits.EvalSliced runs it on every core); the circuit must not change
 // while it is in use.
 func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
-	// repeat[g]: gate g's row equals gate g−1's in the same level, and
-	// g−1 sums it (a plain copy is evaluated without summing its row).
-	repeat := make([]bool, len(c.Kind)+1)
+	ops := c.evalPlan()
+	width := c.NumInputs
 	for L := 1; L <= c.Depth(); L++ {
-		for g := int(c.LevelStart[L-1]) + 1; g < int(c.LevelStart[L]); g++ {
-			repeat[g] = c.sameRow(g-1, g) && !c.plainCopy(g-1)
-		}
+		width = max(width, c.LevelWidth(L))
 	}
 	return func(in []uint64) ([]uint64, error) {
 		if len(in) != c.NumInputs {
 			return nil, fmt.Errorf("layered: %d input words for %d inputs", len(in), c.NumInputs)
 		}
-		prev := append([]uint64(nil), in...)
-		var cur, scratch []uint64
+		prev := make([]uint64, width)
+		cur := make([]uint64, width)
+		copy(prev, in)
 		var sum bitslice.Sum
 		for L := 1; L <= c.Depth(); L++ {
 			lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
-			cur = cur[:0]
 			for g := lo; g < hi; g++ {
 				a, b := c.RowStart[g], c.RowStart[g+1]
-				src, w := c.Src[a:b], c.Weight[a:b]
 				var v uint64
-				switch {
-				case c.plainCopy(g):
-					v = prev[src[0]]
-				case repeat[g]:
+				switch ops[g] {
+				case opCopy:
+					v = prev[c.Src[a]]
+				case opRepeat:
 					v = sum.AtLeast(c.Threshold[g]) // the row summed for g−1
+				case opSum:
+					sum.SetFrom(prev, c.Src[a:b], c.Weight[a:b]) // kept for the gates that share the row
+					v = sum.AtLeast(c.Threshold[g])
+				case opOr:
+					for _, s := range c.Src[a:b] {
+						v |= prev[s]
+					}
+				case opAnd:
+					v = ^uint64(0)
+					for _, s := range c.Src[a:b] {
+						v &= prev[s]
+					}
+				case opOne:
+					v = ^uint64(0)
+				case opZero:
 				default:
-					scratch = scratch[:0]
-					for _, s := range src {
-						scratch = append(scratch, prev[s])
-					}
-					if repeat[g+1] {
-						sum.Set(scratch, w) // kept for the gates that share the row
-						v = sum.AtLeast(c.Threshold[g])
-					} else {
-						v = bitslice.Threshold(scratch, w, c.Threshold[g])
-					}
+					v = bitslice.ThresholdFrom(prev, c.Src[a:b], c.Weight[a:b], c.Threshold[g])
 				}
-				cur = append(cur, v)
+				cur[g-lo] = v
 			}
 			prev, cur = cur, prev
 		}
-		return prev, nil
+		return append([]uint64(nil), prev[:c.LevelWidth(c.Depth())]...), nil
 	}
 }
 
-// plainCopy reports whether gate g is a copy [x ≥ 1] of one source, which
-// Eval reads through without summing.
-func (c *Circuit) plainCopy(g int) bool {
+// gateOp is how the evaluator computes a gate, decided once per circuit.
+type gateOp uint8
+
+const (
+	opGeneral gateOp = iota // a weighted sum against the threshold
+	opCopy                  // [x ≥ 1] with weight 1: x itself
+	opRepeat                // same row as the gate before, which kept its sum
+	opSum                   // a row the next gate shares: sum it and keep the sum
+	opOr                    // unit weights, θ = 1
+	opAnd                   // unit weights, θ = fan-in
+	opOne                   // θ ≤ the smallest possible sum: always 1
+	opZero                  // θ > the largest possible sum: always 0
+)
+
+// evalPlan decides each gate's gateOp.
+func (c *Circuit) evalPlan() []gateOp {
+	ops := make([]gateOp, len(c.Kind))
+	for L := 1; L <= c.Depth(); L++ {
+		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
+		for g := lo; g < hi; g++ {
+			if c.identity(g) {
+				ops[g] = opCopy
+				continue
+			}
+			if g > lo && ops[g-1] != opCopy && c.sameRow(g-1, g) {
+				ops[g] = opRepeat
+				if ops[g-1] != opRepeat {
+					ops[g-1] = opSum
+				}
+				continue
+			}
+			a, b := c.RowStart[g], c.RowStart[g+1]
+			var pos, neg int64
+			unit := true
+			for _, w := range c.Weight[a:b] {
+				if w > 0 {
+					pos += int64(w)
+				} else {
+					neg -= int64(w)
+				}
+				unit = unit && w == 1
+			}
+			t := int64(c.Threshold[g])
+			switch {
+			case t <= -neg:
+				ops[g] = opOne
+			case t > pos:
+				ops[g] = opZero
+			case unit && t == 1:
+				ops[g] = opOr
+			case unit && t == int64(b-a):
+				ops[g] = opAnd
+			}
+		}
+	}
+	return ops
+}
+
+// identity reports whether gate g is [x ≥ 1] of one source with weight 1:
+// the source's value itself (a copy gate, or any gate of that form).
+func (c *Circuit) identity(g int) bool {
 	a := c.RowStart[g]
-	return c.Kind[g] == KindCopy && c.RowStart[g+1]-a == 1 && c.Weight[a] == 1 && c.Threshold[g] == 1
+	return c.RowStart[g+1]-a == 1 && c.Weight[a] == 1 && c.Threshold[g] == 1
 }
