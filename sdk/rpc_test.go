@@ -172,8 +172,8 @@ func tinyMapper() *sdk.Mapper {
 				Arch:  "test",
 				Attrs: map[string]int64{"depth": int64(c.Depth()), "gates": int64(c.NumGates())},
 				Tensors: []model.Tensor{{
-					Name: "w", Shape: []int32{2, 2}, Index: []int32{0, 3},
-					Values: []float32{float32(p.Float("scale")), -1},
+					Name: "w", Rows: 2, Cols: 2, RowPtr: []int32{0, 1, 2}, Col: []int32{0, 1},
+					Val: []float32{float32(p.Float("scale")), -1},
 				}},
 			}, nil
 		},
@@ -399,7 +399,7 @@ func TestMapperOverRPC(t *testing.T) {
 	want := &model.Model{
 		Arch:    "test",
 		Attrs:   map[string]int64{"depth": 1, "gates": 1},
-		Tensors: []model.Tensor{{Name: "w", Shape: []int32{2, 2}, Index: []int32{0, 3}, Values: []float32{2.5, -1}}},
+		Tensors: []model.Tensor{{Name: "w", Rows: 2, Cols: 2, RowPtr: []int32{0, 1, 2}, Col: []int32{0, 1}, Val: []float32{2.5, -1}}},
 	}
 	if !reflect.DeepEqual(mod, want) {
 		t.Errorf("Map = %+v, want %+v", mod, want)

@@ -8,7 +8,9 @@ import (
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
 	"github.com/tcforge/tcforge/plugins/merkle"
+	"github.com/tcforge/tcforge/plugins/noattn"
 	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/plugins/tokens"
 	"github.com/tcforge/tcforge/sdk"
 )
 
@@ -20,7 +22,9 @@ func Plugins() map[string]sdk.Plugin {
 		keccak.Plugin,
 		md.Plugin,
 		merkle.Plugin,
+		noattn.Plugin,
 		reifier.Plugin,
+		tokens.Plugin,
 	} {
 		out[p.Describe().Name] = p
 	}

@@ -76,6 +76,10 @@ type globals struct {
 	timeout    time.Duration
 	maxEdges   int64 // run's --max-edges
 	jobs       int   // run's --jobs
+
+	// run's --export and --export-dense-max
+	export    string
+	exportMax int64
 }
 
 func newRoot(env *Env) *cobra.Command {
@@ -193,6 +197,8 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().Int64Var(&g.maxEdges, "max-edges", 50_000_000, "refuse points whose construction estimates more logic-circuit edges than this (0: no limit)")
 	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
+	cmd.Flags().StringVar(&g.export, "export", "", "write every verified model to DIR as safetensors + JSON config (DIR/<pipeline>.<point>.<layerer>.<arch>.{safetensors,json}; docs/mappers.md)")
+	cmd.Flags().Int64Var(&g.exportMax, "export-dense-max", 256<<20, "with --export, write a model's tensors dense when its dense float32 form takes at most this many bytes, else CSR (0: always CSR)")
 	return cmd
 }
 
@@ -212,7 +218,8 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	printDiags(diags)
 	reg := g.registry(env, log)
 	defer reg.Close()
-	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs}
+	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs,
+		Export: g.export, ExportDenseLimit: g.exportMax}
 
 	var pipelines []*config.Pipeline
 	for _, f := range files {

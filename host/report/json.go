@@ -54,6 +54,8 @@ type JSONRow struct {
 	BuildSec    float64          `json:"build_seconds"`
 	LayerSec    float64          `json:"layer_seconds"`
 	VerifySec   float64          `json:"verify_seconds"`
+	// Models are the row's mapped models, one per mapper block.
+	Models []JSONModel `json:"models,omitempty"`
 }
 
 // Expectation is one figure of an expect block with its formula as
@@ -165,6 +167,7 @@ func JSON(res *run.Result) JSONReport {
 		if row.Err != nil {
 			jr.Error = row.Err.Error()
 		}
+		jr.Models = jsonModels(row)
 		out.Rows = append(out.Rows, jr)
 	}
 	return out

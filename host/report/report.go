@@ -19,14 +19,19 @@ import (
 
 // Header returns the CSV header: the matrix variables, layerer, depth,
 // width, gates, copies, edges, verified, expect_<n>/actual_<n> for each
-// expectation, expect_ok.
+// expectation, expect_ok; then, for a pipeline with mappers, the model
+// columns run.ModelColumns (one row per point × layerer × mapper).
 func Header(res *run.Result) []string {
 	h := append([]string(nil), res.Vars...)
 	h = append(h, "layerer", "depth", "width", "gates", "copies", "edges", "verified")
 	for _, n := range res.ExpectNames {
 		h = append(h, "expect_"+n, "actual_"+n)
 	}
-	return append(h, "expect_ok")
+	h = append(h, "expect_ok")
+	if hasModels(res) {
+		h = append(h, run.ModelColumns...)
+	}
+	return h
 }
 
 // Value formats a matrix value for a table cell.
@@ -69,7 +74,7 @@ func Records(res *run.Result) [][]string {
 			rec = append(rec, strconv.FormatInt(e, 10), strconv.FormatInt(row.Actual[n], 10))
 		}
 		rec = append(rec, strconv.FormatBool(row.ExpectOK && row.Err == nil))
-		out = append(out, rec)
+		out = append(out, withModels(res, row, rec)...)
 	}
 	return out
 }
@@ -179,7 +184,7 @@ func WriteTable(w io.Writer, res *run.Result) error {
 			fmt.Fprintf(w, "  error [%s]: %v\n", where, row.Err)
 		}
 	}
-	return nil
+	return writeModelTable(w, res)
 }
 
 func contains(xs []string, x string) bool {

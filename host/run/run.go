@@ -65,12 +65,15 @@ type Row struct {
 	ExpectOK bool             // every expectation met (true when there are none)
 	Predict  map[string]int64 // predicted figures (predict blocks), by name
 	Err      error            // what went wrong, if anything
+	// Models holds one entry per mapper block, in order, when the layered
+	// circuit verified and the pipeline has mappers (see mapper.go).
+	Models []ModelRow
 
 	BuildTime, LayerTime, VerifyTime time.Duration
 }
 
 // OK reports whether the row verified and met its expectations.
-func (r Row) OK() bool { return r.Err == nil && r.Verified && r.ExpectOK }
+func (r Row) OK() bool { return r.Err == nil && r.Verified && r.ExpectOK && modelsOK(r.Models) }
 
 // Result is one pipeline's rows.
 type Result struct {
@@ -117,6 +120,11 @@ type Runner struct {
 	MaxEdges int64
 	// Jobs is how many points of a pipeline run at once (at least 1).
 	Jobs int
+	// Export, if set, is the directory mapped models are written to
+	// (safetensors + JSON config, see model.Export); ExportDenseLimit is
+	// the largest dense model in bytes written dense (0: always CSR).
+	Export           string
+	ExportDenseLimit int64
 	// reportMu serialises Diagnostics calls from concurrent points.
 	reportMu sync.Mutex
 }
@@ -125,6 +133,7 @@ type Runner struct {
 type plugins struct {
 	construction *sdk.Construction
 	layerers     []*sdk.Layerer
+	mappers      []*sdk.Mapper
 	// broken says why a plugin that exists could not be started (it
 	// crashed, speaks another protocol, is not pinned…): the pipeline's
 	// rows fail with it, and the other pipelines still run.
@@ -171,7 +180,9 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 		}
 	}
 	for _, b := range p.Mappers {
-		openAs(b, sdk.KindMapper)
+		if pl := openAs(b, sdk.KindMapper); pl != nil {
+			out.mappers = append(out.mappers, pl.(*sdk.Mapper))
+		}
 	}
 	for _, e := range p.Expects {
 		for _, name := range e.Names {
@@ -196,6 +207,9 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 		diags = append(diags, d...)
 		for i, b := range p.Layerers {
 			diags = append(diags, r.checkBlock(ctx, b, out.layerers[i], pt)...)
+		}
+		for i, b := range p.Mappers {
+			diags = append(diags, r.checkBlock(ctx, b, out.mappers[i], pt)...)
 		}
 	}
 	return &out, diags
@@ -465,6 +479,9 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 					row.ExpectOK = false
 				}
 			}
+		}
+		if row.Verified {
+			row.Models = r.runMappers(ctx, p, pl, pt, b.Name, l, in, log)
 		}
 	}
 	return rows

@@ -1,0 +1,247 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/model"
+)
+
+// ModelRow is the result of one mapper on one (matrix point × layerer):
+// the model's figures and its verification by the host's own forward pass
+// against the layered circuit.
+type ModelRow struct {
+	Mapper string // the mapper block's plugin name
+	Arch   string // the model's architecture, e.g. "tokens-as-gates/softmax"
+	Stats  model.Stats
+	// Samples is the number of random inputs the model was checked on.
+	Samples int
+	// Verified: the float32 forward pass matched the layered circuit
+	// bit for bit on every sample.
+	Verified bool
+	// MinMargin is the smallest distance of any readout from its decision
+	// threshold over the samples (NaN before verification).
+	MinMargin float64
+	// Beta is the model's softmax inverse temperature (0 without softmax
+	// attention); BetaMin the smallest β, to within BetaStep, at which the
+	// same weights still compute every sample exactly (0 without softmax).
+	Beta, BetaMin, BetaStep float64
+	// Export is the exported config's path, if the model was exported.
+	Export string
+	Err    error
+
+	MapTime, VerifyTime, SearchTime time.Duration
+}
+
+// OK reports whether the model was built and verified.
+func (m ModelRow) OK() bool { return m.Err == nil && m.Verified }
+
+// modelsOK reports whether every model of a row is OK.
+func modelsOK(ms []ModelRow) bool {
+	for _, m := range ms {
+		if !m.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// ModelColumns are the per-model figures the reports add after a row's
+// layered-circuit columns ("model_blocks": matrices often have a "blocks"
+// variable of their own).
+var ModelColumns = []string{"mapper", "arch", "tokens", "d_model", "model_blocks", "heads", "ffn_hidden",
+	"params_nonzero", "params_dense", "min_margin", "beta", "beta_min", "model_verified"}
+
+// Cells returns the ModelColumns values of m.
+func (m ModelRow) Cells() []string {
+	s := m.Stats
+	f := func(x float64) string {
+		if math.IsNaN(x) {
+			return ""
+		}
+		return fmt.Sprintf("%.6g", x)
+	}
+	beta, betaMin := "", ""
+	if m.Beta > 0 {
+		beta = f(m.Beta)
+		if m.Verified && m.BetaMin > 0 {
+			betaMin = f(m.BetaMin)
+		}
+	}
+	if m.Arch == "" {
+		return []string{m.Mapper, "", "", "", "", "", "", "", "", "", "", "", "false"}
+	}
+	return []string{m.Mapper, m.Arch, fmt.Sprint(s.Tokens), fmt.Sprint(s.DModel), fmt.Sprint(s.Blocks), fmt.Sprint(s.Heads),
+		fmt.Sprint(s.FFNHidden), fmt.Sprint(s.ParamsNonzero), fmt.Sprint(s.ParamsDense), f(m.MinMargin), beta, betaMin,
+		fmt.Sprint(m.Verified)}
+}
+
+// betaSteps is how many halvings the β search makes: the reported β_min
+// is within β/2^betaSteps above the true threshold on the samples.
+const betaSteps = 6
+
+// runMappers maps the verified layered circuit l of layerer with every
+// mapper of the pipeline and verifies each model on the inputs in.
+func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, layerer string, l *layered.Circuit, in []bits.Vec, log zerolog.Logger) []ModelRow {
+	if len(p.Mappers) == 0 {
+		return nil
+	}
+	out := make([]ModelRow, len(p.Mappers))
+	want, err := bits.EvalSliced(in, l.NumInputs, l.Eval)
+	for i, b := range p.Mappers {
+		out[i] = ModelRow{Mapper: b.Name, MinMargin: math.NaN()}
+		if err != nil {
+			out[i].Err = fmt.Errorf("evaluating the layered circuit: %w", err)
+			continue
+		}
+		if ctx.Err() != nil {
+			out[i].Err = ctx.Err()
+			continue
+		}
+		r.runMapper(ctx, p, pl.mappers[i], b, pt, layerer, l, in, want, &out[i], log)
+	}
+	return out
+}
+
+func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bits.Vec, mr *ModelRow, log zerolog.Logger) {
+	vals, diags := b.Decode(pt, mp.Params)
+	if diags.HasErrors() {
+		r.report(diags)
+		mr.Err = errors.New(diags.Error())
+		return
+	}
+	params, err := sdk.NewParams(mp.Params, vals)
+	if err != nil {
+		mr.Err = r.paramErr(b, pt, err)
+		return
+	}
+	t0 := time.Now()
+	m, err := mp.Map(ctx, l, params)
+	mr.MapTime = time.Since(t0)
+	if err != nil {
+		mr.Err = r.paramErr(b, pt, err)
+		return
+	}
+	if m == nil {
+		mr.Err = fmt.Errorf("mapper %q returned no model", b.Name)
+		return
+	}
+	mr.Arch = m.Arch
+	if mr.Arch == "" {
+		mr.Arch = b.Name
+	}
+	if err := m.Validate(); err != nil {
+		mr.Err = fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
+		return
+	}
+	mr.Stats = m.Stats()
+	if beta, ok := m.SoftmaxBeta(); ok {
+		mr.Beta = beta
+	}
+	t0 = time.Now()
+	mr.Samples = len(in)
+	plan, res, err := verifyModel(m, l, in, want)
+	mr.VerifyTime = time.Since(t0)
+	if res != nil {
+		mr.MinMargin = res.MinMargin
+	}
+	if err != nil {
+		mr.Err = fmt.Errorf("mapper %q: %w", b.Name, err)
+		return
+	}
+	mr.Verified = true
+	if mr.Beta > 0 {
+		t0 = time.Now()
+		mr.BetaMin, mr.BetaStep, err = betaSearch(ctx, plan, in, want, l.NumOutputs(), mr.Beta)
+		mr.SearchTime = time.Since(t0)
+		if err != nil {
+			mr.Err = fmt.Errorf("mapper %q: β search: %w", b.Name, err)
+			return
+		}
+	}
+	if r.Export != "" {
+		info, err := model.Export(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit)
+		if err != nil {
+			mr.Err = err
+			return
+		}
+		mr.Export = info.Config
+		ev := log.Info()
+		if info.Note != "" {
+			ev = log.Warn().Str("note", info.Note)
+		}
+		ev.Str("file", info.Weights).Str("layout", info.Layout).Int64("bytes", info.Bytes).Msg("exported model")
+	}
+	log.Info().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Int("tokens", mr.Stats.Tokens).
+		Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).Int64("params_nonzero", mr.Stats.ParamsNonzero).
+		Float64("min_margin", mr.MinMargin).Float64("beta", mr.Beta).Float64("beta_min", mr.BetaMin).
+		Dur("map_ms", mr.MapTime).Dur("verify_ms", mr.VerifyTime).Dur("search_ms", mr.SearchTime).Msg("model verified")
+}
+
+// verifyModel checks model m against the layered circuit l: its input and
+// output counts, then a float32 forward pass on in against l's outputs
+// want, bit for bit. It returns the compiled model and the pass's result
+// (nil if it did not run).
+func verifyModel(m *model.Model, l *layered.Circuit, in, want []bits.Vec) (*model.Plan, *model.Result, error) {
+	if m.NumInputs() != l.NumInputs || m.NumOutputs() != l.NumOutputs() {
+		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
+			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
+	}
+	plan, err := model.Compile(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := plan.Run(in, model.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("forward pass: %w", err)
+	}
+	if err := firstMismatch("float32 model vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
+		return plan, res, err
+	}
+	return plan, res, nil
+}
+
+// betaSearch bisects for the smallest inverse temperature at which the
+// model's weights still compute every sample exactly, between 0 and the
+// model's own β (which is known to). It returns that β and the search's
+// resolution.
+func betaSearch(ctx context.Context, plan *model.Plan, in, want []bits.Vec, nOut int, beta float64) (float64, float64, error) {
+	lo, hi := 0.0, beta
+	for range betaSteps {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		mid := (lo + hi) / 2
+		res, err := plan.Run(in, model.Options{Beta: mid})
+		if err != nil {
+			return 0, 0, err
+		}
+		if firstMismatch("", res.Outputs, want, nOut) == nil {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, hi - lo, nil
+}
+
+// exportName names a model's files: pipeline[.point].layerer.arch.
+func exportName(p *config.Pipeline, pt config.Point, layerer, arch string) string {
+	parts := []string{p.Name}
+	if s := pt.String(); s != "" {
+		parts = append(parts, strings.NewReplacer("=", "-", " ", "_").Replace(s))
+	}
+	parts = append(parts, layerer, strings.ReplaceAll(arch, "/", "-"))
+	return model.SafeName(filepath.Base(strings.Join(parts, ".")))
+}

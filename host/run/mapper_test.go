@@ -1,0 +1,182 @@
+package run
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/plugins/noattn"
+	"github.com/tcforge/tcforge/plugins/tokens"
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/model"
+)
+
+// handCircuit: level 1 g0 = [a + b ≥ 2], g1 = [−a + b ≥ 1]; level 2
+// g2 = [g0 + g1 ≥ 1].
+func handCircuit() *layered.Circuit {
+	lb := layered.NewBuilder(2, nil)
+	tag := lb.Tag("hand")
+	lb.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, tag)
+	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{-1, 1}, tag)
+	lb.Level()
+	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{1, 1}, tag)
+	lb.Level()
+	return lb.Circuit(nil)
+}
+
+// setEntries rebuilds tensor name of m with f applied to every entry
+// (f returns the new value; 0 drops it) plus the extra entries.
+func setEntries(t *testing.T, m *model.Model, name string, f func(r, c int, v float32) float32, extra ...[3]float64) {
+	t.Helper()
+	old := m.Tensor(name)
+	b := model.NewBuilder(name, old.Rows, old.Cols)
+	for r := 0; r < old.Rows; r++ {
+		cols, vals := old.Row(r)
+		for k, c := range cols {
+			b.Add(r, int(c), float64(f(r, int(c), vals[k])))
+		}
+	}
+	for _, e := range extra {
+		b.Add(int(e[0]), int(e[1]), e[2])
+	}
+	nt, err := b.Tensor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	*old = nt
+}
+
+// TestCorruptedModelsAreCaught flips the sign of one circuit edge (g0 → g2)
+// in each mapper's weights and checks that the host's verification, which
+// runs its own forward pass against the layered circuit, rejects it while
+// accepting the untouched model.
+func TestCorruptedModelsAreCaught(t *testing.T) {
+	ctx := context.Background()
+	l := handCircuit()
+	var in []bits.Vec
+	for x := 0; x < 4; x++ {
+		v := bits.NewVec(2)
+		v.Set(0, uint(x&1))
+		v.Set(1, uint(x>>1))
+		in = append(in, v)
+	}
+	want, err := bits.EvalSliced(in, 2, l.Eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipColumn := func(tensor string, col int) func(*testing.T, *model.Model) {
+		return func(t *testing.T, m *model.Model) {
+			setEntries(t, m, tensor, func(r, c int, v float32) float32 {
+				if c == col {
+					return -v
+				}
+				return v
+			})
+		}
+	}
+	// In tokens-as-gates an edge's sign is its head: move (g2 = token 4, g0 = token 2)
+	// from the + head's K to the − head's.
+	moveToNegativeHead := func(t *testing.T, m *model.Model) {
+		setEntries(t, m, "attn.head0.k", func(r, c int, v float32) float32 {
+			if r == 4 && c == 2 {
+				return 0
+			}
+			return v
+		})
+		setEntries(t, m, "attn.head1.k", func(r, c int, v float32) float32 { return v }, [3]float64{4, 2, 1})
+	}
+	for _, tc := range []struct {
+		name    string
+		mapper  func() (*model.Model, error)
+		corrupt func(*testing.T, *model.Model)
+	}{
+		// mlp: slot 1 holds g0; both step units of g2 read it.
+		{"no-attention/mlp", func() (*model.Model, error) { return noattn.MLP(ctx, l) }, flipColumn("blocks.1.ffn.gate", 1)},
+		// residual: level 1 puts g0 in slot 0.
+		{"no-attention/residual", func() (*model.Model, error) { return noattn.Residual(ctx, l) }, flipColumn("blocks.1.ffn.gate", 0)},
+		{"tokens-as-gates/hard", func() (*model.Model, error) {
+			return tokens.Map(ctx, l, tokens.Options{Mode: model.Hard})
+		}, moveToNegativeHead},
+		{"tokens-as-gates/softmax", func() (*model.Model, error) {
+			return tokens.Map(ctx, l, tokens.Options{Mode: model.Softmax})
+		}, moveToNegativeHead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := tc.mapper()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, res, err := verifyModel(m, l, in, want)
+			if err != nil {
+				t.Fatalf("the untouched model fails verification: %v", err)
+			}
+			if math.Abs(res.MinMargin-0.5) > 1e-3 {
+				t.Errorf("min margin %v, want ≈ 0.5", res.MinMargin)
+			}
+			tc.corrupt(t, m)
+			if err := m.Validate(); err != nil {
+				t.Fatalf("the corrupted model is invalid (should be well-formed and wrong): %v", err)
+			}
+			_, _, err = verifyModel(m, l, in, want)
+			if err == nil || !strings.Contains(err.Error(), "float32 model vs layered circuit: sample 3, output bit 0 is 0, want 1") {
+				t.Errorf("verification of the corrupted model: %v, want a mismatch on sample 3 (a = b = 1)", err)
+			}
+		})
+	}
+}
+
+func TestVerifyModelRejectsShape(t *testing.T) {
+	l := handCircuit()
+	m, err := tokens.Map(context.Background(), l, tokens.Options{Mode: model.Hard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Readout.Token = append(m.Readout.Token, 0)
+	m.Readout.Dim = append(m.Readout.Dim, 0)
+	m.Readout.Threshold = append(m.Readout.Threshold, 0.5)
+	if _, _, err := verifyModel(m, l, nil, nil); err == nil || !strings.Contains(err.Error(), "2 outputs") {
+		t.Errorf("a model with an extra output: %v", err)
+	}
+}
+
+func TestBetaSearch(t *testing.T) {
+	l := handCircuit()
+	m, err := tokens.Map(context.Background(), l, tokens.Options{Mode: model.Softmax, Beta: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []bits.Vec
+	for x := 0; x < 4; x++ {
+		v := bits.NewVec(2)
+		v.Set(0, uint(x&1))
+		v.Set(1, uint(x>>1))
+		in = append(in, v)
+	}
+	want, _ := bits.EvalSliced(in, 2, l.Eval)
+	plan, _, err := verifyModel(m, l, in, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bmin, step, err := betaSearch(context.Background(), plan, in, want, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if step != 8.0/64 || bmin <= 0 || bmin > 8 {
+		t.Fatalf("β min %v, step %v", bmin, step)
+	}
+	// Exact at β_min, wrong just below.
+	for _, c := range []struct {
+		beta  float64
+		exact bool
+	}{{bmin, true}, {bmin - step, false}} {
+		res, err := plan.Run(in, model.Options{Beta: c.beta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := firstMismatch("", res.Outputs, want, 1) == nil; got != c.exact {
+			t.Errorf("β = %v: exact %v, want %v", c.beta, got, c.exact)
+		}
+	}
+}

@@ -1,0 +1,221 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/tcforge/tcforge/sdk/binenc"
+)
+
+const (
+	magic   = "TCMD"
+	version = 2 // 2: structured transformer IR, CSR tensors
+)
+
+// MarshalBinary encodes the model in tcforge's compact binary form (packed
+// little-endian arrays; CSR row pointers sent as row lengths).
+func (m *Model) MarshalBinary() ([]byte, error) {
+	size := 0
+	for i := range m.Tensors {
+		size += 8*len(m.Tensors[i].Val) + m.Tensors[i].Rows
+	}
+	w := binenc.NewWriter(magic, version, size)
+	w.String(m.Arch)
+	keys := make([]string, 0, len(m.Attrs))
+	for k := range m.Attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w.U32(uint32(len(keys)))
+	for _, k := range keys {
+		w.String(k)
+		w.I64(m.Attrs[k])
+	}
+	w.I64(int64(m.Tokens))
+	w.I64(int64(m.DModel))
+	w.String(m.Embed.Base)
+	w.String(m.Embed.Input)
+	w.I32s(m.Embed.InputToken)
+	w.U32(uint32(len(m.Blocks)))
+	for _, b := range m.Blocks {
+		if a := b.Attn; a != nil {
+			w.U32(1)
+			w.String(string(a.Mode))
+			w.I64(int64(math.Float64bits(a.Beta)))
+			writeNorm(w, a.Norm)
+			w.U32(boolU32(a.Residual))
+			w.U32(uint32(len(a.Heads)))
+			for _, h := range a.Heads {
+				w.Strings([]string{h.Q, h.K, h.V, h.O})
+			}
+		} else {
+			w.U32(0)
+		}
+		if f := b.FFN; f != nil {
+			w.U32(1)
+			w.Strings([]string{f.Gate, f.Value, f.Out})
+			writeNorm(w, f.Norm)
+			w.U32(boolU32(f.Residual))
+		} else {
+			w.U32(0)
+		}
+	}
+	w.I32s(m.Readout.Token)
+	w.I32s(m.Readout.Dim)
+	w.F32s(m.Readout.Threshold)
+	w.U32(uint32(len(m.Tensors)))
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		if len(t.RowPtr) != t.Rows+1 {
+			return nil, fmt.Errorf("encoding model: tensor %q has %d row pointers for %d rows", t.Name, len(t.RowPtr), t.Rows)
+		}
+		w.String(t.Name)
+		w.I64(int64(t.Rows))
+		w.I64(int64(t.Cols))
+		lens := make([]int32, t.Rows)
+		for r := range lens {
+			lens[r] = t.RowPtr[r+1] - t.RowPtr[r]
+		}
+		w.I32s(lens)
+		w.I32s(t.Col)
+		w.F32s(t.Val)
+	}
+	return w.Bytes(), nil
+}
+
+func boolU32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func writeNorm(w *binenc.Writer, n *RMSNorm) {
+	if n == nil {
+		w.U32(0)
+		return
+	}
+	w.U32(1)
+	w.String(n.Weight)
+	w.I64(int64(math.Float64bits(n.Eps)))
+}
+
+func readNorm(r *binenc.Reader) *RMSNorm {
+	if r.U32() == 0 {
+		return nil
+	}
+	return &RMSNorm{Weight: r.String(), Eps: math.Float64frombits(uint64(r.I64()))}
+}
+
+// UnmarshalBinary decodes a model written by MarshalBinary. It checks the
+// encoding, not the model: call Validate before using it.
+func (m *Model) UnmarshalBinary(data []byte) error {
+	r := binenc.NewReader(data, magic, version)
+	var d Model
+	d.Arch = r.String()
+	n := r.U32()
+	for i := uint32(0); i < n && r.Err() == nil; i++ {
+		if d.Attrs == nil {
+			d.Attrs = map[string]int64{}
+		}
+		k := r.String()
+		d.Attrs[k] = r.I64()
+	}
+	d.Tokens = int(r.I64())
+	d.DModel = int(r.I64())
+	d.Embed.Base = r.String()
+	d.Embed.Input = r.String()
+	d.Embed.InputToken = r.I32s()
+	nb := r.U32()
+	for i := uint32(0); i < nb && r.Err() == nil; i++ {
+		var b Block
+		if r.U32() == 1 {
+			a := &Attention{Mode: AttnMode(r.String()), Beta: math.Float64frombits(uint64(r.I64()))}
+			a.Norm = readNorm(r)
+			a.Residual = r.U32() == 1
+			nh := r.U32()
+			for h := uint32(0); h < nh && r.Err() == nil; h++ {
+				s := r.Strings()
+				if r.Err() == nil && len(s) != 4 {
+					return fmt.Errorf("decoding model: block %d head %d has %d tensor names, want 4", i, h, len(s))
+				}
+				if r.Err() == nil {
+					a.Heads = append(a.Heads, Head{Q: s[0], K: s[1], V: s[2], O: s[3]})
+				}
+			}
+			b.Attn = a
+		}
+		if r.U32() == 1 {
+			s := r.Strings()
+			if r.Err() == nil && len(s) != 3 {
+				return fmt.Errorf("decoding model: block %d FFN has %d tensor names, want 3", i, len(s))
+			}
+			f := &FFN{}
+			if r.Err() == nil {
+				f.Gate, f.Value, f.Out = s[0], s[1], s[2]
+			}
+			f.Norm = readNorm(r)
+			f.Residual = r.U32() == 1
+			b.FFN = f
+		}
+		d.Blocks = append(d.Blocks, b)
+	}
+	d.Readout.Token = r.I32s()
+	d.Readout.Dim = r.I32s()
+	d.Readout.Threshold = r.F32s()
+	nt := r.U32()
+	for i := uint32(0); i < nt && r.Err() == nil; i++ {
+		t := Tensor{Name: r.String(), Rows: int(r.I64()), Cols: int(r.I64())}
+		lens := r.I32s()
+		t.Col = r.I32s()
+		t.Val = r.F32s()
+		if r.Err() != nil {
+			break
+		}
+		if len(lens) != t.Rows {
+			return fmt.Errorf("decoding model: tensor %q: %d row lengths for %d rows", t.Name, len(lens), t.Rows)
+		}
+		t.RowPtr = make([]int32, t.Rows+1)
+		sum := int64(0)
+		for k, l := range lens {
+			if l < 0 {
+				return fmt.Errorf("decoding model: tensor %q: negative row length", t.Name)
+			}
+			sum += int64(l)
+			if sum > int64(len(t.Col)) {
+				return fmt.Errorf("decoding model: tensor %q: row lengths exceed the %d entries", t.Name, len(t.Col))
+			}
+			t.RowPtr[k+1] = int32(sum)
+		}
+		if sum != int64(len(t.Col)) || len(t.Col) != len(t.Val) {
+			return fmt.Errorf("decoding model: tensor %q: %d row entries, %d columns, %d values", t.Name, sum, len(t.Col), len(t.Val))
+		}
+		d.Tensors = append(d.Tensors, t)
+	}
+	if err := r.Done(); err != nil {
+		return fmt.Errorf("decoding model: %w", err)
+	}
+	// Empty arrays decode as nil, as an encoder's zero values are.
+	d.Embed.InputToken = nilIfEmpty(d.Embed.InputToken)
+	d.Readout.Token = nilIfEmpty(d.Readout.Token)
+	d.Readout.Dim = nilIfEmpty(d.Readout.Dim)
+	if len(d.Readout.Threshold) == 0 {
+		d.Readout.Threshold = nil
+	}
+	for i := range d.Tensors {
+		d.Tensors[i].Col = nilIfEmpty(d.Tensors[i].Col)
+		if len(d.Tensors[i].Val) == 0 {
+			d.Tensors[i].Val = nil
+		}
+	}
+	*m = d
+	return nil
+}
+
+func nilIfEmpty(xs []int32) []int32 {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
+}

@@ -1,0 +1,187 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eax+0(FP), AX
+	MOVL ecx+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func xgetbv() (eax, edx uint32)
+TEXT ·xgetbv(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
+
+// func gather32(d, buf *float32, stride, off int, cols *int32, ncols int, ws *float32, w float32)
+TEXT ·gather32(SB), NOSPLIT, $0-60
+	MOVQ d+0(FP), DI
+	MOVQ buf+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ off+24(FP), R9
+	MOVQ cols+32(FP), R10
+	MOVQ ncols+40(FP), CX
+	MOVQ ws+48(FP), R11
+	VBROADCASTSS w+56(FP), Y7
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	ADDQ R9, SI
+	TESTQ CX, CX
+	JZ gdone
+	TESTQ R11, R11
+	JNZ gweighted
+gloop:
+	MOVLQSX (R10), AX
+	IMULQ R8, AX
+	VFMADD231PS 0(SI)(AX*1), Y7, Y0
+	VFMADD231PS 32(SI)(AX*1), Y7, Y1
+	VFMADD231PS 64(SI)(AX*1), Y7, Y2
+	VFMADD231PS 96(SI)(AX*1), Y7, Y3
+	ADDQ $4, R10
+	DECQ CX
+	JNZ gloop
+	JMP gdone
+gweighted:
+	MOVLQSX (R10), AX
+	IMULQ R8, AX
+	VBROADCASTSS (R11), Y6
+	VFMADD231PS 0(SI)(AX*1), Y6, Y0
+	VFMADD231PS 32(SI)(AX*1), Y6, Y1
+	VFMADD231PS 64(SI)(AX*1), Y6, Y2
+	VFMADD231PS 96(SI)(AX*1), Y6, Y3
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ CX
+	JNZ gweighted
+gdone:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func axpy32(d, x *float32, w float32)
+TEXT ·axpy32(SB), NOSPLIT, $0-20
+	MOVQ d+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSS w+16(FP), Y7
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VFMADD231PS 0(SI), Y7, Y0
+	VFMADD231PS 32(SI), Y7, Y1
+	VFMADD231PS 64(SI), Y7, Y2
+	VFMADD231PS 96(SI), Y7, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func fma32(d, x *float32, c, w float32)
+TEXT ·fma32(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSS c+16(FP), Y0
+	VBROADCASTSS w+20(FP), Y7
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VFMADD231PS 0(SI), Y7, Y0
+	VFMADD231PS 32(SI), Y7, Y1
+	VFMADD231PS 64(SI), Y7, Y2
+	VFMADD231PS 96(SI), Y7, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func scale32(d *float32, s float32)
+TEXT ·scale32(SB), NOSPLIT, $0-12
+	MOVQ d+0(FP), DI
+	VBROADCASTSS s+8(FP), Y7
+	VMULPS 0(DI), Y7, Y0
+	VMULPS 32(DI), Y7, Y1
+	VMULPS 64(DI), Y7, Y2
+	VMULPS 96(DI), Y7, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func reluMul32(h, gs *float32, lo, hi float32) bool
+TEXT ·reluMul32(SB), NOSPLIT, $0-25
+	MOVQ h+0(FP), DI
+	MOVQ gs+8(FP), SI
+	VBROADCASTSS lo+16(FP), Y6
+	VBROADCASTSS hi+20(FP), Y7
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	// in-range lanes: lo < g < hi (ordered compares; NaN is out of range
+	// and falls to the exact path via the mask below).
+	VCMPPS $0x1e, Y6, Y0, Y8  // g > lo (GT_OQ)
+	VCMPPS $0x11, Y7, Y0, Y9  // g < hi (LT_OQ)
+	VANDPS Y9, Y8, Y8
+	VCMPPS $0x1e, Y6, Y1, Y9
+	VCMPPS $0x11, Y7, Y1, Y10
+	VANDPS Y10, Y9, Y9
+	VORPS Y9, Y8, Y8
+	VCMPPS $0x1e, Y6, Y2, Y9
+	VCMPPS $0x11, Y7, Y2, Y10
+	VANDPS Y10, Y9, Y9
+	VORPS Y9, Y8, Y8
+	VCMPPS $0x1e, Y6, Y3, Y9
+	VCMPPS $0x11, Y7, Y3, Y10
+	VANDPS Y10, Y9, Y9
+	VORPS Y9, Y8, Y8
+	// NaN lanes: unordered g != g.
+	VCMPPS $0x03, Y0, Y0, Y9
+	VORPS Y9, Y8, Y8
+	VCMPPS $0x03, Y1, Y1, Y9
+	VORPS Y9, Y8, Y8
+	VCMPPS $0x03, Y2, Y2, Y9
+	VORPS Y9, Y8, Y8
+	VCMPPS $0x03, Y3, Y3, Y9
+	VORPS Y9, Y8, Y8
+	VMOVMSKPS Y8, AX
+	TESTL AX, AX
+	JNZ rslow
+	VXORPS Y5, Y5, Y5
+	VMAXPS Y5, Y0, Y0
+	VMAXPS Y5, Y1, Y1
+	VMAXPS Y5, Y2, Y2
+	VMAXPS Y5, Y3, Y3
+	VMULPS 0(DI), Y0, Y0
+	VMULPS 32(DI), Y1, Y1
+	VMULPS 64(DI), Y2, Y2
+	VMULPS 96(DI), Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	MOVB $1, ret+24(FP)
+	RET
+rslow:
+	VZEROUPPER
+	MOVB $0, ret+24(FP)
+	RET
