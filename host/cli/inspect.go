@@ -43,7 +43,7 @@ func newInspectCmd(env *Env, g *globals) *cobra.Command {
 			"every circuit like `run` does, and print a per-level table: level, width, gate kinds and provenance\n" +
 			"tags (\"275 block 1/round 1/theta counters\"). With --svg, draw the layered circuit with levels as\n" +
 			"rows, coloured by provenance (circuits of at most --max-gates gates).",
-		Example: "  tcforge inspect --pipeline fig-keccak-w1-round1 --svg keccak.svg configs/paper/figures.hcl\n" +
+		Example: "  tcforge inspect --pipeline fig-keccak-circuit --point log_w=0 --svg keccak.svg configs/paper/figures.hcl\n" +
 			"  tcforge inspect --pipeline keccak-arbitrary-input --point log_w=1,rounds=1,blocks=2 configs/paper/keccak.hcl",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
