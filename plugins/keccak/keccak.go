@@ -215,6 +215,9 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 		return nil, err
 	}
 	b := circuit.NewBuilder()
+	if size, err := estimate(ctx, p); err == nil {
+		b.Grow(int(size.Nodes)+int(size.Nodes)/16, int(size.Edges)+int(size.Edges)/16)
+	}
 	msg := b.Input("msg", cfg.msgBits)
 	var blocks [][]circuit.Node
 	if cfg.padded {

@@ -186,19 +186,21 @@ func (s *Sum) AtLeast(theta int32) uint64 {
 	return ^d[s.k-1]
 }
 
-// SetFrom is Set over xs[k] = vals[src[k]], without gathering them first.
-func (s *Sum) SetFrom(vals []uint64, src []int32, ws []int32) {
-	s.pos, s.neg = 0, 0
-	for _, w := range ws {
-		if w > 0 {
-			s.pos += int64(w)
-		} else {
-			s.neg -= int64(w)
-		}
-	}
-	s.k = min(bits.Len64(uint64(s.pos+s.neg))+1, maxPlanes)
+// SetRange is Set over xs[k] = vals[src[k]], for a row whose possible sums, [−neg, pos], the
+// caller already knows (an evaluator that computed them once per circuit).
+func (s *Sum) SetRange(vals []uint64, src []int32, ws []int32, pos, neg int64, unit bool) {
+	s.pos, s.neg = pos, neg
+	s.k = min(bits.Len64(uint64(pos+neg))+1, maxPlanes)
 	acc := s.planes[:s.k]
 	clear(acc)
+	if unit {
+		for _, j := range src {
+			if x := vals[j]; x != 0 {
+				inc(acc, x)
+			}
+		}
+		return
+	}
 	for i, j := range src {
 		x := vals[j]
 		if x == 0 {
@@ -213,11 +215,4 @@ func (s *Sum) SetFrom(vals []uint64, src []int32, ws []int32) {
 			addConst(acc, int64(ws[i]), x)
 		}
 	}
-}
-
-// ThresholdFrom is Threshold over xs[k] = vals[src[k]].
-func ThresholdFrom(vals []uint64, src []int32, ws []int32, theta int32) uint64 {
-	var s Sum
-	s.SetFrom(vals, src, ws)
-	return s.AtLeast(theta)
 }

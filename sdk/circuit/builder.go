@@ -2,6 +2,7 @@ package circuit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -32,6 +33,17 @@ func (b *Builder) intern(tag string) int32 {
 	b.c.Tags = append(b.c.Tags, tag)
 	b.tagIdx[tag] = i
 	return i
+}
+
+// Grow reserves room for about nodes more nodes with args more operands, so
+// that building a large circuit does not copy its arrays as they grow.
+func (b *Builder) Grow(nodes, args int) {
+	b.c.Ops = slices.Grow(b.c.Ops, nodes)
+	b.c.Param = slices.Grow(b.c.Param, nodes)
+	b.c.Tag = slices.Grow(b.c.Tag, nodes)
+	b.c.ArgStart = slices.Grow(b.c.ArgStart, nodes)
+	b.c.Args = slices.Grow(b.c.Args, args)
+	b.c.Weights = slices.Grow(b.c.Weights, args)
 }
 
 // Scope runs fn with name appended to the provenance path ("round 3/theta").

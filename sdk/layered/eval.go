@@ -20,7 +20,7 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 // use (bits.EvalSliced runs it on every core); the circuit must not change
 // while it is in use.
 func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
-	ops := c.evalPlan()
+	ops, pos, neg := c.evalPlan()
 	width := c.NumInputs
 	for L := 1; L <= c.Depth(); L++ {
 		width = max(width, c.LevelWidth(L))
@@ -43,8 +43,9 @@ func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
 					v = prev[c.Src[a]]
 				case opRepeat:
 					v = sum.AtLeast(c.Threshold[g]) // the row summed for g−1
-				case opSum:
-					sum.SetFrom(prev, c.Src[a:b], c.Weight[a:b]) // kept for the gates that share the row
+				case opSum, opSumUnit:
+					// kept for the gates that share the row
+					sum.SetRange(prev, c.Src[a:b], c.Weight[a:b], int64(pos[g]), int64(neg[g]), ops[g] == opSumUnit)
 					v = sum.AtLeast(c.Threshold[g])
 				case opOr:
 					for _, s := range c.Src[a:b] {
@@ -59,7 +60,8 @@ func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
 					v = ^uint64(0)
 				case opZero:
 				default:
-					v = bitslice.ThresholdFrom(prev, c.Src[a:b], c.Weight[a:b], c.Threshold[g])
+					sum.SetRange(prev, c.Src[a:b], c.Weight[a:b], int64(pos[g]), int64(neg[g]), false)
+					v = sum.AtLeast(c.Threshold[g])
 				}
 				cur[g-lo] = v
 			}
@@ -77,15 +79,19 @@ const (
 	opCopy                  // [x ≥ 1] with weight 1: x itself
 	opRepeat                // same row as the gate before, which kept its sum
 	opSum                   // a row the next gate shares: sum it and keep the sum
+	opSumUnit               // opSum with all weights 1
 	opOr                    // unit weights, θ = 1
 	opAnd                   // unit weights, θ = fan-in
 	opOne                   // θ ≤ the smallest possible sum: always 1
 	opZero                  // θ > the largest possible sum: always 0
 )
 
-// evalPlan decides each gate's gateOp.
-func (c *Circuit) evalPlan() []gateOp {
-	ops := make([]gateOp, len(c.Kind))
+// evalPlan decides each gate's gateOp, and the largest and (minus) the
+// smallest weighted sum of each row that is summed.
+func (c *Circuit) evalPlan() (ops []gateOp, pos, neg []int64) {
+	ops = make([]gateOp, len(c.Kind))
+	pos, neg = make([]int64, len(c.Kind)), make([]int64, len(c.Kind))
+	unitRow := make([]bool, len(c.Kind))
 	for L := 1; L <= c.Depth(); L++ {
 		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
 		for g := lo; g < hi; g++ {
@@ -97,25 +103,29 @@ func (c *Circuit) evalPlan() []gateOp {
 				ops[g] = opRepeat
 				if ops[g-1] != opRepeat {
 					ops[g-1] = opSum
+					if unitRow[g-1] {
+						ops[g-1] = opSumUnit
+					}
 				}
 				continue
 			}
 			a, b := c.RowStart[g], c.RowStart[g+1]
-			var pos, neg int64
+			var p, n int64
 			unit := true
 			for _, w := range c.Weight[a:b] {
 				if w > 0 {
-					pos += int64(w)
+					p += int64(w)
 				} else {
-					neg -= int64(w)
+					n -= int64(w)
 				}
 				unit = unit && w == 1
 			}
+			pos[g], neg[g], unitRow[g] = p, n, unit
 			t := int64(c.Threshold[g])
 			switch {
-			case t <= -neg:
+			case t <= -n:
 				ops[g] = opOne
-			case t > pos:
+			case t > p:
 				ops[g] = opZero
 			case unit && t == 1:
 				ops[g] = opOr
@@ -124,7 +134,7 @@ func (c *Circuit) evalPlan() []gateOp {
 			}
 		}
 	}
-	return ops
+	return ops, pos, neg
 }
 
 // identity reports whether gate g is [x ≥ 1] of one source with weight 1:
