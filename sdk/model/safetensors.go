@@ -234,6 +234,9 @@ func ReadSafetensors(data []byte) ([]STensor, map[string]string, error) {
 			if d < 0 {
 				return nil, nil, fmt.Errorf("safetensors: tensor %q: negative dimension", name)
 			}
+			if d > 0 && count > int64(len(body))/d {
+				return nil, nil, fmt.Errorf("safetensors: tensor %q: shape %v does not fit a %d-byte body", name, e.Shape, len(body))
+			}
 			count *= d
 		}
 		b, end := e.DataOffsets[0], e.DataOffsets[1]
