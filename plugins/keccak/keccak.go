@@ -22,8 +22,8 @@ var Plugin = &sdk.Construction{
 	Params: []sdk.Param{
 		{Name: "preset", Type: sdk.String, Default: "", Enum: []string{"", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "shake128", "shake256", "keccak-256"},
 			Doc: "a standard instance (w = 64, 24 rounds); sets rate, padding and output_bits unless given"},
-		{Name: "log_w", Type: sdk.Int, Default: 6, Min: sdk.Bound(0), Max: sdk.Bound(6), Doc: "lane size exponent: w = 2^log_w, state b = 25w bits"},
-		{Name: "rounds", Type: sdk.Int, Min: sdk.Bound(1), Doc: "rounds of Keccak-p (default 12 + 2·log_w); the last n of the standard round constants are used"},
+		keccak.LogWParam("the Keccak-p permutation"),
+		keccak.RoundsParam(),
 		{Name: "rate", Type: sdk.Int, Min: sdk.Bound(1), Doc: "rate r in bits (0 < r < 25w); or give capacity"},
 		{Name: "capacity", Type: sdk.Int, Min: sdk.Bound(1), Doc: "capacity c = 25w − r in bits (alternative to rate)"},
 		{Name: "blocks", Type: sdk.Int, Min: sdk.Bound(1), Doc: "number of absorbed blocks; with padding, the message is the longest that pads to this many blocks"},
@@ -99,14 +99,11 @@ func resolve(p sdk.Params) (config, error) {
 	if hasPreset {
 		logW = 6
 	}
-	rounds := keccak.DefaultRounds(logW)
-	if p.Has("rounds") {
-		rounds = p.Int("rounds")
+	perm, err := keccak.PermFromParams(p, logW)
+	if err != nil {
+		return cfg, err
 	}
-	cfg.perm = keccak.Perm{LogW: logW, Rounds: rounds}
-	if err := cfg.perm.Validate(); err != nil {
-		return cfg, p.Errorf("rounds", "%v", err)
-	}
+	cfg.perm = perm
 	b := cfg.perm.B()
 	switch {
 	case p.Has("rate") && p.Has("capacity"):

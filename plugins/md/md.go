@@ -26,8 +26,8 @@ var Plugin = &sdk.Construction{
 	Version: "0.1.0",
 	Doc:     "Merkle–Damgård chain over a Keccak-p compression: h = 0, then h = first chain_bits of f(state(h ⊕ block)) per block; zero or strengthened padding.",
 	Params: []sdk.Param{
-		{Name: "log_w", Type: sdk.Int, Default: 6, Min: sdk.Bound(0), Max: sdk.Bound(keccak.MaxLogW), Doc: "lane size exponent of the compression's Keccak-p: w = 2^log_w, state 25w bits"},
-		{Name: "rounds", Type: sdk.Int, Min: sdk.Bound(1), Doc: "rounds of Keccak-p (default 12 + 2·log_w); the last n of the standard round constants are used"},
+		keccak.LogWParam("the compression's Keccak-p"),
+		keccak.RoundsParam(),
 		{Name: "rate", Type: sdk.Int, Doc: "optional: the rate part of the state the compression reads and writes (0 < rate < 25w); block_bits and chain_bits must fit in it. The circuit does not otherwise depend on it"},
 		{Name: "block_bits", Type: sdk.Int, Default: 256, Doc: "message block size in bits (at least 1, at most the state 25w)"},
 		{Name: "chain_bits", Type: sdk.Int, Doc: "chain value size in bits: the first chain_bits state bits after f (at least 1, at most the state 25w; default block_bits)"},
@@ -67,14 +67,11 @@ func (c config) loadBits() int { return max(c.blockBits, c.chainBits) }
 func resolve(p sdk.Params) (config, error) {
 	var cfg config
 	logW := p.Int("log_w")
-	rounds := keccak.DefaultRounds(logW)
-	if p.Has("rounds") {
-		rounds = p.Int("rounds")
+	perm, err := keccak.PermFromParams(p, logW)
+	if err != nil {
+		return cfg, err
 	}
-	cfg.perm = keccak.Perm{LogW: logW, Rounds: rounds}
-	if err := cfg.perm.Validate(); err != nil {
-		return cfg, p.Errorf("rounds", "%v", err)
-	}
+	cfg.perm = perm
 	b, w := cfg.perm.B(), cfg.perm.W()
 	cfg.blockBits = p.Int("block_bits")
 	if cfg.blockBits < 1 {

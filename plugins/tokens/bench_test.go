@@ -38,8 +38,12 @@ func mappers(ctx context.Context) map[string]func(*layered.Circuit) (*model.Mode
 	return map[string]func(*layered.Circuit) (*model.Model, error){
 		"mlp":      func(l *layered.Circuit) (*model.Model, error) { return noattn.MLP(ctx, l) },
 		"residual": func(l *layered.Circuit) (*model.Model, error) { return noattn.Residual(ctx, l) },
-		"hard":     func(l *layered.Circuit) (*model.Model, error) { return tokens.Map(ctx, l, tokens.Options{Mode: model.Hard}) },
-		"softmax":  func(l *layered.Circuit) (*model.Model, error) { return tokens.Map(ctx, l, tokens.Options{Mode: model.Softmax}) },
+		"hard": func(l *layered.Circuit) (*model.Model, error) {
+			return tokens.Map(ctx, l, tokens.Options{Mode: model.Hard})
+		},
+		"softmax": func(l *layered.Circuit) (*model.Model, error) {
+			return tokens.Map(ctx, l, tokens.Options{Mode: model.Softmax})
+		},
 	}
 }
 
