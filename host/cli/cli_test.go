@@ -3,7 +3,6 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/cli"
 	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // childEnv marks a process started by these tests to serve a plugin: the
@@ -52,32 +52,6 @@ func tcforge(t *testing.T, args ...string) result {
 	var out, errb bytes.Buffer
 	code := cli.Main(context.Background(), cli.Env{Stdout: &out, Stderr: &errb, Builtins: testBuiltins()}, args)
 	return result{code, out.String(), errb.String()}
-}
-
-// readCSV reads a CSV file into header-keyed records.
-func readCSV(t *testing.T, path string) []map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if len(recs) == 0 {
-		t.Fatalf("%s: empty", path)
-	}
-	var rows []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = r[i]
-		}
-		rows = append(rows, m)
-	}
-	return rows
 }
 
 // TestPaperTables runs the paper's configs end to end and compares every
@@ -140,7 +114,7 @@ func TestPaperTables(t *testing.T) {
 		if err := json.Unmarshal(data, &rep); err != nil {
 			t.Fatal(err)
 		}
-		want := readCSV(t, filepath.Join("testdata", "paper", "keccak_depth_deviation.csv"))
+		want := sdktest.Table(t, filepath.Join("testdata", "paper", "keccak_depth_deviation.csv"))
 		if len(rep.Rows) != len(want) {
 			t.Fatalf("%d rows, want %d", len(rep.Rows), len(want))
 		}
@@ -154,8 +128,8 @@ func TestPaperTables(t *testing.T) {
 	})
 	for _, tt := range tests {
 		t.Run(tt.pipeline, func(t *testing.T) {
-			got := readCSV(t, filepath.Join(out, tt.pipeline+".csv"))
-			want := readCSV(t, filepath.Join("testdata", "paper", tt.paper))
+			got := sdktest.Table(t, filepath.Join(out, tt.pipeline+".csv"))
+			want := sdktest.Table(t, filepath.Join("testdata", "paper", tt.paper))
 			if len(got) != len(want) {
 				t.Fatalf("%d rows, the paper has %d", len(got), len(want))
 			}
@@ -211,7 +185,7 @@ func TestExternalPlugin(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	rows := readCSV(t, filepath.Join(out, "adder.csv"))
+	rows := sdktest.Table(t, filepath.Join(out, "adder.csv"))
 	want := map[string][2]string{"1": {"3", "3"}, "2": {"4", "5"}, "4": {"6", "9"}, "8": {"10", "17"}, "16": {"18", "33"}}
 	if len(rows) != len(want) {
 		t.Fatalf("%d rows, want %d", len(rows), len(want))
@@ -390,7 +364,7 @@ func TestInterrupt(t *testing.T) {
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s%s", code, out.String(), errb.String())
 	}
-	if rows := readCSV(t, filepath.Join(dir, "done.csv")); len(rows) != 2 || rows[1]["verified"] != "true" {
+	if rows := sdktest.Table(t, filepath.Join(dir, "done.csv")); len(rows) != 2 || rows[1]["verified"] != "true" {
 		t.Errorf("done.csv: %v", rows)
 	}
 	if !strings.Contains(out.String(), `pipeline "stuck" (incomplete: interrupted`) {
@@ -447,7 +421,7 @@ func TestMisbehavingPlugins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.pipeline, func(t *testing.T) {
-			rows := readCSV(t, filepath.Join(out, tt.pipeline+".csv"))
+			rows := sdktest.Table(t, filepath.Join(out, tt.pipeline+".csv"))
 			if len(rows) != 2 {
 				t.Fatalf("%d rows, want 2", len(rows))
 			}
@@ -497,7 +471,7 @@ func TestFullSHA3_512(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	rows := readCSV(t, filepath.Join(dir, "sha3-512.csv"))
+	rows := sdktest.Table(t, filepath.Join(dir, "sha3-512.csv"))
 	want := map[string]string{"depth": "148", "width": "17600", "gates": "695616", "copies": "39480", "edges": "5457336", "verified": "true", "expect_ok": "true"}
 	for k, v := range want {
 		if rows[0][k] != v {

@@ -8,46 +8,8 @@ import (
 
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bits"
-	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
-
-// params returns Params for the given values (ints as int64).
-func params(t *testing.T, v map[string]any) sdk.Params {
-	t.Helper()
-	vals := map[string]any{}
-	for k, x := range v {
-		if n, ok := x.(int); ok {
-			x = int64(n)
-		}
-		vals[k] = x
-	}
-	p, err := sdk.NewParams(Plugin.Params, vals)
-	if err != nil {
-		t.Fatalf("params %v: %v", v, err)
-	}
-	return p
-}
-
-// bitString parses "1100 01" (spaces ignored) into a Vec and its length.
-func bitString(s string) (bits.Vec, int) {
-	s = strings.ReplaceAll(s, " ", "")
-	v := bits.NewVec(len(s))
-	for i, c := range s {
-		if c == '1' {
-			v.Set(i, 1)
-		}
-	}
-	return v, len(s)
-}
-
-// laneBits returns the first n bits of little-endian 64-bit lanes.
-func laneBits(n int, lanes ...uint64) string {
-	var sb strings.Builder
-	for i := 0; i < n; i++ {
-		sb.WriteByte('0' + byte(lanes[i/64]>>(uint(i)%64)&1))
-	}
-	return sb.String()
-}
 
 // TestReferenceHandComputed checks the reference on cases worked out by
 // hand. With log_w = 1 and one round (round index 13, RC low bits 11),
@@ -72,16 +34,16 @@ func TestReferenceHandComputed(t *testing.T) {
 		{"short chain is zero-extended", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "chain_bits": 2, "blocks": 2}, "0000 1100", "11"},
 		{"w = 1, f(e0) by hand", map[string]any{"log_w": 0, "rounds": 1, "block_bits": 1, "chain_bits": 25, "blocks": 1}, "1", fOfE0},
 		{"Keccak-f[1600](0), published lanes", map[string]any{"log_w": 6, "rounds": 24, "block_bits": 128, "blocks": 1}, strings.Repeat("0", 128),
-			laneBits(128, 0xF1258F7940E1DDE7, 0x84D5CCF933C0478A)},
+			bits.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in, n := bitString(tc.msg)
-			out, err := Plugin.Reference(context.Background(), params(t, tc.params), []bits.Vec{in})
+			in, n := sdktest.Bits(t, tc.msg)
+			out, err := Plugin.Reference(context.Background(), sdktest.Params(t, Plugin.Params, tc.params), []bits.Vec{in})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, wn := bitString(tc.want)
+			want, wn := sdktest.Bits(t, tc.want)
 			got := out[0].Bytes(wn)
 			for i := range got {
 				if uint(got[i]) != want.Get(i) {
@@ -90,16 +52,6 @@ func TestReferenceHandComputed(t *testing.T) {
 			}
 		})
 	}
-}
-
-// evalCircuit evaluates c on the samples (at most 64).
-func evalCircuit(t *testing.T, c *circuit.Circuit, in []bits.Vec) []bits.Vec {
-	t.Helper()
-	words, err := c.Eval(bits.Slice(in, len(c.Inputs)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bits.Unslice(words, len(in))
 }
 
 func TestCircuitMatchesReference(t *testing.T) {
@@ -115,7 +67,7 @@ func TestCircuitMatchesReference(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, v := range cases {
-		p := params(t, v)
+		p := sdktest.Params(t, Plugin.Params, v)
 		c, err := Plugin.Build(context.Background(), p)
 		if err != nil {
 			t.Fatalf("%v: %v", v, err)
@@ -132,7 +84,10 @@ func TestCircuitMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := evalCircuit(t, c, in)
+		got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for s := range in {
 			for i := 0; i < cfg.chainBits; i++ {
 				if got[s].Get(i) != want[s].Get(i) {
@@ -154,7 +109,7 @@ func TestAttrs(t *testing.T) {
 		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 0}, 1, 1, 0, 4},
 		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 3, "chain_bits": 6, "blocks": 2, "padding": "strengthened"}, 2, 3, 6, 6},
 	} {
-		c, err := Plugin.Build(context.Background(), params(t, tc.params))
+		c, err := Plugin.Build(context.Background(), sdktest.Params(t, Plugin.Params, tc.params))
 		if err != nil {
 			t.Fatalf("%v: %v", tc.params, err)
 		}
@@ -181,7 +136,7 @@ func TestRejectsImpossibleParams(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "blocks": 2, "message_bits": 8}, "message_bits", "not both"},
 		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 16, "padding": "strengthened"}, "message_bits", "does not fit the 4-bit length block"},
 	} {
-		p := params(t, tc.params)
+		p := sdktest.Params(t, Plugin.Params, tc.params)
 		for what, call := range map[string]func() error{
 			"Build":     func() error { _, err := Plugin.Build(context.Background(), p); return err },
 			"Reference": func() error { _, err := Plugin.Reference(context.Background(), p, nil); return err },

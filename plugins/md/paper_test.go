@@ -2,94 +2,32 @@ package md_test
 
 import (
 	"context"
-	"encoding/csv"
-	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/tcforge/tcforge/plugins/md"
 	"github.com/tcforge/tcforge/plugins/reifier"
-	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
-
-// readCSV returns the rows of a testdata table as maps from column name.
-func readCSV(t *testing.T, path string) []map[string]int {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var rows []map[string]int
-	for _, rec := range recs[1:] {
-		row := map[string]int{}
-		for i, name := range recs[0] {
-			n, err := strconv.Atoi(rec[i])
-			if err != nil {
-				t.Fatalf("%s: column %s: %v", path, name, err)
-			}
-			row[name] = n
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
 
 // compile builds the construction and layers it with the Reifier-style
 // backend, checking the layered circuit against the logic circuit.
 func compile(t *testing.T, v map[string]any) (*circuit.Circuit, layered.Stats) {
 	t.Helper()
-	vals := map[string]any{}
-	for k, x := range v {
-		if n, ok := x.(int); ok {
-			x = int64(n)
-		}
-		vals[k] = x
-	}
-	p, err := sdk.NewParams(md.Plugin.Params, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := md.Plugin.Build(context.Background(), p)
-	if err != nil {
-		t.Fatalf("%v: %v", v, err)
-	}
+	c := sdktest.Build(t, md.Plugin, v)
 	l, err := reifier.Compile(context.Background(), c)
 	if err != nil {
 		t.Fatalf("%v: %v", v, err)
 	}
-	if err := l.Validate(); err != nil {
-		t.Fatalf("%v: %v", v, err)
-	}
-	in := bits.Slice(bits.Random(rand.New(rand.NewPCG(3, 4)), 64, len(c.Inputs)), len(c.Inputs))
-	want, err := c.Eval(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := l.Eval(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for j := range want {
-		if got[j] != want[j] {
-			t.Fatalf("%v: layered output %d differs from the logic circuit", v, j)
-		}
-	}
+	sdktest.CheckLayered(t, c, l, 64)
 	return c, l.Stats()
 }
 
 // TestPaperMDSequential reproduces every row of the paper's table
 // "Formula verification for the sequential Merkle–Damgård construction".
 func TestPaperMDSequential(t *testing.T) {
-	rows := readCSV(t, "testdata/md_sequential.csv")
+	rows := sdktest.IntTable(t, "testdata/md_sequential.csv")
 	if len(rows) != 32 {
 		t.Fatalf("%d rows, want 32", len(rows))
 	}

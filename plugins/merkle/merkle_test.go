@@ -8,46 +8,8 @@ import (
 
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bits"
-	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
-
-// params returns Params for the given values (ints as int64).
-func params(t *testing.T, v map[string]any) sdk.Params {
-	t.Helper()
-	vals := map[string]any{}
-	for k, x := range v {
-		if n, ok := x.(int); ok {
-			x = int64(n)
-		}
-		vals[k] = x
-	}
-	p, err := sdk.NewParams(Plugin.Params, vals)
-	if err != nil {
-		t.Fatalf("params %v: %v", v, err)
-	}
-	return p
-}
-
-// bitString parses "1100 01" (spaces ignored) into a Vec and its length.
-func bitString(s string) (bits.Vec, int) {
-	s = strings.ReplaceAll(s, " ", "")
-	v := bits.NewVec(len(s))
-	for i, c := range s {
-		if c == '1' {
-			v.Set(i, 1)
-		}
-	}
-	return v, len(s)
-}
-
-// laneBits returns the first n bits of little-endian 64-bit lanes.
-func laneBits(n int, lanes ...uint64) string {
-	var sb strings.Builder
-	for i := 0; i < n; i++ {
-		sb.WriteByte('0' + byte(lanes[i/64]>>(uint(i)%64)&1))
-	}
-	return sb.String()
-}
 
 // TestReferenceHandComputed checks the reference on cases worked out by
 // hand. With log_w = 1 and one round (round index 13, RC low bits 11),
@@ -87,12 +49,12 @@ func TestReferenceHandComputed(t *testing.T) {
 		{"empty message, 0*: one zero leaf", toy(map[string]any{"message_bits": 0}), "", f0},
 		{"w = 1, f(e0) by hand", map[string]any{"log_w": 0, "rounds": 1, "block_bits": 1, "digest_bits": 25, "leaves": 1}, "1", fOfE0},
 		{"Keccak-f[1600](0), published lanes", map[string]any{"log_w": 6, "rounds": 24, "block_bits": 128, "leaves": 2},
-			strings.Repeat("1", 256), laneBits(128, 0xF1258F7940E1DDE7, 0x84D5CCF933C0478A)},
+			strings.Repeat("1", 256), bits.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in, n := bitString(tc.msg)
-			p := params(t, tc.params)
+			in, n := sdktest.Bits(t, tc.msg)
+			p := sdktest.Params(t, Plugin.Params, tc.params)
 			if cfg, err := resolve(p); err != nil || cfg.msgBits != n {
 				t.Fatalf("message of %d bits, config %+v, %v", n, cfg, err)
 			}
@@ -100,7 +62,7 @@ func TestReferenceHandComputed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, wn := bitString(tc.want)
+			want, wn := sdktest.Bits(t, tc.want)
 			got := out[0].Bytes(wn)
 			for i := range got {
 				if uint(got[i]) != want.Get(i) {
@@ -109,16 +71,6 @@ func TestReferenceHandComputed(t *testing.T) {
 			}
 		})
 	}
-}
-
-// evalCircuit evaluates c on the samples (at most 64).
-func evalCircuit(t *testing.T, c *circuit.Circuit, in []bits.Vec) []bits.Vec {
-	t.Helper()
-	words, err := c.Eval(bits.Slice(in, len(c.Inputs)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bits.Unslice(words, len(in))
 }
 
 func TestCircuitMatchesReference(t *testing.T) {
@@ -135,7 +87,7 @@ func TestCircuitMatchesReference(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, v := range cases {
-		p := params(t, v)
+		p := sdktest.Params(t, Plugin.Params, v)
 		c, err := Plugin.Build(context.Background(), p)
 		if err != nil {
 			t.Fatalf("%v: %v", v, err)
@@ -152,7 +104,10 @@ func TestCircuitMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := evalCircuit(t, c, in)
+		got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for s := range in {
 			for i := 0; i < cfg.digestBits; i++ {
 				if got[s].Get(i) != want[s].Get(i) {
@@ -176,7 +131,7 @@ func TestAttrs(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 8, "padding": "10*"}, 3, 8, 2, 5},
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 3, "message_bits": 9}, 3, 9, 2, 5},
 	} {
-		c, err := Plugin.Build(context.Background(), params(t, tc.params))
+		c, err := Plugin.Build(context.Background(), sdktest.Params(t, Plugin.Params, tc.params))
 		if err != nil {
 			t.Fatalf("%v: %v", tc.params, err)
 		}
@@ -204,7 +159,7 @@ func TestRejectsImpossibleParams(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 2, "message_bits": 9}, "message_bits", "pads (zero) to 3 leaves"},
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 2, "message_bits": 8, "padding": "10*"}, "message_bits", "pads (10*) to 3 leaves"},
 	} {
-		p := params(t, tc.params)
+		p := sdktest.Params(t, Plugin.Params, tc.params)
 		for what, call := range map[string]func() error{
 			"Build":     func() error { _, err := Plugin.Build(context.Background(), p); return err },
 			"Reference": func() error { _, err := Plugin.Reference(context.Background(), p, nil); return err },

@@ -4,6 +4,7 @@
 package bits
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -129,4 +130,33 @@ func EvalSliced(in []Vec, width int, eval func([]uint64) ([]uint64, error)) ([]V
 		}
 	}
 	return out, nil
+}
+
+// Parse reads a string of '0' and '1' (spaces, underscores and newlines
+// are ignored, so "1100 0110" reads as 8 bits) into a Vec and its length;
+// bit 0 is the first character.
+func Parse(s string) (Vec, int, error) {
+	v := NewVec(len(s))
+	n := 0
+	for i, c := range s {
+		switch c {
+		case '0', '1':
+			v.Set(n, uint(c-'0'))
+			n++
+		case ' ', '_', '\n', '\t':
+		default:
+			return nil, 0, fmt.Errorf("bits: character %q at offset %d is not 0 or 1", c, i)
+		}
+	}
+	return v[:(n+63)/64], n, nil
+}
+
+// Text returns the first n bits as a string of '0' and '1', bit 0 first
+// (the inverse of Parse).
+func (v Vec) Text(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = '0' + byte(v.Get(i))
+	}
+	return string(b)
 }

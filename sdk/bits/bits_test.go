@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -261,5 +262,35 @@ func TestEvalSlicedError(t *testing.T) {
 	// The width is passed through: a mismatch is the evaluator's error.
 	if _, err := bits.EvalSliced(in, 7, evalWords(8)); err == nil {
 		t.Errorf("width 7 for an 8-input evaluator: no error")
+	}
+}
+
+// TestParseText: Parse skips separators, rejects other characters, and
+// Text inverts it across word boundaries.
+func TestParseText(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		n        int
+		err      string
+	}{
+		{"", "", 0, ""},
+		{"1", "1", 1, ""},
+		{"1100 0110_1", "110001101", 9, ""},
+		{strings.Repeat("10", 40), strings.Repeat("10", 40), 80, ""},
+		{"10x1", "", 0, `character 'x' at offset 2`},
+	} {
+		v, n, err := bits.Parse(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Parse(%q): got %v, want error %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || n != tc.n || v.Text(n) != tc.want || len(v) != (n+63)/64 {
+			t.Errorf("Parse(%q) = %v, %d, %v; Text %q, want %q (%d bits)", tc.in, v, n, err, v.Text(n), tc.want, tc.n)
+		}
+	}
+	if got := bits.Vec([]uint64{0b101, 1}).Text(66); got != "101"+strings.Repeat("0", 61)+"10" {
+		t.Errorf("Text across words: %s", got)
 	}
 }

@@ -1,0 +1,125 @@
+package sdktest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// parity is a small construction: the parity of n bits, with a reference
+// that can be told to lie about one input.
+func parity(lie bool) *sdk.Construction {
+	return &sdk.Construction{
+		Name:   "parity",
+		Params: []sdk.Param{{Name: "n", Type: sdk.Int, Default: 8, Min: sdk.Bound(1)}},
+		Build: func(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
+			b := circuit.NewBuilder()
+			b.Output("digest", []circuit.Node{b.Xor(b.Input("msg", p.Int("n"))...)})
+			return b.Circuit(), nil
+		},
+		Reference: func(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
+			out := make([]bits.Vec, len(inputs))
+			for k, v := range inputs {
+				var x uint
+				for i := range p.Int("n") {
+					x ^= v.Get(i)
+				}
+				if lie && v.Get(0) == 1 && v.Get(1) == 1 {
+					x ^= 1
+				}
+				out[k] = bits.NewVec(1)
+				out[k].Set(0, x)
+			}
+			return out, nil
+		},
+	}
+}
+
+// xor2 is the layered parity of two bits: [a + b ≥ 1] − [a + b ≥ 2],
+// or with wrongTheta the AND in place of the XOR.
+func xor2(wrongTheta bool) *layered.Circuit {
+	b := layered.NewBuilder(2, []circuit.Range{{Name: "msg", Start: 0, Len: 2}})
+	tag := b.Tag("xor")
+	b.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{1, 1}, tag)
+	b.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, tag)
+	b.Level()
+	theta := int32(1)
+	if wrongTheta {
+		theta = 2
+	}
+	b.Gate(layered.KindGate, theta, []int32{0, 1}, []int32{1, -2}, tag)
+	b.Level()
+	return b.Circuit([]circuit.Range{{Name: "digest", Start: 0, Len: 1}})
+}
+
+// recorder is a testing.TB that records Fatalf instead of stopping the test.
+type recorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.msg = fmt.Sprintf(format, args...)
+	panic(r)
+}
+func (r *recorder) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+
+// failure runs f against a recorder and returns what it failed with.
+func failure(t *testing.T, f func(tb testing.TB)) (msg string) {
+	r := &recorder{TB: t}
+	defer func() {
+		if p := recover(); p != nil && p != any(r) {
+			panic(p)
+		}
+		msg = r.msg
+	}()
+	f(r)
+	return ""
+}
+
+func TestCheckReference(t *testing.T) {
+	c := sdktest.CheckReference(t, parity(false), map[string]any{"n": 5}, 100)
+	if len(c.Inputs) != 5 || len(c.Outputs) != 1 {
+		t.Fatalf("circuit has %d inputs, %d outputs", len(c.Inputs), len(c.Outputs))
+	}
+	msg := failure(t, func(tb testing.TB) { sdktest.CheckReference(tb, parity(true), map[string]any{"n": 5}, 100) })
+	if !strings.Contains(msg, "parity map[n:5]: input 11") || !strings.Contains(msg, "reference") {
+		t.Errorf("a lying reference: got %q", msg)
+	}
+	msg = failure(t, func(tb testing.TB) { sdktest.Build(tb, parity(false), map[string]any{"n": 0}) })
+	if !strings.Contains(msg, "at least 1") {
+		t.Errorf("n = 0: got %q", msg)
+	}
+}
+
+func TestCheckLayered(t *testing.T) {
+	c := sdktest.Build(t, parity(false), map[string]any{"n": 2})
+	sdktest.CheckLayered(t, c, xor2(false), 100)
+	msg := failure(t, func(tb testing.TB) { sdktest.CheckLayered(tb, c, xor2(true), 100) })
+	if !strings.Contains(msg, "layered circuit 0, logic circuit 1") {
+		t.Errorf("a wrong layered circuit: got %q", msg)
+	}
+}
+
+func TestIntTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.csv")
+	os.WriteFile(path, []byte("log_w,depth\n1,10\n2,18\n"), 0o644)
+	rows := sdktest.IntTable(t, path)
+	if len(rows) != 2 || rows[1]["log_w"] != 2 || rows[1]["depth"] != 18 {
+		t.Errorf("rows %v", rows)
+	}
+	os.WriteFile(path, []byte("log_w,depth\n1,ten\n"), 0o644)
+	if msg := failure(t, func(tb testing.TB) { sdktest.IntTable(tb, path) }); !strings.Contains(msg, "t.csv:2: column depth") {
+		t.Errorf("a bad cell: got %q", msg)
+	}
+}
