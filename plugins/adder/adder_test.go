@@ -1,0 +1,34 @@
+package adder_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tcforge/tcforge/plugins/adder"
+	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// TestAdder checks the circuit against the reference (x + y computed
+// without the circuit) and the Reifier-style layering of it, for widths
+// around the word size, with and without the carry out.
+func TestAdder(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 63, 64, 65} {
+		for _, carry := range []bool{true, false} {
+			values := map[string]any{"n": n, "carry_out": carry}
+			c := sdktest.CheckReference(t, adder.Plugin, values, 200)
+			wantOut := n
+			if carry {
+				wantOut++
+			}
+			if len(c.Inputs) != 2*n || len(c.Outputs) != wantOut {
+				t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", values, len(c.Inputs), len(c.Outputs), 2*n, wantOut)
+			}
+			l, err := reifier.Compile(context.Background(), c)
+			if err != nil {
+				t.Fatalf("%v: %v", values, err)
+			}
+			sdktest.CheckLayered(t, c, l, 200)
+		}
+	}
+}
