@@ -39,321 +39,461 @@ var Plugin = &sdk.Layerer{
 	},
 }
 
-// tgraph is the lowered threshold-gate DAG, before layering: nodes
-// 0..nIn-1 are the inputs, the rest gates in topological order.
-//
-// A gate's operands are src[lo:hi] with weights w[lo:hi]. Gates may share a
-// range: the n counters [S ≥ k] of an n-ary XOR all read the same operands
-// with the same weights, so the range is stored once, not n times.
-type tgraph struct {
-	nIn    int
-	theta  []int32
-	lo, hi []int32 // operand range of each gate in src/w
-	src    []int32 // tnode ids
-	w      []int32
-	tag    []int32 // layered tag index
-	isCon  []bool
-	nGates int
-	edges  int // edges of the lowered gates, shared ranges counted per gate
+// tagTable interns the layered circuit's provenance tags in order of first
+// use, as layered.Builder does.
+type tagTable struct {
+	names []string
+	index map[string]int32
 }
 
-// newTGraph returns an empty tgraph with room for c's lowering: sizing it
-// up front keeps the millions of edges of full SHA-3 from being copied
-// again and again as slices grow.
-func newTGraph(nIn int, c *circuit.Circuit) *tgraph {
-	gates, edges := 0, 0
-	for i, op := range c.Ops {
-		n := int(c.ArgStart[i+1] - c.ArgStart[i])
-		switch op {
-		case circuit.OpInput:
-		case circuit.OpXor:
-			gates += n + 1
-			edges += 2 * n
-		default:
-			gates++
-			edges += n
-		}
+// intern returns the index of tag name, adding it if it is new.
+func (t *tagTable) intern(name string) int32 {
+	if i, ok := t.index[name]; ok {
+		return i
 	}
-	return &tgraph{
-		nIn:   nIn,
-		theta: make([]int32, 0, gates),
-		lo:    make([]int32, 0, gates),
-		hi:    make([]int32, 0, gates),
-		src:   make([]int32, 0, edges),
-		w:     make([]int32, 0, edges),
-		tag:   make([]int32, 0, gates),
-		isCon: make([]bool, 0, gates),
-	}
-}
-
-func (g *tgraph) gate(theta int32, tag int32, src []int32, w []int32) int32 {
-	lo := int32(len(g.src))
-	g.src = append(g.src, src...)
-	g.w = append(g.w, w...)
-	return g.gateRange(theta, tag, lo, int32(len(g.src)))
-}
-
-// sharesRange reports whether gate k reads the same operand range as gate
-// k−1 (the counters of one XOR).
-func (g *tgraph) sharesRange(k int) bool {
-	return k > 0 && g.lo[k] == g.lo[k-1] && g.hi[k] == g.hi[k-1] && g.lo[k] != g.hi[k]
-}
-
-// gateRange adds a gate reading the operand range [lo, hi) of src/w.
-func (g *tgraph) gateRange(theta int32, tag int32, lo, hi int32) int32 {
-	id := int32(g.nIn + g.nGates)
-	g.theta = append(g.theta, theta)
-	g.tag = append(g.tag, tag)
-	g.lo = append(g.lo, lo)
-	g.hi = append(g.hi, hi)
-	g.isCon = append(g.isCon, lo == hi)
-	g.nGates++
-	g.edges += int(hi - lo)
-	return id
+	i := int32(len(t.names))
+	t.names = append(t.names, name)
+	t.index[name] = i
+	return i
 }
 
 // Compile lowers and layers c.
+//
+// It works on the logic ops directly rather than on a lowered gate graph:
+// every op but an XOR lowers to one gate; an n-ary XOR lowers to n
+// counters, which read the XOR's operands and so sit together one level
+// below the XOR's parity gate. Compile first lays out every level (plan),
+// then writes the gate arrays on two goroutines (emit).
 func Compile(ctx context.Context, c *circuit.Circuit) (*layered.Circuit, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("reifier: invalid logic circuit: %w", err)
 	}
-	nIn := len(c.Inputs)
-	lb := layered.NewBuilder(nIn, c.InputRanges)
-	tags := make([]int32, len(c.Tags))
-	counterTags := make([]int32, len(c.Tags))
-	for i, t := range c.Tags {
-		tags[i] = lb.Tag(t)
-		counterTags[i] = -1
+	s, err := plan(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	counterTag := func(t int32) int32 {
-		if counterTags[t] < 0 {
-			counterTags[t] = lb.Tag(c.Tags[t] + " counters")
-		}
-		return counterTags[t]
-	}
+	return s.emit(ctx)
+}
 
-	g := newTGraph(nIn, c)
-	val := make([]int32, len(c.Ops)) // logic node -> tnode holding its value
-	var srcBuf, wBuf []int32
-	// XOR scratch: counter ids, and the alternating weights +1, −1, +1, …
-	maxArgs := 0
-	for i := range c.Ops {
-		maxArgs = max(maxArgs, int(c.ArgStart[i+1]-c.ArgStart[i]))
+// unset is the level of a constant nobody reads: it is not placed.
+const unset = int32(1 << 30)
+
+// schedule is the layout of the layered circuit, computed by plan before
+// any gate is written.
+//
+// Level L (1 ≤ L < outLevel) holds, in this order: the gates of the ops of
+// entries[startAt[L]:startAt[L+1]], in op order, where entry 2i+1 stands for
+// the n counters of XOR op i (counter k is [Σ args ≥ k]) and entry 2i for
+// op i's own gate (for an XOR, the parity gate over its counters); then one
+// copy gate for each value of copyOf[copyAt[L-1]:copyAt[L]], which carries
+// it from level L−1. The last level, outLevel, holds a copy of each output.
+type schedule struct {
+	c          *circuit.Circuit
+	outLevel   int32
+	startAt    []int32 // len outLevel+1
+	entries    []int32
+	copyAt     []int32  // len outLevel+1; copyAt[0] = 0
+	copyOf     []int32  // the ops carried, level by level
+	copyTag    []int32  // the tag of each copy gate: copyOf's, then the output copies
+	tag        []int32  // per circuit tag: the layered tag of an op's gate
+	counterTag []int32  // per circuit tag: the layered tag of an XOR's counters (-1: none)
+	levelStart []int32  // the layered circuit's LevelStart
+	gates      int      // gates of the layered circuit, copies included
+	edges      int      // edges of the layered circuit
+	tags       []string // the layered circuit's Tags
+}
+
+// plan assigns levels as soon as possible, constants lazily (one level
+// below their first reader, so a gate reading a constant sits at level 2 or
+// above), and lays out the levels with copy gates for the values read more
+// than one level above their own.
+func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
+	nOps := len(c.Ops)
+	if nOps >= 1<<30 {
+		return nil, fmt.Errorf("reifier: %d nodes: too many to layer", nOps) // entries are 2i+1 in an int32
 	}
-	counterBuf, alt := make([]int32, maxArgs), make([]int32, maxArgs)
-	for k := range alt {
-		alt[k] = 1 - 2*int32(k%2)
+	s := &schedule{
+		c:          c,
+		tag:        make([]int32, len(c.Tags)),
+		counterTag: make([]int32, len(c.Tags)),
 	}
-	ones := func(n int) []int32 {
-		wBuf = wBuf[:0]
-		for i := 0; i < n; i++ {
-			wBuf = append(wBuf, 1)
-		}
-		return wBuf
+	tt := &tagTable{index: map[string]int32{}}
+	for i, t := range c.Tags {
+		s.tag[i] = tt.intern(t)
+		s.counterTag[i] = -1
 	}
+	level := make([]int32, nOps)    // the level of each op's value: inputs 0, unread constants unset
+	lastUse := make([]int32, nOps)  // the highest level that reads a value
+	firstUse := make([]int32, nOps) // constants: the lowest level that reads them (0: none)
+	maxLevel := int32(0)
 	for i, op := range c.Ops {
 		if i%65536 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		args, weights := c.Operands(circuit.Node(i))
-		srcBuf = srcBuf[:0]
-		for _, a := range args {
-			srcBuf = append(srcBuf, val[a])
-		}
-		tag := tags[c.Tag[i]]
-		n := int32(len(args))
 		switch op {
 		case circuit.OpInput:
-			val[i] = c.Param[i]
+			continue
 		case circuit.OpConst:
-			val[i] = g.gate(1-c.Param[i], tag, nil, nil)
-		case circuit.OpNot:
-			val[i] = g.gate(0, tag, srcBuf, []int32{-1})
-		case circuit.OpAnd:
-			val[i] = g.gate(n, tag, srcBuf, ones(len(args)))
-		case circuit.OpOr:
-			val[i] = g.gate(1, tag, srcBuf, ones(len(args)))
-		case circuit.OpAndNot:
-			w := ones(len(args))
-			w[0] = -1
-			val[i] = g.gate(n-1, tag, srcBuf, w)
-		case circuit.OpThreshold:
-			val[i] = g.gate(c.Param[i], tag, srcBuf, weights)
+			// Read as if at level 1, so that readers sit at level 2 or above;
+			// the real level is set below.
+			level[i] = 1
+			continue
+		case circuit.OpNot, circuit.OpAnd, circuit.OpOr, circuit.OpAndNot, circuit.OpThreshold:
 		case circuit.OpXor:
-			ct := counterTag(c.Tag[i])
-			counters := counterBuf[:n]
-			counters[0] = g.gate(1, ct, srcBuf, ones(len(args)))
-			lo, hi := g.lo[counters[0]-int32(nIn)], g.hi[counters[0]-int32(nIn)]
-			for k := int32(2); k <= n; k++ {
-				counters[k-1] = g.gateRange(k, ct, lo, hi)
+			if t := c.Tag[i]; s.counterTag[t] < 0 {
+				s.counterTag[t] = tt.intern(c.Tags[t] + " counters")
 			}
-			val[i] = g.gate(1, tag, counters, alt[:n])
 		default:
 			return nil, fmt.Errorf("reifier: node %d: unsupported op %s", i, op)
 		}
-	}
-	outputs := make([]int32, len(c.Outputs))
-	for j, o := range c.Outputs {
-		outputs[j] = val[o]
-	}
-	return layer(ctx, g, lb, outputs, c.OutputRanges)
-}
-
-// layer assigns levels as soon as possible (constants lazily), inserts copy
-// gates and emits the layered circuit with a final level of output copies.
-func layer(ctx context.Context, g *tgraph, lb *layered.Builder, outputs []int32, outRanges []circuit.Range) (*layered.Circuit, error) {
-	total := g.nIn + g.nGates
-	level := make([]int32, total) // inputs: 0; constants: filled in below
-	maxLevel := int32(0)
-	for k := 0; k < g.nGates; k++ {
-		v := g.nIn + k
-		if g.isCon[k] {
-			continue
+		// L: the level of the gates reading the args (for an XOR, its counters).
+		args := c.Args[c.ArgStart[i]:c.ArgStart[i+1]]
+		L := int32(1)
+		for _, a := range args {
+			L = max(L, level[a]+1)
 		}
-		if g.sharesRange(k) {
-			level[v] = level[v-1] // same operands, same level
-			continue
-		}
-		var L int32 = 1
-		for e := g.lo[k]; e < g.hi[k]; e++ {
-			s := g.src[e]
-			var need int32
-			if s >= int32(g.nIn) && g.isCon[s-int32(g.nIn)] {
-				need = 2
-			} else {
-				need = level[s] + 1
-			}
-			if need > L {
-				L = need
+		for _, a := range args {
+			lastUse[a] = max(lastUse[a], L)
+			if c.Ops[a] == circuit.OpConst && (firstUse[a] == 0 || L < firstUse[a]) {
+				firstUse[a] = L
 			}
 		}
-		level[v] = L
-		if L > maxLevel {
-			maxLevel = L
+		if op == circuit.OpXor {
+			L++
 		}
+		level[i] = L
+		maxLevel = max(maxLevel, L)
 	}
 	outLevel := maxLevel + 1
-	for _, o := range outputs {
-		if o >= int32(g.nIn) && g.isCon[o-int32(g.nIn)] && outLevel < 2 {
-			outLevel = 2
+	for _, o := range c.Outputs {
+		if c.Ops[o] == circuit.OpConst {
+			outLevel = max(outLevel, 2)
 		}
 	}
-	// Constants: one level below their first reader. lastUse: the highest
-	// level that reads a value.
-	const unset = int32(1 << 30)
-	lastUse := make([]int32, total)
-	for k := 0; k < g.nGates; k++ {
-		if g.isCon[k] {
-			level[g.nIn+k] = unset
-		}
-	}
-	for k := 0; k < g.nGates; k++ {
-		if g.isCon[k] || g.sharesRange(k) {
-			continue // a shared range's reads were recorded by its first gate
-		}
-		L := level[g.nIn+k]
-		for e := g.lo[k]; e < g.hi[k]; e++ {
-			s := g.src[e]
-			if L > lastUse[s] {
-				lastUse[s] = L
-			}
-			if s >= int32(g.nIn) && g.isCon[s-int32(g.nIn)] && L-1 < level[s] {
-				level[s] = L - 1
-			}
-		}
-	}
-	for _, o := range outputs {
+	for _, o := range c.Outputs {
 		lastUse[o] = outLevel
-		if o >= int32(g.nIn) && g.isCon[o-int32(g.nIn)] && outLevel-1 < level[o] {
-			level[o] = outLevel - 1
+		if c.Ops[o] == circuit.OpConst && (firstUse[o] == 0 || outLevel < firstUse[o]) {
+			firstUse[o] = outLevel
 		}
 	}
-	// Bucket gates by level, keeping creation order.
-	count := make([]int32, outLevel+1)
-	for k := 0; k < g.nGates; k++ {
-		if L := level[g.nIn+k]; L != unset {
-			count[L]++
+	for i, op := range c.Ops {
+		if op == circuit.OpConst {
+			level[i] = unset
+			if firstUse[i] > 0 {
+				level[i] = firstUse[i] - 1
+			}
 		}
 	}
+	s.outLevel = outLevel
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	// Bucket the entries by level, in op order, counting each level's gates
+	// and the edges; bucket the values that need carrying by the level of
+	// their first copy, level(v)+1: the inputs in input order, then the ops
+	// in op order. A value is carried while lastUse(v) > level(v)+1.
+	// (Bucket b starts at startAt[b], so its count is gathered in
+	// startAt[b+1] before the prefix sums.)
 	startAt := make([]int32, outLevel+2)
-	for L := int32(1); L <= outLevel; L++ {
-		startAt[L+1] = startAt[L] + count[L]
+	carryAt := make([]int32, outLevel+2)
+	width := make([]int32, outLevel+1)
+	edges, copies := 0, 0
+	for _, v := range c.Inputs {
+		if lastUse[v] > 1 {
+			carryAt[2]++
+			copies += int(lastUse[v] - 1)
+		}
 	}
-	byLevel := make([]int32, startAt[outLevel+1])
+	for i, op := range c.Ops {
+		L := level[i]
+		if op == circuit.OpInput || L == unset {
+			continue
+		}
+		n := c.ArgStart[i+1] - c.ArgStart[i]
+		if op == circuit.OpXor {
+			startAt[L]++ // counters, at L−1
+			width[L-1] += n
+			edges += int(n) * int(n)
+		}
+		startAt[L+1]++
+		width[L]++
+		edges += int(n)
+		if lastUse[i] > L+1 {
+			carryAt[L+2]++
+			copies += int(lastUse[i] - L - 1)
+		}
+	}
+	for b := 1; b <= int(outLevel); b++ {
+		startAt[b+1] += startAt[b]
+		carryAt[b+1] += carryAt[b]
+	}
+	s.entries = make([]int32, startAt[outLevel+1])
+	carry := make([]int32, carryAt[outLevel+1])
 	fill := append([]int32(nil), startAt...)
-	for k := 0; k < g.nGates; k++ {
-		if L := level[g.nIn+k]; L != unset {
-			byLevel[fill[L]] = int32(g.nIn + k)
-			fill[L]++
+	cfill := append([]int32(nil), carryAt...)
+	for _, v := range c.Inputs {
+		if lastUse[v] > 1 {
+			carry[cfill[1]] = v
+			cfill[1]++
 		}
 	}
-	// Values start being carried at level(v)+1 while lastUse(v) > level(v)+1.
-	startCarry := make([][]int32, outLevel+1)
-	copies := 0
-	for v := 0; v < total; v++ {
-		if level[v] == unset {
-			continue // a constant nobody reads
+	for i, op := range c.Ops {
+		L := level[i]
+		if op == circuit.OpInput || L == unset {
+			continue
 		}
-		if lastUse[v] > level[v]+1 {
-			startCarry[level[v]+1] = append(startCarry[level[v]+1], int32(v))
-			copies += int(lastUse[v] - level[v] - 1)
+		if op == circuit.OpXor {
+			s.entries[fill[L-1]] = int32(2*i + 1)
+			fill[L-1]++
+		}
+		s.entries[fill[L]] = int32(2 * i)
+		fill[L]++
+		if lastUse[i] > L+1 {
+			carry[cfill[L+1]] = int32(i)
+			cfill[L+1]++
 		}
 	}
-	lb.Grow(len(byLevel)+copies+len(outputs), g.edges+copies+len(outputs))
-	pos := make([]int32, total) // index of v's instance in the previous level
-	for i := 0; i < g.nIn; i++ {
-		pos[i] = int32(i)
+	s.startAt = startAt[:outLevel+1]
+
+	// Copy gates, level by level: the values alive across each level, in
+	// the order they started being carried.
+	s.copyAt = make([]int32, outLevel+1)
+	s.copyOf = make([]int32, 0, copies)
+	s.copyTag = make([]int32, 0, copies+len(c.Outputs))
+	inputTag := int32(-1)
+	tagOf := func(v int32) int32 {
+		if c.Ops[v] != circuit.OpInput {
+			return s.tag[c.Tag[v]]
+		}
+		if inputTag < 0 {
+			inputTag = tt.intern("input")
+		}
+		return inputTag
 	}
-	var active, placed []int32
-	var srcBuf []int32
-	for L := int32(1); L <= outLevel; L++ {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		placed = placed[:0]
-		if L == outLevel {
-			for _, o := range outputs {
-				lb.Copy(pos[o], tagOf(g, o, lb))
-			}
-			break
-		}
-		for _, v := range byLevel[startAt[L]:startAt[L+1]] {
-			k := v - int32(g.nIn)
-			if !(g.sharesRange(int(k)) && len(placed) > 0 && placed[len(placed)-1] == v-1) {
-				srcBuf = srcBuf[:0]
-				for e := g.lo[k]; e < g.hi[k]; e++ {
-					srcBuf = append(srcBuf, pos[g.src[e]])
-				}
-			}
-			lb.Gate(layered.KindGate, g.theta[k], srcBuf, g.w[g.lo[k]:g.hi[k]], g.tag[k])
-			placed = append(placed, v)
-		}
-		// Copies: values alive across this level.
-		active = append(active, startCarry[L]...)
+	var active []int32
+	for L := int32(1); L < outLevel; L++ {
+		active = append(active, carry[carryAt[L]:carryAt[L+1]]...)
 		kept := active[:0]
 		for _, v := range active {
-			if lastUse[v] > L {
-				lb.Copy(pos[v], tagOf(g, v, lb))
-				placed = append(placed, v)
-				if lastUse[v] > L+1 {
-					kept = append(kept, v)
-				}
+			s.copyOf = append(s.copyOf, v)
+			s.copyTag = append(s.copyTag, tagOf(v))
+			if lastUse[v] > L+1 {
+				kept = append(kept, v)
 			}
 		}
 		active = kept
-		lb.Level()
-		for i, v := range placed {
-			pos[v] = int32(i)
-		}
+		s.copyAt[L] = int32(len(s.copyOf))
+		width[L] += s.copyAt[L] - s.copyAt[L-1]
 	}
-	lb.Level()
-	return lb.Circuit(outRanges), nil
+	s.copyAt[outLevel] = s.copyAt[outLevel-1]
+	for _, o := range c.Outputs {
+		s.copyTag = append(s.copyTag, tagOf(o))
+	}
+	width[outLevel] = int32(len(c.Outputs))
+
+	s.levelStart = make([]int32, outLevel+1)
+	for L := int32(1); L <= outLevel; L++ {
+		s.levelStart[L] = s.levelStart[L-1] + width[L]
+	}
+	s.gates = int(s.levelStart[outLevel])
+	s.edges = edges + len(s.copyOf) + len(c.Outputs)
+	s.tags = tt.names
+	return s, nil
 }
 
-// tagOf returns the tag a copy of v carries: its source gate's, or "input".
-func tagOf(g *tgraph, v int32, lb *layered.Builder) int32 {
-	if v < int32(g.nIn) {
-		return lb.Tag("input")
+// levelEntries returns the entries of level L (see schedule).
+func (s *schedule) levelEntries(L int32) []int32 {
+	return s.entries[s.startAt[L]:s.startAt[L+1]]
+}
+
+// levelCopies returns the values carried into level L by copy gates.
+func (s *schedule) levelCopies(L int32) []int32 {
+	return s.copyOf[s.copyAt[L-1]:s.copyAt[L]]
+}
+
+// args returns op i's operands.
+func (s *schedule) args(i int32) []circuit.Node {
+	return s.c.Args[s.c.ArgStart[i]:s.c.ArgStart[i+1]]
+}
+
+// emit writes the layered circuit laid out by s. The sources and the other
+// gate arrays do not depend on each other, so two goroutines write them at
+// once.
+func (s *schedule) emit(ctx context.Context) (*layered.Circuit, error) {
+	l := &layered.Circuit{
+		NumInputs:    len(s.c.Inputs),
+		LevelStart:   s.levelStart,
+		Tags:         s.tags,
+		InputRanges:  append([]circuit.Range(nil), s.c.InputRanges...),
+		OutputRanges: append([]circuit.Range(nil), s.c.OutputRanges...),
 	}
-	return g.tag[v-int32(g.nIn)]
+	var srcErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Src, srcErr = s.sources(ctx)
+	}()
+	err := s.rows(ctx, l)
+	<-done
+	if err != nil {
+		return nil, err
+	}
+	if srcErr != nil {
+		return nil, srcErr
+	}
+	return l, nil
+}
+
+// sources returns the layered circuit's Src: each edge's source as an index
+// within the previous level.
+func (s *schedule) sources(ctx context.Context) ([]int32, error) {
+	c := s.c
+	src := make([]int32, s.edges)
+	// pos[v]: the index of v's latest instance (gate or copy) within its
+	// level; for an XOR whose counters are placed but not yet its parity
+	// gate, the index of its first counter. An instance placed in level L
+	// is read only from level L+1, so it is recorded as soon as it is
+	// placed.
+	pos := make([]int32, len(c.Ops))
+	for p, v := range c.Inputs {
+		pos[v] = int32(p)
+	}
+	e := 0
+	for L := int32(1); L < s.outLevel; L++ {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		idx := int32(0) // index of the next gate within the level
+		for _, entry := range s.levelEntries(L) {
+			i := entry >> 1
+			args := s.args(i)
+			n := len(args)
+			switch {
+			case entry&1 == 1: // counters: n gates with the same sources
+				row := src[e : e+n]
+				for k, a := range args {
+					row[k] = pos[a]
+				}
+				e += n
+				for k := 1; k < n; k++ {
+					e += copy(src[e:e+n], row)
+				}
+				pos[i] = idx
+				idx += int32(n)
+				continue
+			case c.Ops[i] == circuit.OpXor: // parity over its counters
+				row := src[e : e+n]
+				for k := range row {
+					row[k] = pos[i] + int32(k)
+				}
+				e += n
+			default:
+				row := src[e : e+n]
+				for k, a := range args {
+					row[k] = pos[a]
+				}
+				e += n
+			}
+			pos[i] = idx
+			idx++
+		}
+		for _, v := range s.levelCopies(L) {
+			src[e] = pos[v]
+			e++
+			pos[v] = idx
+			idx++
+		}
+	}
+	for _, o := range c.Outputs {
+		src[e] = pos[o]
+		e++
+	}
+	return src, nil
+}
+
+// rows fills in l's Kind, Threshold, Tag, RowStart and Weight, lowering
+// each op as the package documentation describes.
+func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
+	c := s.c
+	l.Kind = make([]layered.Kind, s.gates) // KindGate is 0: only copies are marked
+	l.Threshold = make([]int32, s.gates)
+	l.Tag = make([]int32, s.gates)
+	l.RowStart = make([]int32, s.gates+1)
+	l.Weight = make([]int32, s.edges)
+	gi, e, ci := 0, 0, 0
+	// gate ends gate gi with threshold theta and tag tag after its weights
+	// have been written up to e.
+	gate := func(theta, tag int32) {
+		l.Threshold[gi] = theta
+		l.Tag[gi] = tag
+		gi++
+		l.RowStart[gi] = int32(e)
+	}
+	ones := func(n int) {
+		w := l.Weight[e : e+n]
+		for k := range w {
+			w[k] = 1
+		}
+		e += n
+	}
+	copyGate := func() {
+		l.Kind[gi] = layered.KindCopy
+		l.Weight[e] = 1
+		e++
+		gate(1, s.copyTag[ci])
+		ci++
+	}
+	for L := int32(1); L < s.outLevel; L++ {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, entry := range s.levelEntries(L) {
+			i := entry >> 1
+			a, b := c.ArgStart[i], c.ArgStart[i+1]
+			n := int(b - a)
+			tag := s.tag[c.Tag[i]]
+			switch op := c.Ops[i]; {
+			case entry&1 == 1: // counters [Σ args ≥ k], k = 1..n
+				ct := s.counterTag[c.Tag[i]]
+				for k := 1; k <= n; k++ {
+					ones(n)
+					gate(int32(k), ct)
+				}
+			case op == circuit.OpXor: // [c₁ − c₂ + c₃ − … ≥ 1]
+				w := l.Weight[e : e+n]
+				for k := range w {
+					w[k] = 1 - 2*int32(k%2)
+				}
+				e += n
+				gate(1, tag)
+			case op == circuit.OpConst: // [∅ ≥ 1 − value]
+				gate(1-c.Param[i], tag)
+			case op == circuit.OpNot: // [−x ≥ 0]
+				l.Weight[e] = -1
+				e++
+				gate(0, tag)
+			case op == circuit.OpAnd: // [Σx ≥ n]
+				ones(n)
+				gate(int32(n), tag)
+			case op == circuit.OpOr: // [Σx ≥ 1]
+				ones(n)
+				gate(1, tag)
+			case op == circuit.OpAndNot: // [−x₀ + Σx₁.. ≥ n]
+				ones(n)
+				l.Weight[e-n] = -1
+				gate(int32(n-1), tag)
+			case op == circuit.OpThreshold:
+				e += copy(l.Weight[e:], c.Weights[a:b])
+				gate(c.Param[i], tag)
+			}
+		}
+		for range s.levelCopies(L) {
+			copyGate()
+		}
+	}
+	for range c.Outputs {
+		copyGate()
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	keccakplugin "github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bits"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
@@ -159,4 +161,24 @@ func BenchmarkEvalSHA3_256(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(in)*b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// BenchmarkBuildAndLayerSHA3_256 measures the performance target: build the
+// SHA3-256 logic circuit with the keccak plugin (preset sha3-256) and layer
+// it, in-process.
+func BenchmarkBuildAndLayerSHA3_256(b *testing.B) {
+	p, err := sdk.NewParams(keccakplugin.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		c, err := keccakplugin.Plugin.Build(ctx, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Compile(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
