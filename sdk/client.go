@@ -42,6 +42,7 @@ type Client struct {
 	desc   Description
 	plugin Plugin
 	closed atomic.Bool
+	log    zerolog.Logger // for the per-call timings, at debug level
 
 	// callTimeout bounds each call (0: none); see SetCallTimeout.
 	callTimeout time.Duration
@@ -135,6 +136,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, log zerolog.Logger)
 		err error
 	}
 	done := make(chan started, 1)
+	t0 := time.Now()
 	go func() {
 		cp, err := pc.Client()
 		if err != nil {
@@ -168,13 +170,18 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, log zerolog.Logger)
 		}
 		rpc = s.rpc
 	}
+	t1 := time.Now()
 
-	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd}
+	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log}
 	desc, err := c.describe(ctx)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
+	// start: process start, go-plugin handshake (with AutoMTLS: a key and
+	// certificate made on each side) and the gRPC dial; describe: the
+	// first call, which also completes the TLS handshake.
+	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Msg("plugin launched")
 	if desc.Protocol != ProtocolVersion {
 		c.Close()
 		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, desc.Protocol, ProtocolVersion)
@@ -317,9 +324,30 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 	return fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
 }
 
+// callTimes are the host-side timings of one call, logged at debug level
+// with the plugin's own (recv, run, send) so that a call's cost splits
+// into encoding, transfer either way, the plugin's work and decoding.
+type callTimes struct {
+	encode time.Duration // encoding the input artifact
+	send   time.Duration // opening the stream and sending the request
+	wait   time.Duration // from the request sent to the first answer frame: the plugin's work
+	recv   time.Duration // from the first answer frame to the trailer
+	decode time.Duration // decoding (and validating) the answer
+	in     int           // request blob bytes
+	out    int           // answer blob bytes
+}
+
+// logCall logs a call's host-side timings at debug level.
+func (c *Client) logCall(method string, t *callTimes) {
+	c.log.Debug().Str("plugin", c.name).Str("call", method).Int("in_bytes", t.in).Int("out_bytes", t.out).
+		Dur("encode", t.encode).Dur("send", t.send).Dur("wait", t.wait).Dur("recv", t.recv).Dur("decode", t.decode).
+		Msg("host call timings")
+}
+
 // call runs one streamed call: it sends params and blob in, and returns
-// the result blob.
-func (c *Client) call(ctx context.Context, method string, open func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[proto.Frame, proto.Frame], error), p Params, in []byte) ([]byte, error) {
+// the result blob. If t is not nil, it records the send, wait and receive
+// times there.
+func (c *Client) call(ctx context.Context, method string, open func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[proto.Frame, proto.Frame], error), p Params, in []byte, t *callTimes) ([]byte, error) {
 	if c.closed.Load() {
 		return nil, fmt.Errorf("plugin %q: %s: the client is closed", c.name, method)
 	}
@@ -337,6 +365,7 @@ func (c *Client) call(ctx context.Context, method string, open func(context.Cont
 		sctx, stop = context.WithTimeout(sctx, c.callTimeout)
 		defer stop()
 	}
+	t0 := time.Now()
 	stream, err := open(sctx)
 	if err != nil {
 		return nil, c.transportError(ctx, method, err)
@@ -348,7 +377,13 @@ func (c *Client) call(ctx context.Context, method string, open func(context.Cont
 			return nil, c.transportError(ctx, method, err)
 		}
 	}
-	_, out, remote, err := recvBlob(stream, true)
+	t1 := time.Now()
+	var first time.Time
+	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true)
+	if t != nil {
+		t.in, t.out = len(in), len(out)
+		t.send, t.wait, t.recv = t1.Sub(t0), first.Sub(t1), time.Since(first)
+	}
 	if err != nil {
 		if c.callTimeout > 0 && ctx.Err() == nil && (sctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
 			// The deadline that ended the call is ours unless the
@@ -368,9 +403,24 @@ func (c *Client) call(ctx context.Context, method string, open func(context.Cont
 	return out, nil
 }
 
+// firstFrameTimer is a frameReceiver that notes when the first frame arrived.
+type firstFrameTimer struct {
+	r     frameReceiver
+	first *time.Time
+}
+
+// Recv implements frameReceiver.
+func (f *firstFrameTimer) Recv() (*proto.Frame, error) {
+	fr, err := f.r.Recv()
+	if f.first.IsZero() {
+		*f.first = time.Now()
+	}
+	return fr, err
+}
+
 // check is the plugin's Check over RPC.
 func (c *Client) check(ctx context.Context, p Params) error {
-	_, err := c.call(ctx, "Check", c.rpc.Check, p, nil)
+	_, err := c.call(ctx, "Check", c.rpc.Check, p, nil, nil)
 	return err
 }
 
@@ -381,7 +431,7 @@ func (c *Client) estimate(d Description) func(context.Context, Params) (Size, er
 		return nil
 	}
 	return func(ctx context.Context, p Params) (Size, error) {
-		out, err := c.call(ctx, "Estimate", c.rpc.Estimate, p, nil)
+		out, err := c.call(ctx, "Estimate", c.rpc.Estimate, p, nil, nil)
 		if err != nil {
 			return Size{}, err
 		}
@@ -395,20 +445,24 @@ func (c *Client) estimate(d Description) func(context.Context, Params) (Size, er
 
 // build is Construction.Build over RPC.
 func (c *Client) build(ctx context.Context, p Params) (*circuit.Circuit, error) {
-	out, err := c.call(ctx, "Build", c.rpc.Build, p, nil)
+	var t callTimes
+	out, err := c.call(ctx, "Build", c.rpc.Build, p, nil, &t)
 	if err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	var circ circuit.Circuit
 	if err := circ.UnmarshalBinary(out); err != nil {
 		return nil, fmt.Errorf("plugin %q: Build: %w", c.name, err)
 	}
+	t.decode = time.Since(t0)
+	c.logCall("Build", &t)
 	return &circ, nil
 }
 
 // reference is Construction.Reference over RPC.
 func (c *Client) reference(ctx context.Context, p Params, inputs []bits.Vec) ([]bits.Vec, error) {
-	out, err := c.call(ctx, "Reference", c.rpc.Reference, p, encodeVecs(inputs))
+	out, err := c.call(ctx, "Reference", c.rpc.Reference, p, encodeVecs(inputs), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -424,18 +478,24 @@ func (c *Client) layer(ctx context.Context, circ *circuit.Circuit, p Params) (*l
 	if circ == nil {
 		return nil, fmt.Errorf("plugin %q: Layer: no circuit", c.name)
 	}
+	var t callTimes
+	t0 := time.Now()
 	in, err := circ.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: encoding the circuit: %w", c.name, err)
 	}
-	out, err := c.call(ctx, "Layer", c.rpc.Layer, p, in)
+	t.encode = time.Since(t0)
+	out, err := c.call(ctx, "Layer", c.rpc.Layer, p, in, &t)
 	if err != nil {
 		return nil, err
 	}
+	t0 = time.Now()
 	var lc layered.Circuit
 	if err := lc.UnmarshalBinary(out); err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: %w", c.name, err)
 	}
+	t.decode = time.Since(t0)
+	c.logCall("Layer", &t)
 	return &lc, nil
 }
 
@@ -444,18 +504,24 @@ func (c *Client) mapModel(ctx context.Context, lc *layered.Circuit, p Params) (*
 	if lc == nil {
 		return nil, fmt.Errorf("plugin %q: Map: no circuit", c.name)
 	}
+	var t callTimes
+	t0 := time.Now()
 	in, err := lc.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", c.name, err)
 	}
-	out, err := c.call(ctx, "Map", c.rpc.Map, p, in)
+	t.encode = time.Since(t0)
+	out, err := c.call(ctx, "Map", c.rpc.Map, p, in, &t)
 	if err != nil {
 		return nil, err
 	}
+	t0 = time.Now()
 	var m model.Model
 	if err := m.UnmarshalBinary(out); err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: %w", c.name, err)
 	}
+	t.decode = time.Since(t0)
+	c.logCall("Map", &t)
 	return &m, nil
 }
 

@@ -196,7 +196,7 @@ func (s *server) Describe(ctx context.Context, _ *proto.DescribeRequest) (*proto
 
 // Build implements proto.PluginServer.
 func (s *server) Build(stream proto.Plugin_BuildServer) error {
-	return s.serve(stream, "Build", func(ctx context.Context, pj, _ []byte) ([]byte, error) {
+	return s.serve(stream, "Build", func(ctx context.Context, pj, _ []byte, t *serveTimes) ([]byte, error) {
 		c, ok := s.impl.(*Construction)
 		if !ok || c.Build == nil {
 			return nil, fmt.Errorf("%s plugin %q has no Build", s.kind(), s.impl.Describe().Name)
@@ -212,13 +212,14 @@ func (s *server) Build(stream proto.Plugin_BuildServer) error {
 		if circ == nil {
 			return nil, errors.New("Build returned no circuit")
 		}
+		defer t.since(&t.encode, time.Now())
 		return circ.MarshalBinary()
 	})
 }
 
 // Reference implements proto.PluginServer.
 func (s *server) Reference(stream proto.Plugin_ReferenceServer) error {
-	return s.serve(stream, "Reference", func(ctx context.Context, pj, in []byte) ([]byte, error) {
+	return s.serve(stream, "Reference", func(ctx context.Context, pj, in []byte, t *serveTimes) ([]byte, error) {
 		c, ok := s.impl.(*Construction)
 		if !ok || c.Reference == nil {
 			return nil, fmt.Errorf("%s plugin %q has no Reference", s.kind(), s.impl.Describe().Name)
@@ -241,7 +242,7 @@ func (s *server) Reference(stream proto.Plugin_ReferenceServer) error {
 
 // Check implements proto.PluginServer.
 func (s *server) Check(stream proto.Plugin_CheckServer) error {
-	return s.serve(stream, "Check", func(ctx context.Context, pj, _ []byte) ([]byte, error) {
+	return s.serve(stream, "Check", func(ctx context.Context, pj, _ []byte, _ *serveTimes) ([]byte, error) {
 		p, err := DecodeParams(s.impl.Describe().Params, pj)
 		if err != nil {
 			return nil, err
@@ -255,7 +256,7 @@ func (s *server) Check(stream proto.Plugin_CheckServer) error {
 
 // Estimate implements proto.PluginServer.
 func (s *server) Estimate(stream proto.Plugin_EstimateServer) error {
-	return s.serve(stream, "Estimate", func(ctx context.Context, pj, _ []byte) ([]byte, error) {
+	return s.serve(stream, "Estimate", func(ctx context.Context, pj, _ []byte, _ *serveTimes) ([]byte, error) {
 		c, ok := s.impl.(*Construction)
 		if !ok || c.Estimate == nil {
 			return nil, fmt.Errorf("%s plugin %q has no Estimate", s.kind(), s.impl.Describe().Name)
@@ -274,7 +275,7 @@ func (s *server) Estimate(stream proto.Plugin_EstimateServer) error {
 
 // Layer implements proto.PluginServer.
 func (s *server) Layer(stream proto.Plugin_LayerServer) error {
-	return s.serve(stream, "Layer", func(ctx context.Context, pj, in []byte) ([]byte, error) {
+	return s.serve(stream, "Layer", func(ctx context.Context, pj, in []byte, t *serveTimes) ([]byte, error) {
 		l, ok := s.impl.(*Layerer)
 		if !ok || l.Layer == nil {
 			return nil, fmt.Errorf("%s plugin %q has no Layer", s.kind(), s.impl.Describe().Name)
@@ -283,10 +284,12 @@ func (s *server) Layer(stream proto.Plugin_LayerServer) error {
 		if err != nil {
 			return nil, err
 		}
+		t0 := time.Now()
 		var c circuit.Circuit
 		if err := c.UnmarshalBinary(in); err != nil {
 			return nil, err
 		}
+		t.since(&t.decode, t0)
 		lc, err := l.Layer(ctx, &c, p)
 		if err != nil {
 			return nil, err
@@ -294,13 +297,14 @@ func (s *server) Layer(stream proto.Plugin_LayerServer) error {
 		if lc == nil {
 			return nil, errors.New("Layer returned no circuit")
 		}
+		defer t.since(&t.encode, time.Now())
 		return lc.MarshalBinary()
 	})
 }
 
 // Map implements proto.PluginServer.
 func (s *server) Map(stream proto.Plugin_MapServer) error {
-	return s.serve(stream, "Map", func(ctx context.Context, pj, in []byte) ([]byte, error) {
+	return s.serve(stream, "Map", func(ctx context.Context, pj, in []byte, t *serveTimes) ([]byte, error) {
 		m, ok := s.impl.(*Mapper)
 		if !ok || m.Map == nil {
 			return nil, fmt.Errorf("%s plugin %q has no Map", s.kind(), s.impl.Describe().Name)
@@ -309,10 +313,12 @@ func (s *server) Map(stream proto.Plugin_MapServer) error {
 		if err != nil {
 			return nil, err
 		}
+		t0 := time.Now()
 		var c layered.Circuit
 		if err := c.UnmarshalBinary(in); err != nil {
 			return nil, err
 		}
+		t.since(&t.decode, t0)
 		mod, err := m.Map(ctx, &c, p)
 		if err != nil {
 			return nil, err
@@ -320,6 +326,7 @@ func (s *server) Map(stream proto.Plugin_MapServer) error {
 		if mod == nil {
 			return nil, errors.New("Map returned no model")
 		}
+		defer t.since(&t.encode, time.Now())
 		return mod.MarshalBinary()
 	})
 }
@@ -333,11 +340,20 @@ func (s *server) kind() Kind {
 	return k
 }
 
+// serveTimes are the parts of a call's run a handler times: decoding its
+// input artifact and encoding its answer (the rest is the plugin's work).
+type serveTimes struct {
+	decode, encode time.Duration
+}
+
+// since sets *d to the time elapsed since t0.
+func (t *serveTimes) since(d *time.Duration, t0 time.Time) { *d = time.Since(t0) }
+
 // serve runs one streamed call: it reads the request (header and blob),
 // runs h with panics recovered, and answers with the result blob and an
 // empty trailer, or with a trailer carrying h's error. Malformed framing is
 // a gRPC error.
-func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame], method string, h func(ctx context.Context, params, blob []byte) ([]byte, error)) error {
+func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame], method string, h func(ctx context.Context, params, blob []byte, t *serveTimes) ([]byte, error)) error {
 	t0 := time.Now()
 	params, in, _, err := recvBlob(stream, false)
 	if err != nil {
@@ -349,9 +365,10 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	ctx := s.callContext(stream.Context(), method)
 	t1 := time.Now()
 	var out []byte
+	var times serveTimes
 	err = safely(ctx, method, func() error {
 		var err error
-		out, err = h(ctx, params, in)
+		out, err = h(ctx, params, in, &times)
 		return err
 	})
 	if err != nil {
@@ -360,7 +377,8 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	t2 := time.Now()
 	err = sendBlob(stream, nil, out, true)
 	Logger(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", len(out)).
-		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("send", time.Since(t2)).Msg("call done")
+		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("decode", times.decode).Dur("encode", times.encode).
+		Dur("send", time.Since(t2)).Msg("call done")
 	return err
 }
 

@@ -12,7 +12,10 @@ import (
 	"github.com/tcforge/tcforge/host/cli"
 	"github.com/tcforge/tcforge/host/registry"
 	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
 )
 
 // BenchmarkRunSHA3_256 is a whole "tcforge run" of one full SHA3-256
@@ -86,4 +89,76 @@ func BenchmarkLayerSHA3_512(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCodecSHA3_256 times each step the RPC path adds around the
+// plugins' own work for one SHA3-256 point: encoding and decoding the logic
+// circuit (which includes validating it) and the layered circuit, and
+// validating each alone, so that the decoders' share can be told apart.
+func BenchmarkCodecSHA3_256(b *testing.B) {
+	ctx := context.Background()
+	kp, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := keccak.Plugin.Build(ctx, kp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lc, err := reifier.Compile(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cb, err := c.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	lb, err := lc.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("logic/encode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.MarshalBinary(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("logic/decode", func(b *testing.B) {
+		for b.Loop() {
+			var d circuit.Circuit
+			if err := d.UnmarshalBinary(cb); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("logic/validate", func(b *testing.B) {
+		for b.Loop() {
+			if err := c.Validate(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("layered/encode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := lc.MarshalBinary(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("layered/decode", func(b *testing.B) {
+		for b.Loop() {
+			var d layered.Circuit
+			if err := d.UnmarshalBinary(lb); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("layered/validate", func(b *testing.B) {
+		for b.Loop() {
+			if err := lc.Validate(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -32,6 +32,12 @@ const PathEnv = "TCFORGE_PLUGIN_PATH"
 type Source struct {
 	Bundled bool
 	Path    string // executable of an external plugin
+	// InProcess is set by Open for a bundled plugin called in this
+	// process (Options.InProcess). Otherwise the plugin runs in its own
+	// process and every artifact its funcs return has been decoded, and
+	// so validated, by the SDK's client: the host need not validate it
+	// again.
+	InProcess bool
 }
 
 // String returns "bundled" or the executable path.
@@ -185,6 +191,7 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		return nil, Source{}, &NotFoundError{Name: name, Bundled: r.builtinNames(), SearchPath: r.searchPath()}
 	}
 	if src.Bundled && r.opts.InProcess {
+		src.InProcess = true
 		return r.opts.Builtins[name], src, nil
 	}
 	// One lock per plugin: different plugins start concurrently, callers

@@ -45,36 +45,67 @@ func (w *Writer) F32s(v []float32) {
 // indices, weights and thresholds are mostly small, so this roughly halves
 // what crosses the plugin boundary.
 func (w *Writer) I32s(v []int32) {
-	w.U32(uint32(len(v)))
-	lo, hi := int32(0), int32(0)
+	lo, hi := MinMax(v)
+	size := Width(lo, hi)
+	PutI32s(w.PackedI32s(len(v), size), size, v)
+}
+
+// MinMax returns the least and the greatest of v and 0 (so that an empty
+// array packs at one byte per element).
+func MinMax(v []int32) (lo, hi int32) {
 	for _, x := range v {
 		lo, hi = min(lo, x), max(hi, x)
 	}
-	size := 4
+	return lo, hi
+}
+
+// Width returns the narrowest element size, 1, 2 or 4 bytes, that holds
+// every value in [lo, hi].
+func Width(lo, hi int32) int {
 	switch {
 	case lo >= math.MinInt8 && hi <= math.MaxInt8:
-		size = 1
+		return 1
 	case lo >= math.MinInt16 && hi <= math.MaxInt16:
-		size = 2
+		return 2
 	}
+	return 4
+}
+
+// PackedI32s appends the header of a length-prefixed int32 array of n
+// elements packed at size bytes each (1, 2 or 4, see Width) and returns
+// the n·size bytes that follow, for the caller to fill with PutI32s: an
+// array gathered from pieces is so written without being assembled first.
+func (w *Writer) PackedI32s(n, size int) []byte {
+	w.U32(uint32(n))
 	w.buf = append(w.buf, byte(size))
 	off := len(w.buf)
-	w.buf = append(w.buf, make([]byte, size*len(v))...)
-	b := w.buf[off:]
+	w.buf = append(w.buf, make([]byte, size*n)...)
+	return w.buf[off:]
+}
+
+// PutI32s packs v at size bytes per element (1, 2 or 4) into the start of
+// dst, which must hold them, and returns the rest of dst. Values that do
+// not fit size are truncated: size comes from Width.
+func PutI32s(dst []byte, size int, v []int32) []byte {
 	switch size {
 	case 1:
+		b := dst[:len(v)]
 		for i, x := range v {
-			b[i] = byte(int8(x))
+			b[i] = byte(x)
 		}
 	case 2:
+		b := dst[:2*len(v)]
 		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], uint16(int16(x)))
+			b[2*i] = byte(x)
+			b[2*i+1] = byte(x >> 8)
 		}
 	default:
+		b := dst[:4*len(v)]
 		for i, x := range v {
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+			binary.LittleEndian.PutUint32(b[4*i:4*i+4], uint32(x))
 		}
 	}
+	return dst[size*len(v):]
 }
 
 // U8s appends a length-prefixed byte array.
@@ -165,36 +196,71 @@ func (r *Reader) I64() int64 {
 
 // I32s reads a length-prefixed int32 array written by Writer.I32s.
 func (r *Reader) I32s() []int32 {
+	p := r.PackedI32s()
+	if r.err != nil {
+		return nil
+	}
+	out := make([]int32, p.Len())
+	p.Get(out)
+	return out
+}
+
+// Packed is a packed int32 array as read, not yet unpacked: Data holds
+// its elements at Size bytes each (1, 2 or 4).
+type Packed struct {
+	Data []byte
+	Size int
+}
+
+// Len returns the number of elements.
+func (p Packed) Len() int {
+	if p.Size == 0 {
+		return 0
+	}
+	return len(p.Data) / p.Size
+}
+
+// Get unpacks the first len(dst) elements into dst (at most Len).
+func (p Packed) Get(dst []int32) {
+	switch p.Size {
+	case 1:
+		b := p.Data[:len(dst)]
+		for i := range dst {
+			dst[i] = int32(int8(b[i]))
+		}
+	case 2:
+		b := p.Data[:2*len(dst)]
+		for i := range dst {
+			dst[i] = int32(int16(uint16(b[2*i]) | uint16(b[2*i+1])<<8))
+		}
+	case 4:
+		b := p.Data[:4*len(dst)]
+		for i := range dst {
+			dst[i] = int32(binary.LittleEndian.Uint32(b[4*i : 4*i+4]))
+		}
+	}
+}
+
+// PackedI32s reads a length-prefixed int32 array written by Writer.I32s
+// without unpacking it: the result's Data is a view of the blob. Decoders
+// that scatter an array into place unpack it piecewise with Get, instead
+// of unpacking it into a temporary first. After an error it is empty.
+func (r *Reader) PackedI32s() Packed {
 	n := uint64(r.U32())
 	sz := r.take(1)
 	if sz == nil {
-		return nil
+		return Packed{}
 	}
 	size := uint64(sz[0])
 	if size != 1 && size != 2 && size != 4 {
 		r.err = fmt.Errorf("binenc: bad int32 array element size %d", size)
-		return nil
+		return Packed{}
 	}
 	b := r.take(size * n)
 	if b == nil {
-		return nil
+		return Packed{}
 	}
-	out := make([]int32, n)
-	switch size {
-	case 1:
-		for i := range out {
-			out[i] = int32(int8(b[i]))
-		}
-	case 2:
-		for i := range out {
-			out[i] = int32(int16(binary.LittleEndian.Uint16(b[2*i:])))
-		}
-	default:
-		for i := range out {
-			out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-	}
-	return out
+	return Packed{Data: b, Size: int(size)}
 }
 
 // F32s reads a length-prefixed float32 array.
@@ -213,12 +279,18 @@ func (r *Reader) F32s() []float32 {
 
 // U8s reads a length-prefixed byte array (a copy).
 func (r *Reader) U8s() []byte {
-	n := uint64(r.U32())
-	b := r.take(n)
+	b := r.U8sView()
 	if b == nil {
 		return nil
 	}
 	return append([]byte(nil), b...)
+}
+
+// U8sView reads a length-prefixed byte array as a view of the blob, not a
+// copy: for decoders that only read it while decoding.
+func (r *Reader) U8sView() []byte {
+	n := uint64(r.U32())
+	return r.take(n)
 }
 
 // String reads a length-prefixed string.

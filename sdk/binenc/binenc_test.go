@@ -287,3 +287,43 @@ func TestU8sCopies(t *testing.T) {
 		t.Errorf("U8s aliases the blob")
 	}
 }
+
+// TestPackedPieces: an array written piecewise with PackedI32s and PutI32s
+// reads back with I32s, and PackedI32s reads it packed, unpacking alike.
+func TestPackedPieces(t *testing.T) {
+	v := []int32{3, -200, 7, 40000, -1, 0}
+	size := binenc.Width(binenc.MinMax(v))
+	{
+		w := binenc.NewWriter(testMagic, testVersion, 0)
+		b := w.PackedI32s(len(v), size)
+		b = binenc.PutI32s(b, size, v[:2])
+		b = binenc.PutI32s(b, size, v[2:])
+		if len(b) != 0 {
+			t.Fatalf("%d bytes left unfilled", len(b))
+		}
+		w.U8s([]byte("xyz"))
+		data := w.Bytes()
+		r := binenc.NewReader(data, testMagic, testVersion)
+		if got := r.I32s(); !reflect.DeepEqual(got, v) {
+			t.Fatalf("I32s = %v, want %v", got, v)
+		}
+		if got := string(r.U8sView()); got != "xyz" || r.Done() != nil {
+			t.Fatalf("U8sView = %q, %v", got, r.Done())
+		}
+		r = binenc.NewReader(data, testMagic, testVersion)
+		p := r.PackedI32s()
+		got := make([]int32, p.Len())
+		p.Get(got)
+		if !reflect.DeepEqual(got, v) || p.Size != size {
+			t.Fatalf("PackedI32s = %v (size %d), want %v", got, p.Size, v)
+		}
+	}
+	for _, tc := range []struct {
+		lo, hi int32
+		want   int
+	}{{0, 0, 1}, {-128, 127, 1}, {-129, 0, 2}, {0, 128, 2}, {-32768, 32767, 2}, {0, 32768, 4}, {math.MinInt32, 0, 4}} {
+		if got := binenc.Width(tc.lo, tc.hi); got != tc.want {
+			t.Errorf("Width(%d, %d) = %d, want %d", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}

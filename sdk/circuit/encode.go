@@ -3,6 +3,7 @@ package circuit
 import (
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/tcforge/tcforge/sdk/binenc"
 )
@@ -12,19 +13,47 @@ const (
 	version = 2 // 2: narrow packed arrays
 )
 
+// parallelArgs is the operand count from which encoding and decoding
+// split the arrays over two goroutines.
+const parallelArgs = 1 << 16
+
 // MarshalBinary encodes the circuit in tcforge's compact binary form.
+// A large circuit's operand arrays (Args, Weights) are packed on a second
+// goroutine while the per-node arrays are packed on this one.
 func (c *Circuit) MarshalBinary() ([]byte, error) {
-	w := binenc.NewWriter(magic, version, 4*(4*len(c.Ops)+2*len(c.Args)))
+	arrays := [][]int32{c.Param, c.Tag, c.ArgStart, c.Args, c.Weights}
+	sizes := make([]int, len(arrays))
+	both(len(c.Args) >= parallelArgs, func(second bool) {
+		for i, v := range arrays {
+			if (i >= 3) == second {
+				sizes[i] = binenc.Width(binenc.MinMax(v))
+			}
+		}
+	})
+	n := 64 + len(c.Ops) + 16*(len(c.InputRanges)+len(c.OutputRanges)) + 4*(len(c.Inputs)+len(c.Outputs)) + 16*len(c.Attrs)
+	for i, v := range arrays {
+		n += sizes[i] * len(v)
+	}
+	for _, t := range c.Tags {
+		n += 4 + len(t)
+	}
+	w := binenc.NewWriter(magic, version, n)
 	ops := make([]byte, len(c.Ops))
 	for i, op := range c.Ops {
 		ops[i] = byte(op)
 	}
 	w.U8s(ops)
-	w.I32s(c.Param)
-	w.I32s(c.Tag)
-	w.I32s(c.ArgStart)
-	w.I32s(c.Args)
-	w.I32s(c.Weights)
+	dst := make([][]byte, len(arrays))
+	for i, v := range arrays {
+		dst[i] = w.PackedI32s(len(v), sizes[i])
+	}
+	both(len(c.Args) >= parallelArgs, func(second bool) {
+		for i, v := range arrays {
+			if (i >= 3) == second {
+				binenc.PutI32s(dst[i], sizes[i], v)
+			}
+		}
+	})
 	w.Strings(c.Tags)
 	w.I32s(c.Inputs)
 	WriteRanges(w, c.InputRanges)
@@ -43,12 +72,28 @@ func (c *Circuit) MarshalBinary() ([]byte, error) {
 	return w.Bytes(), nil
 }
 
+// both runs f(false) and f(true), on two goroutines if parallel.
+func both(parallel bool, f func(second bool)) {
+	if !parallel {
+		f(false)
+		f(true)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { f(true) })
+	f(false)
+	wg.Wait()
+}
+
 // UnmarshalBinary decodes a circuit written by MarshalBinary and validates it.
 func (c *Circuit) UnmarshalBinary(data []byte) error {
 	r := binenc.NewReader(data, magic, version)
 	var d Circuit
-	for _, op := range r.U8s() {
-		d.Ops = append(d.Ops, Op(op))
+	if ops := r.U8sView(); len(ops) > 0 {
+		d.Ops = make([]Op, len(ops))
+		for i, op := range ops {
+			d.Ops[i] = Op(op)
+		}
 	}
 	d.Param = r.I32s()
 	d.Tag = r.I32s()

@@ -120,6 +120,29 @@ func (c *Circuit) Validate() error {
 			}
 		}
 	}
+	return c.checkRanges()
+}
+
+// checkLevels checks that LevelStart spans the g gates, level by level.
+func (c *Circuit) checkLevels(g int) error {
+	if len(c.LevelStart) == 0 || c.LevelStart[0] != 0 || int(c.LevelStart[len(c.LevelStart)-1]) != g {
+		return fmt.Errorf("layered: LevelStart does not span the gates")
+	}
+	for L := 1; L < len(c.LevelStart); L++ {
+		lo, hi := c.LevelStart[L-1], c.LevelStart[L]
+		if hi < lo {
+			return fmt.Errorf("layered: level %d has negative width", L)
+		}
+		if int(hi) > g {
+			return fmt.Errorf("layered: level %d ends past the %d gates", L, g)
+		}
+	}
+	return nil
+}
+
+// checkRanges checks the input and output ranges against the input count
+// and the last level's width; LevelStart must be valid.
+func (c *Circuit) checkRanges() error {
 	for _, r := range c.InputRanges {
 		if r.Start < 0 || r.Len < 0 || r.Start > c.NumInputs-r.Len {
 			return fmt.Errorf("layered: input range %q exceeds %d inputs", r.Name, c.NumInputs)
