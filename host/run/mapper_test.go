@@ -9,22 +9,9 @@ import (
 	"github.com/tcforge/tcforge/plugins/noattn"
 	"github.com/tcforge/tcforge/plugins/tokens"
 	"github.com/tcforge/tcforge/sdk/bits"
-	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
-
-// handCircuit: level 1 g0 = [a + b ≥ 2], g1 = [−a + b ≥ 1]; level 2
-// g2 = [g0 + g1 ≥ 1].
-func handCircuit() *layered.Circuit {
-	lb := layered.NewBuilder(2, nil)
-	tag := lb.Tag("hand")
-	lb.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, tag)
-	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{-1, 1}, tag)
-	lb.Level()
-	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{1, 1}, tag)
-	lb.Level()
-	return lb.Circuit(nil)
-}
 
 // setEntries rebuilds tensor name of m with f applied to every entry
 // (f returns the new value; 0 drops it) plus the extra entries.
@@ -54,7 +41,7 @@ func setEntries(t *testing.T, m *model.Model, name string, f func(r, c int, v fl
 // accepting the untouched model.
 func TestCorruptedModelsAreCaught(t *testing.T) {
 	ctx := context.Background()
-	l := handCircuit()
+	l := sdktest.ThreeGates()
 	var in []bits.Vec
 	for x := 0; x < 4; x++ {
 		v := bits.NewVec(2)
@@ -128,7 +115,7 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 }
 
 func TestVerifyModelRejectsShape(t *testing.T) {
-	l := handCircuit()
+	l := sdktest.ThreeGates()
 	m, err := tokens.Map(context.Background(), l, tokens.Options{Mode: model.Hard})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +129,7 @@ func TestVerifyModelRejectsShape(t *testing.T) {
 }
 
 func TestBetaSearch(t *testing.T) {
-	l := handCircuit()
+	l := sdktest.ThreeGates()
 	m, err := tokens.Map(context.Background(), l, tokens.Options{Mode: model.Softmax, Beta: 8})
 	if err != nil {
 		t.Fatal(err)

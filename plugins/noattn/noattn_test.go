@@ -10,31 +10,8 @@ import (
 	"github.com/tcforge/tcforge/sdk/bits"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
-
-// threeGates: level 1 g0 = [a + b ≥ 2], g1 = [−a + b ≥ 1]; level 2
-// g2 = [g0 + g1 ≥ 1] (= b).
-func threeGates() *layered.Circuit {
-	lb := layered.NewBuilder(2, nil)
-	tag := lb.Tag("hand")
-	lb.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, tag)
-	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{-1, 1}, tag)
-	lb.Level()
-	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{1, 1}, tag)
-	lb.Level()
-	return lb.Circuit(nil)
-}
-
-func allInputs() []bits.Vec {
-	var in []bits.Vec
-	for x := 0; x < 4; x++ {
-		v := bits.NewVec(2)
-		v.Set(0, uint(x&1))
-		v.Set(1, uint(x>>1))
-		in = append(in, v)
-	}
-	return in
-}
 
 // state reads every dimension of the single token after the first blocks
 // blocks (the last without its FFN if attnOnly).
@@ -59,7 +36,7 @@ func state(t *testing.T, m *model.Model, blocks int, attnOnly bool, in []bits.Ve
 }
 
 func TestMLPThreeGates(t *testing.T) {
-	m, err := noattn.MLP(context.Background(), threeGates())
+	m, err := noattn.MLP(context.Background(), sdktest.ThreeGates())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +62,7 @@ func TestMLPThreeGates(t *testing.T) {
 			t.Errorf("%s[%d, %d] = %v, want %v", c.t.Name, c.r, c.c, got, c.want)
 		}
 	}
-	in := allInputs()
+	in := sdktest.AllInputs(2)
 	for s := range in {
 		a, b := s&1, s>>1
 		// Each step is (SiLU(κy+64) − SiLU(κy−64))/128, y = ±½: exactly
@@ -108,7 +85,7 @@ func TestMLPThreeGates(t *testing.T) {
 }
 
 func TestResidualThreeGates(t *testing.T) {
-	m, err := noattn.Residual(context.Background(), threeGates())
+	m, err := noattn.Residual(context.Background(), sdktest.ThreeGates())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +107,7 @@ func TestResidualThreeGates(t *testing.T) {
 			}
 		}
 	}
-	in := allInputs()
+	in := sdktest.AllInputs(2)
 	for s := range in {
 		a, b := float64(s&1), float64(s>>1)
 		for _, c := range []struct {

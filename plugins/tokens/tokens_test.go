@@ -11,34 +11,8 @@ import (
 	"github.com/tcforge/tcforge/sdk/bits"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
-
-// threeGates is the hand-built circuit over inputs a, b:
-//
-//	level 1: g0 = [a + b ≥ 2] (AND), g1 = [−a + b ≥ 1] (b AND NOT a)
-//	level 2: g2 = [g0 + g1 ≥ 1] (OR)  — g2 = b.
-func threeGates() *layered.Circuit {
-	lb := layered.NewBuilder(2, nil)
-	tag := lb.Tag("hand")
-	lb.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, tag)
-	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{-1, 1}, tag)
-	lb.Level()
-	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{1, 1}, tag)
-	lb.Level()
-	return lb.Circuit(nil)
-}
-
-// allInputs enumerates the 4 inputs (a, b).
-func allInputs() []bits.Vec {
-	var in []bits.Vec
-	for x := 0; x < 4; x++ {
-		v := bits.NewVec(2)
-		v.Set(0, uint(x&1))
-		v.Set(1, uint(x>>1))
-		in = append(in, v)
-	}
-	return in
-}
 
 // probe reads dims of every token after the first `blocks` blocks (the last
 // one without its FFN if attnOnly).
@@ -65,7 +39,7 @@ func probe(t *testing.T, m *model.Model, blocks int, attnOnly bool, dims []int, 
 }
 
 func TestHardThreeGates(t *testing.T) {
-	m, err := tokens.Map(context.Background(), threeGates(), tokens.Options{Mode: model.Hard})
+	m, err := tokens.Map(context.Background(), sdktest.ThreeGates(), tokens.Options{Mode: model.Hard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +78,7 @@ func TestHardThreeGates(t *testing.T) {
 		}
 	}
 
-	in := allInputs()
+	in := sdktest.AllInputs(2)
 	dims := []int{VAL, ACC}
 	// After block 1's attention: ACC is the weighted sum of the predecessors'
 	// values (all 0 but the inputs); VAL untouched (inputs hold their bit).
@@ -156,7 +130,7 @@ func TestHardThreeGates(t *testing.T) {
 
 func TestSoftmaxThreeGates(t *testing.T) {
 	const beta = 6.0
-	m, err := tokens.Map(context.Background(), threeGates(), tokens.Options{Mode: model.Softmax, Beta: beta})
+	m, err := tokens.Map(context.Background(), sdktest.ThreeGates(), tokens.Options{Mode: model.Softmax, Beta: beta})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +149,7 @@ func TestSoftmaxThreeGates(t *testing.T) {
 			t.Errorf("token %d THR %v, want (θ−½)/N = %v", tok, got, want)
 		}
 	}
-	in := allInputs()
+	in := sdktest.AllInputs(2)
 	att := probe(t, m, 1, true, []int{VAL, ACC}, in)
 	// ACC_i = Σ_h σ_h o_h with o_h = ((e^β−1)·S_h + Σ_all v)/((e^β−1)·N_i + T):
 	// the implicit-zero leak Σ_all v = a + b cancels between the two heads.
@@ -255,9 +229,9 @@ func TestWeightedEdges(t *testing.T) {
 }
 
 func TestExportReadBack(t *testing.T) {
-	in := allInputs()
+	in := sdktest.AllInputs(2)
 	for _, mode := range []model.AttnMode{model.Hard, model.Softmax} {
-		m, err := tokens.Map(context.Background(), threeGates(), tokens.Options{Mode: mode})
+		m, err := tokens.Map(context.Background(), sdktest.ThreeGates(), tokens.Options{Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -161,3 +161,32 @@ func IntTable(t testing.TB, path string) []map[string]int {
 	}
 	return rows
 }
+
+// ThreeGates is the hand-built layered circuit the mapper tests check
+// activations on, over inputs a, b:
+//
+//	level 1: g0 = [a + b ≥ 2] (AND), g1 = [−a + b ≥ 1] (b AND NOT a)
+//	level 2: g2 = [g0 + g1 ≥ 1] (OR), which is b.
+func ThreeGates() *layered.Circuit {
+	lb := layered.NewBuilder(2, nil)
+	tag := lb.Tag("hand")
+	lb.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, tag)
+	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{-1, 1}, tag)
+	lb.Level()
+	lb.Gate(layered.KindGate, 1, []int32{0, 1}, []int32{1, 1}, tag)
+	lb.Level()
+	return lb.Circuit(nil)
+}
+
+// AllInputs returns the 2ⁿ assignments of n bits in counting order: bit i
+// of assignment x is bit i of x.
+func AllInputs(n int) []bits.Vec {
+	in := make([]bits.Vec, 1<<n)
+	for x := range in {
+		in[x] = bits.NewVec(n)
+		for i := range n {
+			in[x].Set(i, uint(x>>i&1))
+		}
+	}
+	return in
+}

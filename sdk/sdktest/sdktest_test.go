@@ -123,3 +123,25 @@ func TestIntTable(t *testing.T) {
 		t.Errorf("a bad cell: got %q", msg)
 	}
 }
+
+// TestThreeGates: the fixture computes b on every input, and AllInputs
+// enumerates in counting order.
+func TestThreeGates(t *testing.T) {
+	in := sdktest.AllInputs(2)
+	if len(in) != 4 || in[1].Text(2) != "10" || in[2].Text(2) != "01" {
+		t.Fatalf("AllInputs(2) = %v", in)
+	}
+	l := sdktest.ThreeGates()
+	out, err := bits.EvalSliced(in, 2, l.Evaluator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for x, o := range out {
+		if o.Get(0) != uint(x>>1) {
+			t.Errorf("input %s: %d, want b = %d", in[x].Text(2), o.Get(0), x>>1)
+		}
+	}
+	if l.Depth() != 2 || l.NumGates() != 3 {
+		t.Errorf("depth %d, %d gates", l.Depth(), l.NumGates())
+	}
+}
