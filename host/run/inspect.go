@@ -71,7 +71,8 @@ func (r *Runner) Inspect(ctx context.Context, p *config.Pipeline, pt config.Poin
 	if err != nil {
 		return nil, r.paramErr(p.Construction, pt, err)
 	}
-	if err := verifyLogic(c, in, ref); err != nil {
+	logicOut, err := verifyLogic(c, in, ref)
+	if err != nil {
 		return nil, fmt.Errorf("construction %q: %w", p.Construction.Name, err)
 	}
 	out := &Inspection{Pipeline: p, Point: pt, Logic: c}
@@ -93,7 +94,7 @@ func (r *Runner) Inspect(ctx context.Context, p *config.Pipeline, pt config.Poin
 		if err := l.Validate(); err != nil {
 			return nil, fmt.Errorf("layerer %q returned an invalid layered circuit: %w", b.Name, err)
 		}
-		if err := verifyLayered(l, c, in); err != nil {
+		if err := verifyLayered(l, c, in, logicOut); err != nil {
 			return nil, fmt.Errorf("layerer %q: %w", b.Name, err)
 		}
 		out.Layered = append(out.Layered, Layered{Layerer: b.Name, Circuit: l})

@@ -415,7 +415,8 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 	if err != nil {
 		return fail(r.paramErr(p.Construction, pt, err))
 	}
-	if err := verifyLogic(c, in, ref); err != nil {
+	logicOut, err := verifyLogic(c, in, ref)
+	if err != nil {
 		return fail(fmt.Errorf("construction %q: %w", p.Construction.Name, err))
 	}
 	logicVerify := time.Since(t0)
@@ -451,7 +452,7 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 		}
 		row.Stats = l.Stats()
 		t0 = time.Now()
-		if err := verifyLayered(l, c, in); err != nil {
+		if err := verifyLayered(l, c, in, logicOut); err != nil {
 			row.Err = fmt.Errorf("layerer %q: %w", b.Name, err)
 		} else {
 			row.Verified = true

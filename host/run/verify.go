@@ -33,26 +33,25 @@ func firstMismatch(what string, got, want []bits.Vec, n int) error {
 	return nil
 }
 
-// verifyLogic checks the logic circuit against reference outputs.
-func verifyLogic(c *circuit.Circuit, in, ref []bits.Vec) error {
+// verifyLogic checks the logic circuit against reference outputs and
+// returns the circuit's outputs on in, which the layered circuits are then
+// checked against.
+func verifyLogic(c *circuit.Circuit, in, ref []bits.Vec) ([]bits.Vec, error) {
 	got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return firstMismatch("logic circuit vs construction reference", got, ref, len(c.Outputs))
+	return got, firstMismatch("logic circuit vs construction reference", got, ref, len(c.Outputs))
 }
 
-// verifyLayered checks the layered circuit against the logic circuit.
-func verifyLayered(l *layered.Circuit, c *circuit.Circuit, in []bits.Vec) error {
+// verifyLayered checks the layered circuit against the logic circuit c,
+// whose outputs on in are want (from verifyLogic).
+func verifyLayered(l *layered.Circuit, c *circuit.Circuit, in, want []bits.Vec) error {
 	if l.NumInputs != len(c.Inputs) {
 		return fmt.Errorf("layered circuit has %d inputs, logic circuit %d", l.NumInputs, len(c.Inputs))
 	}
 	if l.NumOutputs() != len(c.Outputs) {
 		return fmt.Errorf("layered circuit's last level has %d gates, want the %d outputs", l.NumOutputs(), len(c.Outputs))
-	}
-	want, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
-	if err != nil {
-		return err
 	}
 	got, err := bits.EvalSliced(in, l.NumInputs, l.Evaluator())
 	if err != nil {
