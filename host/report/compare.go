@@ -45,6 +45,31 @@ func (c *comparison) head() []string {
 	return h
 }
 
+// csvHead returns the comparison's CSV columns: layer_ms, then
+// <figure>_vs_<baseline> for each ratio figure.
+func (c *comparison) csvHead() []string {
+	if c == nil {
+		return nil
+	}
+	h := []string{"layer_ms"}
+	for _, f := range ratioFigures {
+		h = append(h, f+"_vs_"+c.base)
+	}
+	return h
+}
+
+// csvCells returns row's comparison cells for the CSV: as cells, with an
+// empty cell where the table shows "-".
+func (c *comparison) csvCells(row run.Row) []string {
+	out := c.cells(row)
+	for i, v := range out {
+		if v == "-" {
+			out[i] = ""
+		}
+	}
+	return out
+}
+
 // cells returns row's comparison cells: "-" where there is no baseline
 // figure to divide by (and for the baseline's own rows).
 func (c *comparison) cells(row run.Row) []string {

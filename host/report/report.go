@@ -19,8 +19,11 @@ import (
 
 // Header returns the CSV header: the matrix variables, layerer, depth,
 // width, gates, copies, edges, verified, expect_<n>/actual_<n> for each
-// expectation, expect_ok; then, for a pipeline with mappers, the model
-// columns run.ModelColumns (one row per point × layerer × mapper).
+// expectation, expect_ok; then, for a pipeline with several layerers,
+// layer_ms and the ratios to the first layerer (depth_vs_<first>,
+// width_vs_…, gates_vs_…, edges_vs_…, time_vs_…; empty in the first
+// layerer's rows); then, for a pipeline with mappers, the model columns
+// run.ModelColumns (one row per point × layerer × mapper).
 func Header(res *run.Result) []string {
 	h := append([]string(nil), res.Vars...)
 	h = append(h, "layerer", "depth", "width", "gates", "copies", "edges", "verified")
@@ -28,6 +31,7 @@ func Header(res *run.Result) []string {
 		h = append(h, "expect_"+n, "actual_"+n)
 	}
 	h = append(h, "expect_ok")
+	h = append(h, newComparison(res).csvHead()...)
 	if hasModels(res) {
 		h = append(h, run.ModelColumns...)
 	}
@@ -58,6 +62,7 @@ func Value(v cty.Value) string {
 // Records returns the CSV rows (without the header).
 func Records(res *run.Result) [][]string {
 	var out [][]string
+	cmp := newComparison(res)
 	for _, row := range res.Rows {
 		rec := make([]string, 0, len(res.Vars)+8+2*len(res.ExpectNames))
 		for _, v := range res.Vars {
@@ -74,6 +79,7 @@ func Records(res *run.Result) [][]string {
 			rec = append(rec, strconv.FormatInt(e, 10), strconv.FormatInt(row.Actual[n], 10))
 		}
 		rec = append(rec, strconv.FormatBool(row.ExpectOK && row.Err == nil))
+		rec = append(rec, cmp.csvCells(row)...)
 		out = append(out, withModels(res, row, rec)...)
 	}
 	return out
