@@ -2,6 +2,8 @@ package layered
 
 import (
 	"fmt"
+	"math/bits"
+	"sync"
 
 	"github.com/tcforge/tcforge/sdk/bitslice"
 )
@@ -14,132 +16,449 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 }
 
 // Evaluator returns Eval for this circuit with the per-circuit work done
-// once: it finds the gates that read the same row as the gate before them
-// (the counters of one XOR), whose weighted sum is computed once and
-// compared with each threshold. The returned func is safe for concurrent
-// use (bits.EvalSliced runs it on every core); the circuit must not change
-// while it is in use.
+// once (see evalPlan): gates that read the same row as the gate before
+// them share one bit-sliced count of it; gates whose value no output
+// needs are skipped; the parity gate of an XOR lowered to counters is
+// computed directly as the XOR of the counters' row. The returned func is
+// safe for concurrent use (bits.EvalSliced runs it on every core); the
+// circuit must not change while it is in use.
 func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
-	ops, pos, neg := c.evalPlan()
-	width := c.NumInputs
-	for L := 1; L <= c.Depth(); L++ {
-		width = max(width, c.LevelWidth(L))
-	}
+	p := c.evalPlan()
+	nIn, nOut, width := c.NumInputs, c.NumOutputs(), p.width
+	bufs := &sync.Pool{New: func() any {
+		b := make([]uint64, 2*width)
+		return &b
+	}}
 	return func(in []uint64) ([]uint64, error) {
-		if len(in) != c.NumInputs {
-			return nil, fmt.Errorf("layered: %d input words for %d inputs", len(in), c.NumInputs)
+		if len(in) != nIn {
+			return nil, fmt.Errorf("layered: %d input words for %d inputs", len(in), nIn)
 		}
-		prev := make([]uint64, width)
-		cur := make([]uint64, width)
+		bp := bufs.Get().(*[]uint64)
+		prev, cur := (*bp)[:width], (*bp)[width:]
 		copy(prev, in)
-		var sum bitslice.Sum
-		for L := 1; L <= c.Depth(); L++ {
-			lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
-			for g := lo; g < hi; g++ {
-				a, b := c.RowStart[g], c.RowStart[g+1]
-				var v uint64
-				switch ops[g] {
-				case opCopy:
-					v = prev[c.Src[a]]
-				case opRepeat:
-					v = sum.AtLeast(c.Threshold[g]) // the row summed for g−1
-				case opSum, opSumUnit:
-					// kept for the gates that share the row
-					sum.SetRange(prev, c.Src[a:b], c.Weight[a:b], int64(pos[g]), int64(neg[g]), ops[g] == opSumUnit)
-					v = sum.AtLeast(c.Threshold[g])
-				case opOr:
-					for _, s := range c.Src[a:b] {
-						v |= prev[s]
-					}
-				case opAnd:
-					v = ^uint64(0)
-					for _, s := range c.Src[a:b] {
-						v &= prev[s]
-					}
-				case opOne:
-					v = ^uint64(0)
-				case opZero:
-				default:
-					sum.SetRange(prev, c.Src[a:b], c.Weight[a:b], int64(pos[g]), int64(neg[g]), false)
-					v = sum.AtLeast(c.Threshold[g])
-				}
-				cur[g-lo] = v
-			}
+		var cnt bitslice.Count
+		for L := 1; L < len(p.levels); L++ {
+			p.level(c, L, prev, cur, &cnt)
 			prev, cur = cur, prev
 		}
-		return append([]uint64(nil), prev[:c.LevelWidth(c.Depth())]...), nil
+		out := append([]uint64(nil), prev[:nOut]...)
+		bufs.Put(bp)
+		return out, nil
 	}
 }
 
-// gateOp is how the evaluator computes a gate, decided once per circuit.
-type gateOp uint8
+// plan is a circuit's evaluation program, level by level (levels[L],
+// L ≥ 1, says where level L's work lies in copies and ins). Gates of no
+// copy or instr are not needed by any output; their words are left stale.
+type plan struct {
+	levels []levelPlan
+	copies []copyOp
+	ins    []instr
+	cmps   []cmpOp
+	width  int // the widest level, inputs included
+}
+
+// levelPlan is one level's work: copies[copyLo:copyHi], ins[insLo:insHi].
+type levelPlan struct{ copyLo, copyHi, insLo, insHi int32 }
+
+// copyOp sets cur[dst] = prev[src].
+type copyOp struct{ dst, src int32 }
+
+// cmpOp sets cur[dst] = [count ≥ θ + neg] for a count computed by an
+// instr, whose row's negative weights sum to −neg.
+type cmpOp struct{ dst, theta int32 }
+
+// instr computes gate g (global index) from its row, or for the opCount
+// ops, the comparisons cmps[c:d] of a group of gates sharing g's row.
+type instr struct {
+	g, c, d int32
+	op      insOp
+	k       uint8 // opCount*: planes of the count
+	neg     int64 // opCount*: minus the sum of the row's negative weights
+}
+
+// insOp is what an instr computes.
+type insOp uint8
 
 const (
-	opGeneral gateOp = iota // a weighted sum against the threshold
-	opCopy                  // [x ≥ 1] with weight 1: x itself
-	opRepeat                // same row as the gate before, which kept its sum
-	opSum                   // a row the next gate shares: sum it and keep the sum
-	opSumUnit               // opSum with all weights 1
-	opOr                    // unit weights, θ = 1
-	opAnd                   // unit weights, θ = fan-in
-	opOne                   // θ ≤ the smallest possible sum: always 1
-	opZero                  // θ > the largest possible sum: always 0
+	opZero     insOp = iota // 0
+	opOne                   // all ones
+	opOr                    // OR of the row's inputs (all weights 1)
+	opOrLit                 // OR of the row's literals (all weights ±1)
+	opAnd                   // AND of the row's inputs (all weights 1)
+	opAndLit                // AND of the row's literals (all weights ±1)
+	opXor                   // XOR of the row's inputs (all weights 1)
+	opCount                 // count of the row's inputs (all weights 1), compared
+	opCountLit              // count of the row's literals (all weights ±1), compared
+	opCountW                // weighted count of the row's literals, compared
 )
 
-// evalPlan decides each gate's gateOp, and the largest and (minus) the
-// smallest weighted sum of each row that is summed.
-func (c *Circuit) evalPlan() (ops []gateOp, pos, neg []int64) {
-	ops = make([]gateOp, len(c.Kind))
-	pos, neg = make([]int64, len(c.Kind)), make([]int64, len(c.Kind))
-	unitRow := make([]bool, len(c.Kind))
-	for L := 1; L <= c.Depth(); L++ {
+// level computes level L's words into cur from the previous level's, prev.
+func (p *plan) level(c *Circuit, L int, prev, cur []uint64, cnt *bitslice.Count) {
+	lp := p.levels[L]
+	for _, cp := range p.copies[lp.copyLo:lp.copyHi] {
+		cur[cp.dst] = prev[cp.src]
+	}
+	lo := int(c.LevelStart[L-1])
+	rs, src, wt := c.RowStart, c.Src, c.Weight
+	for _, in := range p.ins[lp.insLo:lp.insHi] {
+		a, b := rs[in.g], rs[in.g+1]
+		row := src[a:b]
+		var v uint64
+		switch in.op {
+		case opZero:
+		case opOne:
+			v = ^uint64(0)
+		case opOr:
+			for _, s := range row {
+				v |= prev[s]
+			}
+		case opOrLit:
+			w := wt[a:b]
+			w = w[:len(row)]
+			for k, s := range row {
+				v |= prev[s] ^ sign(w[k])
+			}
+		case opAnd:
+			v = ^uint64(0)
+			for _, s := range row {
+				v &= prev[s]
+			}
+		case opAndLit:
+			v = ^uint64(0)
+			w := wt[a:b]
+			w = w[:len(row)]
+			for k, s := range row {
+				v &= prev[s] ^ sign(w[k])
+			}
+		case opXor:
+			for _, s := range row {
+				v ^= prev[s]
+			}
+		default:
+			switch in.op {
+			case opCount:
+				cnt.Unit(prev, row)
+			case opCountLit:
+				cnt.Literals(prev, row, wt[a:b])
+			default:
+				cnt.Weighted(prev, row, wt[a:b])
+			}
+			k := int(in.k)
+			cnt.Finish(k)
+			for _, cm := range p.cmps[in.c:in.d] {
+				cur[cm.dst] = cnt.AtLeast(uint64(int64(cm.theta)+in.neg), k)
+			}
+			continue
+		}
+		cur[int(in.g)-lo] = v
+	}
+}
+
+// sign is all ones for a negative weight, else 0: the mask that turns an
+// input word into its literal.
+func sign(w int32) uint64 { return uint64(int64(w >> 31)) }
+
+// Per-gate planning flags.
+const (
+	fIdent  = 1 << iota // [x ≥ 1] of one source with weight 1: a copy of x
+	fSame               // not an identity, same row as the gate before it in its level, not an identity either
+	fLive               // some output needs the gate's value
+	fXor                // only shortcut parity gates read the gate: its word holds its row's XOR
+	fParity             // a parity gate computed as a copy of its first source's word (an fXor gate)
+	fPlain              // not an identity, every weight of the row is 1
+)
+
+// evalPlan prepares the evaluation of c.
+//
+// Rows (markRows): each gate is marked as an identity ([x ≥ 1] of one
+// source with weight 1, a copy) or as reading the same row as the gate
+// before it (checked edge by edge); such runs of gates are groups sharing
+// one row.
+//
+// Then level by level from the last one down, liveness and emission. A
+// gate is live if an output needs it. A live gate P that is the parity of
+// an XOR's counters — its row reads exactly the consecutive gates h₁ … hₙ
+// of the level before with weights +1, −1, +1, … and θ = 1, where h₂ … hₙ
+// each have the row of the gate before them, that row R has n edges of
+// weight 1, and hₖ has θ = k — equals the XOR of R's inputs: hₖ = [S ≥ k]
+// for S = Σ R ∈ [0, n], and Σₖ (−1)^(k+1)·[S ≥ k] is 1 for odd S and 0
+// for even S. Such a P becomes a copy of h₁'s word, and h₁'s word holds
+// the XOR of R instead of [S ≥ 1] — unless some other live gate reads h₁
+// as a counter, in which case P is evaluated as is. The counters are then
+// needed only if some other gate reads them.
+//
+// Once a level's gates are known live or not, it is emitted: copies; the
+// XORs; for each group, its live members: a constant if the threshold is
+// out of reach, OR or AND for a lone member whose row is ±1 literals and
+// whose threshold asks for one or all of them, else one carry-save count
+// of the row compared with each member's threshold. A group's row is
+// summarised (rowStats) while its sources are marked live, when it is in
+// cache.
+func (c *Circuit) evalPlan() *plan {
+	n, depth := len(c.Kind), c.Depth()
+	p := &plan{width: c.NumInputs, levels: make([]levelPlan, depth+1)}
+	for L := 1; L <= depth; L++ {
+		p.width = max(p.width, c.LevelWidth(L))
+	}
+	flags := make([]uint8, n)
+	c.markRows(flags)
+	if depth == 0 {
+		return p
+	}
+	for g := int(c.LevelStart[depth-1]); g < n; g++ {
+		flags[g] |= fLive
+	}
+	// A guess at the number of copies, instrs and comparisons, which
+	// saves most of the slices' regrowth.
+	est := n/4 + 16
+	p.copies = make([]copyOp, 0, est)
+	p.ins = make([]instr, 0, est)
+
+	stats := make([]rowStats, p.width) // by index in the level
+	var cands []int32
+	for L := depth; L >= 1; L-- {
+		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
+		var prev []uint8 // the previous level's flags; nil for the inputs
+		base := 0
+		if L >= 2 {
+			base = int(c.LevelStart[L-2])
+			prev = flags[base:lo]
+		}
+		cands = cands[:0]
+		marked := false // the current group's row is marked
+		for g := lo; g < hi; g++ {
+			f := flags[g]
+			if f&fSame == 0 {
+				marked = false
+			}
+			stats[g-lo].ok = false
+			switch {
+			case f&(fLive|fXor) == 0:
+			case f&(fXor|fIdent) != 0:
+				c.markSources(g, prev)
+			case prev != nil && c.isParity(g, base, prev):
+				cands = append(cands, int32(g))
+			case !marked:
+				stats[g-lo] = c.mark(g, prev)
+				marked = true
+			}
+		}
+		// A parity gate whose first counter is read as a counter too is
+		// evaluated as is; that reads its counters, so repeat.
+		for changed := true; changed; {
+			changed = false
+			for i, g := range cands {
+				if g >= 0 && prev[c.Src[c.RowStart[g]]]&fLive != 0 {
+					c.markSources(int(g), prev)
+					cands[i] = -1
+					changed = true
+				}
+			}
+		}
+		for _, g := range cands {
+			if g >= 0 {
+				prev[c.Src[c.RowStart[g]]] |= fXor
+				flags[g] |= fParity
+			}
+		}
+
+		lp := levelPlan{copyLo: int32(len(p.copies)), insLo: int32(len(p.ins))}
+		done := false // the current group is emitted
+		for g := lo; g < hi; g++ {
+			f := flags[g]
+			if f&fSame == 0 {
+				done = false
+			}
+			switch {
+			case f&(fLive|fXor) == 0:
+			case f&(fIdent|fParity) != 0:
+				p.copies = append(p.copies, copyOp{int32(g - lo), c.Src[c.RowStart[g]]})
+			case f&fLive == 0: // fXor only
+				p.ins = append(p.ins, instr{op: opXor, g: int32(g)})
+			case !done:
+				done = true
+				r := stats[g-lo]
+				if !r.ok {
+					r = c.mark(g, nil)
+				}
+				p.emitGroup(c, g, lo, hi, flags, r)
+			}
+		}
+		lp.copyHi, lp.insHi = int32(len(p.copies)), int32(len(p.ins))
+		p.levels[L] = lp
+	}
+	return p
+}
+
+// rowStats summarises a row: Σ w⁺ and Σ |w⁻| (the largest sum and minus
+// the smallest), whether every weight is ±1 (unit) or 1 (plain); ok tells
+// a computed summary from none.
+type rowStats struct {
+	pos, neg        int64
+	unit, plain, ok bool
+}
+
+// markSources marks the sources of gate g live in prev, the flags of the
+// level before (unless prev is nil: inputs).
+func (c *Circuit) markSources(g int, prev []uint8) {
+	if prev != nil {
+		for _, s := range c.Src[c.RowStart[g]:c.RowStart[g+1]] {
+			prev[s] |= fLive
+		}
+	}
+}
+
+// mark marks the sources of gate g live in prev, the flags of the level
+// before (unless prev is nil: inputs), and summarises g's row.
+func (c *Circuit) mark(g int, prev []uint8) rowStats {
+	a, b := c.RowStart[g], c.RowStart[g+1]
+	if prev != nil {
+		for _, s := range c.Src[a:b] {
+			prev[s] |= fLive
+		}
+	}
+	// Σ w and Σ |w| without branches (rows of alternating signs are
+	// common): Σ w⁺ = (Σ|w| + Σw)/2, Σ|w⁻| = (Σ|w| − Σw)/2.
+	var sum, abs int64
+	var notUnit, notPlain int32
+	for _, w := range c.Weight[a:b] {
+		m := w >> 31
+		sum += int64(w)
+		abs += int64(w^m) - int64(m)
+		notUnit |= (w ^ m) - m - 1
+		notPlain |= w - 1
+	}
+	return rowStats{pos: (abs + sum) / 2, neg: (abs - sum) / 2, unit: notUnit == 0, plain: notPlain == 0, ok: true}
+}
+
+// markRows sets fIdent, fSame and fPlain. It is most of the planning
+// time (it reads every edge), so a large circuit is split between two
+// goroutines at a level boundary.
+func (c *Circuit) markRows(flags []uint8) {
+	depth := c.Depth()
+	if len(c.Src) < parallelEdges || depth < 2 {
+		c.markLevels(flags, 1, depth)
+		return
+	}
+	half := int32(len(c.Src) / 2)
+	mid := 1
+	for mid < depth-1 && c.RowStart[c.LevelStart[mid]] < half {
+		mid++
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.markLevels(flags, 1, mid) })
+	c.markLevels(flags, mid+1, depth)
+	wg.Wait()
+}
+
+// markLevels sets fIdent, fSame and fPlain for the gates of levels from
+// first to last.
+func (c *Circuit) markLevels(flags []uint8, first, last int) {
+	for L := first; L <= last; L++ {
 		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
 		for g := lo; g < hi; g++ {
-			if c.identity(g) {
-				ops[g] = opCopy
-				continue
-			}
-			if g > lo && ops[g-1] != opCopy && c.sameRow(g-1, g) {
-				ops[g] = opRepeat
-				if ops[g-1] != opRepeat {
-					ops[g-1] = opSum
-					if unitRow[g-1] {
-						ops[g-1] = opSumUnit
+			a, b := c.RowStart[g], c.RowStart[g+1]
+			switch {
+			case b-a == 1 && c.Weight[a] == 1 && c.Threshold[g] == 1:
+				flags[g] = fIdent
+			case g > lo && flags[g-1]&fIdent == 0 && c.sameRow(g-1, g):
+				flags[g] = fSame | flags[g-1]&fPlain
+			default:
+				var f uint8 = fPlain
+				for _, w := range c.Weight[a:b] {
+					if w != 1 {
+						f = 0
+						break
 					}
 				}
-				continue
-			}
-			a, b := c.RowStart[g], c.RowStart[g+1]
-			var p, n int64
-			unit := true
-			for _, w := range c.Weight[a:b] {
-				if w > 0 {
-					p += int64(w)
-				} else {
-					n -= int64(w)
-				}
-				unit = unit && w == 1
-			}
-			pos[g], neg[g], unitRow[g] = p, n, unit
-			t := int64(c.Threshold[g])
-			switch {
-			case t <= -n:
-				ops[g] = opOne
-			case t > p:
-				ops[g] = opZero
-			case unit && t == 1:
-				ops[g] = opOr
-			case unit && t == int64(b-a):
-				ops[g] = opAnd
+				flags[g] = f
 			}
 		}
 	}
-	return ops, pos, neg
 }
 
-// identity reports whether gate g is [x ≥ 1] of one source with weight 1:
-// the source's value itself (a copy gate, or any gate of that form).
-func (c *Circuit) identity(g int) bool {
-	a := c.RowStart[g]
-	return c.RowStart[g+1]-a == 1 && c.Weight[a] == 1 && c.Threshold[g] == 1
+// emitGroup emits the live members of g's group from g (its first live
+// member) on, all reading g's row, summarised by r; hi ends the level.
+func (p *plan) emitGroup(c *Circuit, g, lo, hi int, flags []uint8, r rowStats) {
+	a, b := c.RowStart[g], c.RowStart[g+1]
+	pos, neg, unit, plain := r.pos, r.neg, r.unit, r.plain
+	first := len(p.cmps)
+	for m := g; m < hi && (m == g || flags[m]&fSame != 0); m++ {
+		if flags[m]&(fLive|fParity) != fLive {
+			continue
+		}
+		t := int64(c.Threshold[m])
+		switch {
+		case t <= -neg:
+			p.ins = append(p.ins, instr{op: opOne, g: int32(m)})
+		case t > pos:
+			p.ins = append(p.ins, instr{op: opZero, g: int32(m)})
+		default:
+			if p.cmps == nil {
+				// Groups of many live thresholds are common.
+				p.cmps = make([]cmpOp, 0, len(flags)/2)
+			}
+			p.cmps = append(p.cmps, cmpOp{int32(m - lo), int32(t)})
+		}
+	}
+	cmps := p.cmps[first:]
+	if len(cmps) == 0 {
+		return
+	}
+	if len(cmps) == 1 && unit {
+		// The count is over b−a literals of weight 1: ≥ 1 is any, ≥ b−a all.
+		op := insOp(255)
+		switch int64(cmps[0].theta) + neg {
+		case 1:
+			op = opOrLit
+			if plain {
+				op = opOr
+			}
+		case int64(b - a):
+			op = opAndLit
+			if plain {
+				op = opAnd
+			}
+		}
+		if op != 255 {
+			p.ins = append(p.ins, instr{op: op, g: cmps[0].dst + int32(lo)})
+			p.cmps = p.cmps[:first]
+			return
+		}
+	}
+	op := opCountW
+	switch {
+	case plain:
+		op = opCount
+	case unit:
+		op = opCountLit
+	}
+	k := bits.Len64(uint64(pos + neg))
+	p.ins = append(p.ins, instr{op: op, k: uint8(k), g: int32(g), c: int32(first), d: int32(len(p.cmps)), neg: neg})
+}
+
+// isParity reports whether gate g is the parity of an XOR's counters in
+// the level before, which starts at gate base and whose flags are prev:
+// its row reads h₁ … hₙ, n ≥ 2, consecutive gates, with weights +1, −1,
+// +1, … and θ = 1, where h₂ … hₙ have fSame (so all have h₁'s row), that
+// row has n edges all of weight 1 (fPlain), and hₖ has θ = k.
+func (c *Circuit) isParity(g, base int, prev []uint8) bool {
+	a, b := c.RowStart[g], c.RowStart[g+1]
+	n := int(b - a)
+	if n < 2 || c.Threshold[g] != 1 {
+		return false
+	}
+	row, ws := c.Src[a:b], c.Weight[a:b]
+	h1 := int(row[0])
+	if h1+n > len(prev) {
+		return false
+	}
+	for k := range n {
+		if ws[k] != int32(1-2*(k&1)) || int(row[k]) != h1+k ||
+			(k > 0 && prev[h1+k]&fSame == 0) || c.Threshold[base+h1+k] != int32(k+1) {
+			return false
+		}
+	}
+	return prev[h1]&fPlain != 0 && int(c.RowStart[base+h1+1]-c.RowStart[base+h1]) == n
 }
