@@ -42,6 +42,7 @@ type Env struct {
 // ExitError carries a process exit status.
 type ExitError struct{ Code int }
 
+// Error reports the exit status.
 func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // Main runs the command line with args (without the program name) and

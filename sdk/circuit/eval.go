@@ -14,7 +14,6 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 		return nil, fmt.Errorf("circuit: %d input words for %d inputs", len(in), len(c.Inputs))
 	}
 	val := make([]uint64, len(c.Ops))
-	var scratch []uint64
 	for i, op := range c.Ops {
 		a, b := c.ArgStart[i], c.ArgStart[i+1]
 		args := c.Args[a:b]
@@ -47,11 +46,7 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 				v &= val[x]
 			}
 		case OpThreshold:
-			scratch = scratch[:0]
-			for _, x := range args {
-				scratch = append(scratch, val[x])
-			}
-			v = bitslice.Threshold(scratch, c.Weights[a:b], c.Param[i])
+			v = bitslice.Threshold(val, args, c.Weights[a:b], c.Param[i])
 		default:
 			return nil, fmt.Errorf("circuit: node %d: unknown op %d", i, op)
 		}

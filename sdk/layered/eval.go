@@ -117,7 +117,7 @@ func (p *plan) level(c *Circuit, L int, prev, cur []uint64, cnt *bitslice.Count)
 			w := wt[a:b]
 			w = w[:len(row)]
 			for k, s := range row {
-				v |= prev[s] ^ sign(w[k])
+				v |= prev[s] ^ bitslice.Sign(w[k])
 			}
 		case opAnd:
 			v = ^uint64(0)
@@ -129,7 +129,7 @@ func (p *plan) level(c *Circuit, L int, prev, cur []uint64, cnt *bitslice.Count)
 			w := wt[a:b]
 			w = w[:len(row)]
 			for k, s := range row {
-				v &= prev[s] ^ sign(w[k])
+				v &= prev[s] ^ bitslice.Sign(w[k])
 			}
 		case opXor:
 			for _, s := range row {
@@ -154,10 +154,6 @@ func (p *plan) level(c *Circuit, L int, prev, cur []uint64, cnt *bitslice.Count)
 		cur[int(in.g)-lo] = v
 	}
 }
-
-// sign is all ones for a negative weight, else 0: the mask that turns an
-// input word into its literal.
-func sign(w int32) uint64 { return uint64(int64(w >> 31)) }
 
 // Per-gate planning flags.
 const (
