@@ -33,46 +33,28 @@ func newComparison(res *run.Result) *comparison {
 // ratioFigures are the figures shown as ratios, in column order.
 var ratioFigures = []string{"depth", "width", "gates", "edges", "time"}
 
-// head returns the comparison's column headers.
-func (c *comparison) head() []string {
+// Column names and the empty cell, in the terminal table and in the CSV.
+const (
+	tableTime, tableRatio, tableNone = "layer ms", "/", "-"
+	csvTime, csvRatio, csvNone       = "layer_ms", "_vs_", ""
+)
+
+// head returns the comparison's column headers: timeCol, then
+// <figure><sep><baseline> for each ratio figure.
+func (c *comparison) head(timeCol, sep string) []string {
 	if c == nil {
 		return nil
 	}
-	h := []string{"layer ms"}
+	h := []string{timeCol}
 	for _, f := range ratioFigures {
-		h = append(h, f+"/"+c.base)
+		h = append(h, f+sep+c.base)
 	}
 	return h
 }
 
-// csvHead returns the comparison's CSV columns: layer_ms, then
-// <figure>_vs_<baseline> for each ratio figure.
-func (c *comparison) csvHead() []string {
-	if c == nil {
-		return nil
-	}
-	h := []string{"layer_ms"}
-	for _, f := range ratioFigures {
-		h = append(h, f+"_vs_"+c.base)
-	}
-	return h
-}
-
-// csvCells returns row's comparison cells for the CSV: as cells, with an
-// empty cell where the table shows "-".
-func (c *comparison) csvCells(row run.Row) []string {
-	out := c.cells(row)
-	for i, v := range out {
-		if v == "-" {
-			out[i] = ""
-		}
-	}
-	return out
-}
-
-// cells returns row's comparison cells: "-" where there is no baseline
+// cells returns row's comparison cells: none where there is no baseline
 // figure to divide by (and for the baseline's own rows).
-func (c *comparison) cells(row run.Row) []string {
+func (c *comparison) cells(row run.Row, none string) []string {
 	if c == nil {
 		return nil
 	}
@@ -80,7 +62,7 @@ func (c *comparison) cells(row run.Row) []string {
 	b, ok := c.rows[row.Point.String()]
 	for _, f := range ratioFigures {
 		if !ok || row.Layerer == c.base || row.Err != nil || b.Err != nil {
-			out = append(out, "-")
+			out = append(out, none)
 			continue
 		}
 		var num, den float64
@@ -97,7 +79,7 @@ func (c *comparison) cells(row run.Row) []string {
 			num, den = ms(row.LayerTime), ms(b.LayerTime)
 		}
 		if den == 0 {
-			out = append(out, "-")
+			out = append(out, none)
 			continue
 		}
 		out = append(out, strconv.FormatFloat(num/den, 'f', 2, 64))

@@ -31,7 +31,7 @@ func Header(res *run.Result) []string {
 		h = append(h, "expect_"+n, "actual_"+n)
 	}
 	h = append(h, "expect_ok")
-	h = append(h, newComparison(res).csvHead()...)
+	h = append(h, newComparison(res).head(csvTime, csvRatio)...)
 	if hasModels(res) {
 		h = append(h, run.ModelColumns...)
 	}
@@ -79,7 +79,7 @@ func Records(res *run.Result) [][]string {
 			rec = append(rec, strconv.FormatInt(e, 10), strconv.FormatInt(row.Actual[n], 10))
 		}
 		rec = append(rec, strconv.FormatBool(row.ExpectOK && row.Err == nil))
-		rec = append(rec, cmp.csvCells(row)...)
+		rec = append(rec, cmp.cells(row, csvNone)...)
 		out = append(out, withModels(res, row, rec)...)
 	}
 	return out
@@ -142,7 +142,7 @@ func WriteTable(w io.Writer, res *run.Result) error {
 		}
 	}
 	cmp := newComparison(res)
-	head = append(head, cmp.head()...)
+	head = append(head, cmp.head(tableTime, tableRatio)...)
 	head = append(head, "verified", "ok")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, row := range res.Rows {
@@ -174,7 +174,7 @@ func WriteTable(w io.Writer, res *run.Result) error {
 		if !row.OK() {
 			verdict = "FAIL"
 		}
-		cells = append(cells, cmp.cells(row)...)
+		cells = append(cells, cmp.cells(row, tableNone)...)
 		cells = append(cells, strconv.FormatBool(row.Verified), verdict)
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}

@@ -42,13 +42,7 @@ func setEntries(t *testing.T, m *model.Model, name string, f func(r, c int, v fl
 func TestCorruptedModelsAreCaught(t *testing.T) {
 	ctx := context.Background()
 	l := sdktest.ThreeGates()
-	var in []bits.Vec
-	for x := 0; x < 4; x++ {
-		v := bits.NewVec(2)
-		v.Set(0, uint(x&1))
-		v.Set(1, uint(x>>1))
-		in = append(in, v)
-	}
+	in := sdktest.AllInputs(2)
 	want, err := bits.EvalSliced(in, 2, l.Eval)
 	if err != nil {
 		t.Fatal(err)
@@ -134,13 +128,7 @@ func TestBetaSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in []bits.Vec
-	for x := 0; x < 4; x++ {
-		v := bits.NewVec(2)
-		v.Set(0, uint(x&1))
-		v.Set(1, uint(x>>1))
-		in = append(in, v)
-	}
+	in := sdktest.AllInputs(2)
 	want, _ := bits.EvalSliced(in, 2, l.Eval)
 	plan, _, err := verifyModel(m, l, in, want)
 	if err != nil {
