@@ -40,7 +40,7 @@ func Threshold(vals []uint64, src, ws []int32, theta int32) uint64 {
 	}
 	var c Count
 	if plain {
-		c.Unit(vals, src)
+		c.Literals(vals, src, ws)
 	} else {
 		c.Weighted(vals, src, ws)
 	}
@@ -92,28 +92,9 @@ func (s *Count) add(j int, x uint64) {
 	}
 }
 
-// Unit sets the count to Σ vals[src[k]] over all k (every weight 1).
-func (s *Count) Unit(vals []uint64, src []int32) {
-	s.n = [countPlanes]uint8{}
-	// Column 0 is kept in registers: a full adder per two literals.
-	var ones uint64
-	i := 0
-	if len(src)&1 == 1 {
-		ones = vals[src[0]]
-		i = 1
-	}
-	for ; i+1 < len(src); i += 2 {
-		a, b := vals[src[i]], vals[src[i+1]]
-		t := ones ^ a
-		s.add(1, ones&a|b&t)
-		ones = t ^ b
-	}
-	s.col[0][0] = ones
-	s.n[0] = 1
-}
-
 // Literals sets the count to Σ litₖ, litₖ = vals[src[k]] complemented
-// where ws[k] < 0; every |ws[k]| must be 1.
+// where ws[k] < 0; every |ws[k]| must be 1. Column 0 is kept in
+// registers: a full adder per two literals.
 func (s *Count) Literals(vals []uint64, src, ws []int32) {
 	s.n = [countPlanes]uint8{}
 	ws = ws[:len(src)]

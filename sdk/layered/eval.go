@@ -81,16 +81,13 @@ type instr struct {
 type insOp uint8
 
 const (
-	opZero     insOp = iota // 0
-	opOne                   // all ones
-	opOr                    // OR of the row's inputs (all weights 1)
-	opOrLit                 // OR of the row's literals (all weights ±1)
-	opAnd                   // AND of the row's inputs (all weights 1)
-	opAndLit                // AND of the row's literals (all weights ±1)
-	opXor                   // XOR of the row's inputs (all weights 1)
-	opCount                 // count of the row's inputs (all weights 1), compared
-	opCountLit              // count of the row's literals (all weights ±1), compared
-	opCountW                // weighted count of the row's literals, compared
+	opZero   insOp = iota // 0
+	opOne                 // all ones
+	opOr                  // OR of the row's literals (all weights ±1)
+	opAnd                 // AND of the row's literals (all weights ±1)
+	opXor                 // XOR of the row's inputs (all weights 1)
+	opCount               // count of the row's literals (all weights ±1), compared
+	opCountW              // weighted count of the row's literals, compared
 )
 
 // level computes level L's words into cur from the previous level's, prev.
@@ -110,21 +107,12 @@ func (p *plan) level(c *Circuit, L int, prev, cur []uint64, cnt *bitslice.Count)
 		case opOne:
 			v = ^uint64(0)
 		case opOr:
-			for _, s := range row {
-				v |= prev[s]
-			}
-		case opOrLit:
 			w := wt[a:b]
 			w = w[:len(row)]
 			for k, s := range row {
 				v |= prev[s] ^ bitslice.Sign(w[k])
 			}
 		case opAnd:
-			v = ^uint64(0)
-			for _, s := range row {
-				v &= prev[s]
-			}
-		case opAndLit:
 			v = ^uint64(0)
 			w := wt[a:b]
 			w = w[:len(row)]
@@ -136,12 +124,9 @@ func (p *plan) level(c *Circuit, L int, prev, cur []uint64, cnt *bitslice.Count)
 				v ^= prev[s]
 			}
 		default:
-			switch in.op {
-			case opCount:
-				cnt.Unit(prev, row)
-			case opCountLit:
+			if in.op == opCount {
 				cnt.Literals(prev, row, wt[a:b])
-			default:
+			} else {
 				cnt.Weighted(prev, row, wt[a:b])
 			}
 			k := int(in.k)
@@ -288,11 +273,11 @@ func (c *Circuit) evalPlan() *plan {
 }
 
 // rowStats summarises a row: Σ w⁺ and Σ |w⁻| (the largest sum and minus
-// the smallest), whether every weight is ±1 (unit) or 1 (plain); ok tells
-// a computed summary from none.
+// the smallest), whether every weight is ±1 (unit); ok tells a computed
+// summary from none.
 type rowStats struct {
-	pos, neg        int64
-	unit, plain, ok bool
+	pos, neg int64
+	unit, ok bool
 }
 
 // markSources marks the sources of gate g live in prev, the flags of the
@@ -308,24 +293,19 @@ func (c *Circuit) markSources(g int, prev []uint8) {
 // mark marks the sources of gate g live in prev, the flags of the level
 // before (unless prev is nil: inputs), and summarises g's row.
 func (c *Circuit) mark(g int, prev []uint8) rowStats {
+	c.markSources(g, prev)
 	a, b := c.RowStart[g], c.RowStart[g+1]
-	if prev != nil {
-		for _, s := range c.Src[a:b] {
-			prev[s] |= fLive
-		}
-	}
 	// Σ w and Σ |w| without branches (rows of alternating signs are
 	// common): Σ w⁺ = (Σ|w| + Σw)/2, Σ|w⁻| = (Σ|w| − Σw)/2.
 	var sum, abs int64
-	var notUnit, notPlain int32
+	var notUnit int32
 	for _, w := range c.Weight[a:b] {
 		m := w >> 31
 		sum += int64(w)
 		abs += int64(w^m) - int64(m)
 		notUnit |= (w ^ m) - m - 1
-		notPlain |= w - 1
 	}
-	return rowStats{pos: (abs + sum) / 2, neg: (abs - sum) / 2, unit: notUnit == 0, plain: notPlain == 0, ok: true}
+	return rowStats{pos: (abs + sum) / 2, neg: (abs - sum) / 2, unit: notUnit == 0, ok: true}
 }
 
 // markRows sets fIdent, fSame and fPlain. It is most of the planning
@@ -378,7 +358,7 @@ func (c *Circuit) markLevels(flags []uint8, first, last int) {
 // member) on, all reading g's row, summarised by r; hi ends the level.
 func (p *plan) emitGroup(c *Circuit, g, lo, hi int, flags []uint8, r rowStats) {
 	a, b := c.RowStart[g], c.RowStart[g+1]
-	pos, neg, unit, plain := r.pos, r.neg, r.unit, r.plain
+	pos, neg, unit := r.pos, r.neg, r.unit
 	first := len(p.cmps)
 	for m := g; m < hi && (m == g || flags[m]&fSame != 0); m++ {
 		if flags[m]&(fLive|fParity) != fLive {
@@ -407,15 +387,9 @@ func (p *plan) emitGroup(c *Circuit, g, lo, hi int, flags []uint8, r rowStats) {
 		op := insOp(255)
 		switch int64(cmps[0].theta) + neg {
 		case 1:
-			op = opOrLit
-			if plain {
-				op = opOr
-			}
+			op = opOr
 		case int64(b - a):
-			op = opAndLit
-			if plain {
-				op = opAnd
-			}
+			op = opAnd
 		}
 		if op != 255 {
 			p.ins = append(p.ins, instr{op: op, g: cmps[0].dst + int32(lo)})
@@ -424,11 +398,8 @@ func (p *plan) emitGroup(c *Circuit, g, lo, hi int, flags []uint8, r rowStats) {
 		}
 	}
 	op := opCountW
-	switch {
-	case plain:
+	if unit {
 		op = opCount
-	case unit:
-		op = opCountLit
 	}
 	k := bits.Len64(uint64(pos + neg))
 	p.ins = append(p.ins, instr{op: op, k: uint8(k), g: int32(g), c: int32(first), d: int32(len(p.cmps)), neg: neg})
