@@ -145,11 +145,7 @@ func (g *gates) writeRows(out *layered.Circuit, byLevel, pos []int32) {
 		mid++
 	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		g.writeRange(out, byLevel, pos, mid, n)
-	}()
+	wg.Go(func() { g.writeRange(out, byLevel, pos, mid, n) })
 	g.writeRange(out, byLevel, pos, 0, mid)
 	wg.Wait()
 }
