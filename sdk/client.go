@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
@@ -461,7 +461,7 @@ func (c *Client) build(ctx context.Context, p Params) (*circuit.Circuit, error) 
 }
 
 // reference is Construction.Reference over RPC.
-func (c *Client) reference(ctx context.Context, p Params, inputs []bits.Vec) ([]bits.Vec, error) {
+func (c *Client) reference(ctx context.Context, p Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 	out, err := c.call(ctx, "Reference", c.rpc.Reference, p, encodeVecs(inputs), nil)
 	if err != nil {
 		return nil, err

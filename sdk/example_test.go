@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 )
 
@@ -26,14 +26,14 @@ func Example() {
 			b.Output("digest", []circuit.Node{b.Xor(in...)})
 			return b.Circuit(), nil
 		},
-		Reference: func(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-			out := make([]bits.Vec, len(inputs))
+		Reference: func(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+			out := make([]bitvec.Vec, len(inputs))
 			for k, v := range inputs {
 				var x uint
 				for i := range p.Int("n") {
 					x ^= v.Get(i)
 				}
-				out[k] = bits.NewVec(1)
+				out[k] = bitvec.NewVec(1)
 				out[k].Set(0, x)
 			}
 			return out, nil

@@ -22,7 +22,7 @@ package sdk
 import (
 	"context"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
@@ -71,7 +71,7 @@ type Construction struct {
 
 	// Reference computes the construction's outputs for each input vector
 	// (bit i of inputs[k] is circuit input i) independently of the circuit.
-	Reference func(ctx context.Context, p Params, inputs []bits.Vec) ([]bits.Vec, error)
+	Reference func(ctx context.Context, p Params, inputs []bitvec.Vec) ([]bitvec.Vec, error)
 
 	// Estimate, if set, predicts the size of the circuit Build would
 	// return, cheaply and without building it, so the host can refuse a

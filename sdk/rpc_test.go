@@ -20,7 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
@@ -100,10 +100,10 @@ func toyPlugin() *sdk.Construction {
 			b.SetAttr("n", int64(p.Int("n")))
 			return b.Circuit(), nil
 		},
-		Reference: func(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-			out := make([]bits.Vec, len(inputs))
+		Reference: func(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+			out := make([]bitvec.Vec, len(inputs))
 			for i, v := range inputs {
-				out[i] = bits.NewVec(1)
+				out[i] = bitvec.NewVec(1)
 				out[i].Set(0, v.Get(0)&v.Get(1)^v.Get(2))
 			}
 			return out, nil
@@ -298,9 +298,9 @@ func TestConstructionOverRPC(t *testing.T) {
 	}
 	// All 8 assignments as bit-sliced words: sample s has a = bit 0 of s, ….
 	in := make([]uint64, 3)
-	var samples []bits.Vec
+	var samples []bitvec.Vec
 	for s := range 8 {
-		v := bits.NewVec(3)
+		v := bitvec.NewVec(3)
 		for i := range 3 {
 			bit := uint(s>>i) & 1
 			in[i] |= uint64(bit) << s

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tcforge/tcforge/sdk/binenc"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/proto"
@@ -515,7 +515,7 @@ const (
 
 // encodeVecs encodes bit vectors: a count, then each vector's word count
 // and words (little-endian).
-func encodeVecs(vs []bits.Vec) []byte {
+func encodeVecs(vs []bitvec.Vec) []byte {
 	n := 0
 	for _, v := range vs {
 		n += 4 + 8*len(v)
@@ -532,13 +532,13 @@ func encodeVecs(vs []bits.Vec) []byte {
 }
 
 // decodeVecs decodes bit vectors written by encodeVecs.
-func decodeVecs(data []byte) ([]bits.Vec, error) {
+func decodeVecs(data []byte) ([]bitvec.Vec, error) {
 	r := binenc.NewReader(data, vecsMagic, vecsVersion)
 	n := r.U32()
-	out := make([]bits.Vec, 0, min(n, 1<<16))
+	out := make([]bitvec.Vec, 0, min(n, 1<<16))
 	for i := uint32(0); i < n && r.Err() == nil; i++ {
 		m := r.U32()
-		v := make(bits.Vec, 0, min(m, 1<<16))
+		v := make(bitvec.Vec, 0, min(m, 1<<16))
 		for k := uint32(0); k < m && r.Err() == nil; k++ {
 			v = append(v, uint64(r.I64()))
 		}

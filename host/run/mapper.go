@@ -13,7 +13,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -93,12 +93,12 @@ const betaSteps = 6
 
 // runMappers maps the verified layered circuit l of layerer with every
 // mapper of the pipeline and verifies each model on the inputs in.
-func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, layerer string, l *layered.Circuit, in []bits.Vec, log zerolog.Logger) []ModelRow {
+func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, layerer string, l *layered.Circuit, in []bitvec.Vec, log zerolog.Logger) []ModelRow {
 	if len(p.Mappers) == 0 {
 		return nil
 	}
 	out := make([]ModelRow, len(p.Mappers))
-	want, err := bits.EvalSliced(in, l.NumInputs, l.Eval)
+	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
 	for i, b := range p.Mappers {
 		out[i] = ModelRow{Mapper: b.Name, MinMargin: math.NaN()}
 		if err != nil {
@@ -114,7 +114,7 @@ func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins
 	return out
 }
 
-func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bits.Vec, mr *ModelRow, log zerolog.Logger) {
+func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bitvec.Vec, mr *ModelRow, log zerolog.Logger) {
 	vals, diags := b.Decode(pt, mp.Params)
 	if diags.HasErrors() {
 		r.report(diags)
@@ -193,7 +193,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // output counts, then a float32 forward pass on in against l's outputs
 // want, bit for bit. It returns the compiled model and the pass's result
 // (nil if it did not run).
-func verifyModel(m *model.Model, l *layered.Circuit, in, want []bits.Vec) (*model.Plan, *model.Result, error) {
+func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*model.Plan, *model.Result, error) {
 	if m.NumInputs() != l.NumInputs || m.NumOutputs() != l.NumOutputs() {
 		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
 			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
@@ -216,7 +216,7 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bits.Vec) (*mode
 // model's weights still compute every sample exactly, between 0 and the
 // model's own β (which is known to). It returns that β and the search's
 // resolution.
-func betaSearch(ctx context.Context, plan *model.Plan, in, want []bits.Vec, nOut int, beta float64) (float64, float64, error) {
+func betaSearch(ctx context.Context, plan *model.Plan, in, want []bitvec.Vec, nOut int, beta float64) (float64, float64, error) {
 	lo, hi := 0.0, beta
 	for range betaSteps {
 		if err := ctx.Err(); err != nil {

@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
 // samples draws n random input vectors of width bits, reproducibly from seed.
-func samples(seed uint64, n, width int) []bits.Vec {
-	return bits.Random(rand.New(rand.NewPCG(seed, 0x7463666f726765)), n, width)
+func samples(seed uint64, n, width int) []bitvec.Vec {
+	return bitvec.Random(rand.New(rand.NewPCG(seed, 0x7463666f726765)), n, width)
 }
 
 // firstMismatch compares output vectors of n bits and describes the first
 // difference, or returns nil.
-func firstMismatch(what string, got, want []bits.Vec, n int) error {
+func firstMismatch(what string, got, want []bitvec.Vec, n int) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("%s: %d results for %d samples", what, len(got), len(want))
 	}
@@ -36,8 +36,8 @@ func firstMismatch(what string, got, want []bits.Vec, n int) error {
 // verifyLogic checks the logic circuit against reference outputs and
 // returns the circuit's outputs on in, which the layered circuits are then
 // checked against.
-func verifyLogic(c *circuit.Circuit, in, ref []bits.Vec) ([]bits.Vec, error) {
-	got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+func verifyLogic(c *circuit.Circuit, in, ref []bitvec.Vec) ([]bitvec.Vec, error) {
+	got, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
 		return nil, err
 	}
@@ -46,14 +46,14 @@ func verifyLogic(c *circuit.Circuit, in, ref []bits.Vec) ([]bits.Vec, error) {
 
 // verifyLayered checks the layered circuit against the logic circuit c,
 // whose outputs on in are want (from verifyLogic).
-func verifyLayered(l *layered.Circuit, c *circuit.Circuit, in, want []bits.Vec) error {
+func verifyLayered(l *layered.Circuit, c *circuit.Circuit, in, want []bitvec.Vec) error {
 	if l.NumInputs != len(c.Inputs) {
 		return fmt.Errorf("layered circuit has %d inputs, logic circuit %d", l.NumInputs, len(c.Inputs))
 	}
 	if l.NumOutputs() != len(c.Outputs) {
 		return fmt.Errorf("layered circuit's last level has %d gates, want the %d outputs", l.NumOutputs(), len(c.Outputs))
 	}
-	got, err := bits.EvalSliced(in, l.NumInputs, l.Evaluator())
+	got, err := bitvec.EvalSliced(in, l.NumInputs, l.Evaluator())
 	if err != nil {
 		return err
 	}

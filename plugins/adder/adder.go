@@ -13,7 +13,7 @@ import (
 	"strconv"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 )
 
@@ -62,13 +62,13 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 }
 
 // reference adds the operands as big integers: no circuit involved.
-func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
+func reference(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 	n := p.Int("n")
 	outBits := n
 	if p.Bool("carry_out") {
 		outBits++
 	}
-	out := make([]bits.Vec, len(inputs))
+	out := make([]bitvec.Vec, len(inputs))
 	for k, in := range inputs {
 		x, y := new(big.Int), new(big.Int)
 		for i := range n {
@@ -76,7 +76,7 @@ func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec
 			y.SetBit(y, i, in.Get(n+i))
 		}
 		s := x.Add(x, y)
-		out[k] = bits.NewVec(outBits)
+		out[k] = bitvec.NewVec(outBits)
 		for i := range outBits {
 			out[k].Set(i, s.Bit(i))
 		}

@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
@@ -251,20 +251,20 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 	return b.Circuit(), ctx.Err()
 }
 
-func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
+func reference(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 	cfg, err := resolve(p)
 	if err != nil {
 		return nil, err
 	}
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
-	out := make([]bits.Vec, len(inputs))
+	out := make([]bitvec.Vec, len(inputs))
 	for i, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		msg := in.Bytes(cfg.msgBits)
 		if d, ok := stdlibDigest(cfg, msg); ok {
-			out[i] = bits.FromBytes(d)
+			out[i] = bitvec.FromBytes(d)
 			continue
 		}
 		padded := msg
@@ -278,7 +278,7 @@ func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec
 		if len(padded) != cfg.blocks*cfg.rate {
 			return nil, fmt.Errorf("keccak reference: padded message has %d bits, want %d", len(padded), cfg.blocks*cfg.rate)
 		}
-		out[i] = bits.FromBytes(ref.Sponge(padded, cfg.rate, cfg.outBits))
+		out[i] = bitvec.FromBytes(ref.Sponge(padded, cfg.rate, cfg.outBits))
 	}
 	return out, nil
 }

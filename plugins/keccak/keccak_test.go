@@ -10,7 +10,7 @@ import (
 
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
 )
@@ -39,10 +39,10 @@ func mustBuild(t *testing.T, values map[string]any) (*circuit.Circuit, sdk.Param
 
 // msgVec turns a byte message into circuit input bits (SHA-3's bit order:
 // bit i of the message is bit i%8 of byte i/8).
-func msgVec(msg []byte) bits.Vec { return bits.FromBytes(keccakref.BytesToBits(msg)) }
+func msgVec(msg []byte) bitvec.Vec { return bitvec.FromBytes(keccakref.BytesToBits(msg)) }
 
 // digestBytes packs n output bits into bytes in the same order.
-func digestBytes(v bits.Vec, n int) []byte { return keccakref.BitsToBytes(v.Bytes(n)) }
+func digestBytes(v bitvec.Vec, n int) []byte { return keccakref.BitsToBytes(v.Bytes(n)) }
 
 // TestPresetsAgainstStdlib evaluates the circuits of the standard
 // instances on random messages and compares with crypto/sha3 directly.
@@ -77,7 +77,7 @@ func TestPresetsAgainstStdlib(t *testing.T) {
 		if msgBits%8 != 0 {
 			t.Fatalf("%s: %d message bits, want whole bytes", tt.preset, msgBits)
 		}
-		var in []bits.Vec
+		var in []bitvec.Vec
 		var msgs [][]byte
 		for range 3 {
 			m := make([]byte, msgBits/8)
@@ -87,7 +87,7 @@ func TestPresetsAgainstStdlib(t *testing.T) {
 			msgs = append(msgs, m)
 			in = append(in, msgVec(m))
 		}
-		out, err := bits.EvalSliced(in, msgBits, c.Eval)
+		out, err := bitvec.EvalSliced(in, msgBits, c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,8 +116,8 @@ func TestCircuitAgainstReference(t *testing.T) {
 	}
 	for _, values := range tests {
 		c, p := mustBuild(t, values)
-		in := bits.Random(rand.New(rand.NewPCG(3, 4)), 70, len(c.Inputs))
-		got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+		in := bitvec.Random(rand.New(rand.NewPCG(3, 4)), 70, len(c.Inputs))
+		got, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestCircuitAgainstReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := range in {
-			if !bits.Equal(got[k], want[k], len(c.Outputs)) {
+			if !bitvec.Equal(got[k], want[k], len(c.Outputs)) {
 				t.Fatalf("%v: sample %d: circuit and reference differ", values, k)
 			}
 		}
@@ -240,9 +240,9 @@ func BenchmarkEvalLogicSHA3_256(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := bits.Random(rand.New(rand.NewPCG(1, 2)), 1024, len(c.Inputs))
+	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 1024, len(c.Inputs))
 	for b.Loop() {
-		if _, err := bits.EvalSliced(in, len(c.Inputs), c.Eval); err != nil {
+		if _, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -34,12 +34,12 @@ func TestReferenceHandComputed(t *testing.T) {
 		{"short chain is zero-extended", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "chain_bits": 2, "blocks": 2}, "0000 1100", "11"},
 		{"w = 1, f(e0) by hand", map[string]any{"log_w": 0, "rounds": 1, "block_bits": 1, "chain_bits": 25, "blocks": 1}, "1", fOfE0},
 		{"Keccak-f[1600](0), published lanes", map[string]any{"log_w": 6, "rounds": 24, "block_bits": 128, "blocks": 1}, strings.Repeat("0", 128),
-			bits.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
+			bitvec.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, n := sdktest.Bits(t, tc.msg)
-			out, err := Plugin.Reference(context.Background(), sdktest.Params(t, Plugin.Params, tc.params), []bits.Vec{in})
+			out, err := Plugin.Reference(context.Background(), sdktest.Params(t, Plugin.Params, tc.params), []bitvec.Vec{in})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,12 +79,12 @@ func TestCircuitMatchesReference(t *testing.T) {
 		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.chainBits {
 			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.chainBits)
 		}
-		in := bits.Random(rng, 64, len(c.Inputs))
+		in := bitvec.Random(rng, 64, len(c.Inputs))
 		want, err := Plugin.Reference(context.Background(), p, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+		got, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}

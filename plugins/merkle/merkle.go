@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
@@ -214,18 +214,18 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 
 // reference computes the tree with the independent lane-arithmetic Keccak
 // reference.
-func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
+func reference(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 	cfg, err := resolve(p)
 	if err != nil {
 		return nil, err
 	}
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
-	out := make([]bits.Vec, len(inputs))
+	out := make([]bitvec.Vec, len(inputs))
 	for k, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("merkle reference: sample %d: %w", k, err)
 		}
-		out[k] = bits.FromBytes(cfg.root(ref, in.Bytes(cfg.msgBits)))
+		out[k] = bitvec.FromBytes(cfg.root(ref, in.Bytes(cfg.msgBits)))
 	}
 	return out, nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -49,7 +49,7 @@ func TestReferenceHandComputed(t *testing.T) {
 		{"empty message, 0*: one zero leaf", toy(map[string]any{"message_bits": 0}), "", f0},
 		{"w = 1, f(e0) by hand", map[string]any{"log_w": 0, "rounds": 1, "block_bits": 1, "digest_bits": 25, "leaves": 1}, "1", fOfE0},
 		{"Keccak-f[1600](0), published lanes", map[string]any{"log_w": 6, "rounds": 24, "block_bits": 128, "leaves": 2},
-			strings.Repeat("1", 256), bits.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
+			strings.Repeat("1", 256), bitvec.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestReferenceHandComputed(t *testing.T) {
 			if cfg, err := resolve(p); err != nil || cfg.msgBits != n {
 				t.Fatalf("message of %d bits, config %+v, %v", n, cfg, err)
 			}
-			out, err := Plugin.Reference(context.Background(), p, []bits.Vec{in})
+			out, err := Plugin.Reference(context.Background(), p, []bitvec.Vec{in})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,12 +99,12 @@ func TestCircuitMatchesReference(t *testing.T) {
 		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.digestBits {
 			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.digestBits)
 		}
-		in := bits.Random(rng, 64, len(c.Inputs))
+		in := bitvec.Random(rng, 64, len(c.Inputs))
 		want, err := Plugin.Reference(context.Background(), p, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+		got, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}

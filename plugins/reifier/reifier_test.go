@@ -7,7 +7,7 @@ import (
 
 	keccakplugin "github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 )
@@ -154,9 +154,9 @@ func BenchmarkEvalSHA3_256(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := bits.Random(rand.New(rand.NewPCG(1, 2)), 1024, 1088)
+	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 1024, 1088)
 	for b.Loop() {
-		if _, err := bits.EvalSliced(in, 1088, l.Evaluator()); err != nil {
+		if _, err := bitvec.EvalSliced(in, 1088, l.Evaluator()); err != nil {
 			b.Fatal(err)
 		}
 	}

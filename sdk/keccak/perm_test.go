@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
@@ -20,11 +20,11 @@ func evalSamples(t *testing.T, c *circuit.Circuit, samples [][]byte) [][]byte {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	in := make([]bits.Vec, len(samples))
+	in := make([]bitvec.Vec, len(samples))
 	for s, x := range samples {
-		in[s] = bits.FromBytes(x)
+		in[s] = bitvec.FromBytes(x)
 	}
-	out, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+	out, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,13 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 )
 
 // denseForward is a straightforward dense float64 reference of the forward
 // pass, written from the package documentation: every score computed, the
 // softmax taken over all tokens with the usual max subtraction.
-func denseForward(m *Model, in bits.Vec) []float64 {
+func denseForward(m *Model, in bitvec.Vec) []float64 {
 	T, d := m.Tokens, m.DModel
 	dense := func(name string) [][]float64 {
 		t := m.Tensor(name)
@@ -270,7 +270,7 @@ func TestForwardMatchesDenseReference(t *testing.T) {
 			t.Run(fmt.Sprintf("variant%d/seed%d", variant, seed), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, uint64(variant)))
 				m := randomModel(rng, variant)
-				in := bits.Random(rng, 7, 4)
+				in := bitvec.Random(rng, 7, 4)
 				p, err := Compile(m)
 				if err != nil {
 					t.Fatal(err)
@@ -309,7 +309,7 @@ func TestSoftmaxImplicitZeros(t *testing.T) {
 		m.Blocks[i].Attn.Mode = Softmax
 		m.Blocks[i].Attn.Beta = 7
 	}
-	in := bits.Random(rng, 5, 4)
+	in := bitvec.Random(rng, 5, 4)
 	for _, beta := range []float64{0, 0.25, 3} {
 		res, err := Forward(m, in, Options{Float64: true, KeepValues: true, Beta: beta})
 		if err != nil {
@@ -432,7 +432,7 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := bits.Random(rng, 9, 4)
+		in := bitvec.Random(rng, 9, 4)
 		want, err := Forward(m, in, Options{Float64: true, KeepValues: true})
 		if err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 )
 
 // Float is the element type of a forward pass.
@@ -35,7 +35,7 @@ type Options struct {
 // Result is the outcome of a forward pass over a list of samples.
 type Result struct {
 	// Outputs[s] holds the output bits of sample s.
-	Outputs []bits.Vec
+	Outputs []bitvec.Vec
 	// Values[s][k] is the raw readout value of output k of sample s (with
 	// Options.KeepValues).
 	Values [][]float64
@@ -47,7 +47,7 @@ type Result struct {
 }
 
 // Forward compiles m and runs it on inputs.
-func Forward(m *Model, inputs []bits.Vec, opt Options) (*Result, error) {
+func Forward(m *Model, inputs []bitvec.Vec, opt Options) (*Result, error) {
 	p, err := Compile(m)
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func (p *Plan) Model() *Model { return p.m }
 
 // Run evaluates the model on every input vector (bit b of inputs[s] is
 // input bit b of sample s).
-func (p *Plan) Run(inputs []bits.Vec, opt Options) (*Result, error) {
+func (p *Plan) Run(inputs []bitvec.Vec, opt Options) (*Result, error) {
 	for s, v := range inputs {
 		if len(v)*64 < p.nIn {
 			return nil, fmt.Errorf("model: sample %d has %d bits, the model reads %d", s, len(v)*64, p.nIn)
@@ -217,9 +217,9 @@ func softWeights[F Float](sc *scoreMat, T int, beta float64) (wp, base, invZ []F
 	return wp, base, invZ
 }
 
-func run[F Float](p *Plan, inputs []bits.Vec, opt Options) (*Result, error) {
+func run[F Float](p *Plan, inputs []bitvec.Vec, opt Options) (*Result, error) {
 	n := len(inputs)
-	res := &Result{Outputs: make([]bits.Vec, n), MinMargin: math.Inf(1), WorstSample: -1, WorstOutput: -1}
+	res := &Result{Outputs: make([]bitvec.Vec, n), MinMargin: math.Inf(1), WorstSample: -1, WorstOutput: -1}
 	if opt.KeepValues {
 		res.Values = make([][]float64, n)
 	}
@@ -275,7 +275,7 @@ func run[F Float](p *Plan, inputs []bits.Vec, opt Options) (*Result, error) {
 				}
 				local := margin{m: math.Inf(1), s: -1, k: -1}
 				for l := 0; l < hi-lo; l++ {
-					out := bits.NewVec(len(p.outTok))
+					out := bitvec.NewVec(len(p.outTok))
 					var vals []float64
 					if opt.KeepValues {
 						vals = make([]float64, len(p.outTok))
@@ -365,7 +365,7 @@ func newWorker[F Float](p *Plan, tp *typed[F], L int) *worker[F] {
 }
 
 // load sets the residual stream to the embedding of the samples.
-func (w *worker[F]) load(in []bits.Vec) {
+func (w *worker[F]) load(in []bitvec.Vec) {
 	p, L := w.p, w.L
 	w.n = len(in)
 	clear(w.x)

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -58,7 +58,7 @@ func Build(t testing.TB, c *sdk.Construction, values map[string]any) *circuit.Ci
 func CheckReference(t testing.TB, c *sdk.Construction, values map[string]any, n int) *circuit.Circuit {
 	t.Helper()
 	circ := Build(t, c, values)
-	in := bits.Random(rand.New(rand.NewPCG(1, 2)), n, len(circ.Inputs))
+	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), n, len(circ.Inputs))
 	want, err := c.Reference(context.Background(), Params(t, c.Params, values), in)
 	if err != nil {
 		t.Fatalf("%s %v: reference: %v", c.Name, values, err)
@@ -66,12 +66,12 @@ func CheckReference(t testing.TB, c *sdk.Construction, values map[string]any, n 
 	if len(want) != n {
 		t.Fatalf("%s %v: reference returned %d outputs for %d inputs", c.Name, values, len(want), n)
 	}
-	got, err := bits.EvalSliced(in, len(circ.Inputs), circ.Eval)
+	got, err := bitvec.EvalSliced(in, len(circ.Inputs), circ.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for s := range in {
-		if !bits.Equal(got[s], want[s], len(circ.Outputs)) {
+		if !bitvec.Equal(got[s], want[s], len(circ.Outputs)) {
 			t.Fatalf("%s %v: input %s: circuit %s, reference %s", c.Name, values,
 				in[s].Text(len(circ.Inputs)), got[s].Text(len(circ.Outputs)), want[s].Text(len(circ.Outputs)))
 		}
@@ -90,27 +90,27 @@ func CheckLayered(t testing.TB, c *circuit.Circuit, l *layered.Circuit, n int) {
 		t.Fatalf("layered circuit has %d inputs and %d outputs, the logic circuit %d and %d",
 			l.NumInputs, l.NumOutputs(), len(c.Inputs), len(c.Outputs))
 	}
-	in := bits.Random(rand.New(rand.NewPCG(3, 4)), n, len(c.Inputs))
-	want, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+	in := bitvec.Random(rand.New(rand.NewPCG(3, 4)), n, len(c.Inputs))
+	want, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := bits.EvalSliced(in, len(c.Inputs), l.Evaluator())
+	got, err := bitvec.EvalSliced(in, len(c.Inputs), l.Evaluator())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for s := range in {
-		if !bits.Equal(got[s], want[s], len(c.Outputs)) {
+		if !bitvec.Equal(got[s], want[s], len(c.Outputs)) {
 			t.Fatalf("input %s: layered circuit %s, logic circuit %s",
 				in[s].Text(len(c.Inputs)), got[s].Text(len(c.Outputs)), want[s].Text(len(c.Outputs)))
 		}
 	}
 }
 
-// Bits parses a bit string such as "1100 01" (see bits.Parse).
-func Bits(t testing.TB, s string) (bits.Vec, int) {
+// Bits parses a bit string such as "1100 01" (see bitvec.Parse).
+func Bits(t testing.TB, s string) (bitvec.Vec, int) {
 	t.Helper()
-	v, n, err := bits.Parse(s)
+	v, n, err := bitvec.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +180,10 @@ func ThreeGates() *layered.Circuit {
 
 // AllInputs returns the 2ⁿ assignments of n bits in counting order: bit i
 // of assignment x is bit i of x.
-func AllInputs(n int) []bits.Vec {
-	in := make([]bits.Vec, 1<<n)
+func AllInputs(n int) []bitvec.Vec {
+	in := make([]bitvec.Vec, 1<<n)
 	for x := range in {
-		in[x] = bits.NewVec(n)
+		in[x] = bitvec.NewVec(n)
 		for i := range n {
 			in[x].Set(i, uint(x>>i&1))
 		}

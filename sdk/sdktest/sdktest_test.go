@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -26,8 +26,8 @@ func parity(lie bool) *sdk.Construction {
 			b.Output("digest", []circuit.Node{b.Xor(b.Input("msg", p.Int("n"))...)})
 			return b.Circuit(), nil
 		},
-		Reference: func(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-			out := make([]bits.Vec, len(inputs))
+		Reference: func(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+			out := make([]bitvec.Vec, len(inputs))
 			for k, v := range inputs {
 				var x uint
 				for i := range p.Int("n") {
@@ -36,7 +36,7 @@ func parity(lie bool) *sdk.Construction {
 				if lie && v.Get(0) == 1 && v.Get(1) == 1 {
 					x ^= 1
 				}
-				out[k] = bits.NewVec(1)
+				out[k] = bitvec.NewVec(1)
 				out[k].Set(0, x)
 			}
 			return out, nil
@@ -132,7 +132,7 @@ func TestThreeGates(t *testing.T) {
 		t.Fatalf("AllInputs(2) = %v", in)
 	}
 	l := sdktest.ThreeGates()
-	out, err := bits.EvalSliced(in, 2, l.Evaluator())
+	out, err := bitvec.EvalSliced(in, 2, l.Evaluator())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tokens_test
+package tokensasgates_test
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/plugins/keccak"
-	"github.com/tcforge/tcforge/plugins/noattn"
+	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
-	"github.com/tcforge/tcforge/plugins/tokens"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -36,13 +36,13 @@ func layeredKeccak(b *testing.B, values map[string]any) *layered.Circuit {
 // mappers are the four mappings by name.
 func mappers(ctx context.Context) map[string]func(*layered.Circuit) (*model.Model, error) {
 	return map[string]func(*layered.Circuit) (*model.Model, error){
-		"mlp":      func(l *layered.Circuit) (*model.Model, error) { return noattn.MLP(ctx, l) },
-		"residual": func(l *layered.Circuit) (*model.Model, error) { return noattn.Residual(ctx, l) },
+		"mlp":      func(l *layered.Circuit) (*model.Model, error) { return noattention.MLP(ctx, l) },
+		"residual": func(l *layered.Circuit) (*model.Model, error) { return noattention.Residual(ctx, l) },
 		"hard": func(l *layered.Circuit) (*model.Model, error) {
-			return tokens.Map(ctx, l, tokens.Options{Mode: model.Hard})
+			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Hard})
 		},
 		"softmax": func(l *layered.Circuit) (*model.Model, error) {
-			return tokens.Map(ctx, l, tokens.Options{Mode: model.Softmax})
+			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Softmax})
 		},
 	}
 }
@@ -84,7 +84,7 @@ func BenchmarkForward(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			in := bits.Random(rand.New(rand.NewPCG(1, 2)), 64, l.NumInputs)
+			in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 64, l.NumInputs)
 			for b.Loop() {
 				pl, err := model.Compile(m)
 				if err != nil {

@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/tcforge/tcforge/plugins/noattn"
+	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/sdk"
 )
 
-func main() { sdk.Serve(noattn.Plugin) }
+func main() { sdk.Serve(noattention.Plugin) }

@@ -1,4 +1,4 @@
-package noattn_test
+package noattention_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tcforge/tcforge/plugins/noattn"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/plugins/noattention"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -15,7 +15,7 @@ import (
 
 // state reads every dimension of the single token after the first blocks
 // blocks (the last without its FFN if attnOnly).
-func state(t *testing.T, m *model.Model, blocks int, attnOnly bool, in []bits.Vec) [][]float64 {
+func state(t *testing.T, m *model.Model, blocks int, attnOnly bool, in []bitvec.Vec) [][]float64 {
 	t.Helper()
 	pm := *m
 	pm.Blocks = append([]model.Block(nil), m.Blocks[:blocks]...)
@@ -36,7 +36,7 @@ func state(t *testing.T, m *model.Model, blocks int, attnOnly bool, in []bits.Ve
 }
 
 func TestMLPThreeGates(t *testing.T) {
-	m, err := noattn.MLP(context.Background(), sdktest.ThreeGates())
+	m, err := noattention.MLP(context.Background(), sdktest.ThreeGates())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestMLPThreeGates(t *testing.T) {
 }
 
 func TestResidualThreeGates(t *testing.T) {
-	m, err := noattn.Residual(context.Background(), sdktest.ThreeGates())
+	m, err := noattention.Residual(context.Background(), sdktest.ThreeGates())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +115,9 @@ func TestResidualThreeGates(t *testing.T) {
 			attnOnly bool
 			want     []float64
 		}{
-			{1, true, []float64{a, b, noattn.Anchor}}, // the zero attention changes nothing
-			{1, false, []float64{float64(s & (s >> 1) & 1), float64((s >> 1) &^ s & 1), noattn.Anchor}},
-			{2, false, []float64{b, 0, noattn.Anchor}},
+			{1, true, []float64{a, b, noattention.Anchor}}, // the zero attention changes nothing
+			{1, false, []float64{float64(s & (s >> 1) & 1), float64((s >> 1) &^ s & 1), noattention.Anchor}},
+			{2, false, []float64{b, 0, noattention.Anchor}},
 		} {
 			got := state(t, m, c.blocks, c.attnOnly, in)[s]
 			for d, w := range c.want {
@@ -165,12 +165,12 @@ func TestRandomCircuits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for k := 0; k < 20; k++ {
 		c := randomCircuit(rng, 5, 1+rng.IntN(6), 8)
-		in := bits.Random(rng, 64, 5)
-		want, err := bits.EvalSliced(in, 5, c.Eval)
+		in := bitvec.Random(rng, 64, 5)
+		want, err := bitvec.EvalSliced(in, 5, c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, mk := range map[string]func(context.Context, *layered.Circuit) (*model.Model, error){"mlp": noattn.MLP, "residual": noattn.Residual} {
+		for name, mk := range map[string]func(context.Context, *layered.Circuit) (*model.Model, error){"mlp": noattention.MLP, "residual": noattention.Residual} {
 			m, err := mk(context.Background(), c)
 			if err != nil {
 				t.Fatal(err)
@@ -183,7 +183,7 @@ func TestRandomCircuits(t *testing.T) {
 				t.Fatal(err)
 			}
 			for s := range in {
-				if !bits.Equal(res.Outputs[s], want[s], c.NumOutputs()) {
+				if !bitvec.Equal(res.Outputs[s], want[s], c.NumOutputs()) {
 					t.Fatalf("circuit %d, %s, sample %d: %v, want %v", k, name, s, res.Outputs[s], want[s])
 				}
 			}

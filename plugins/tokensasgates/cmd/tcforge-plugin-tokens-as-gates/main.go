@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/tcforge/tcforge/plugins/tokens"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk"
 )
 
-func main() { sdk.Serve(tokens.Plugin) }
+func main() { sdk.Serve(tokensasgates.Plugin) }

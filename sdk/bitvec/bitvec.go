@@ -1,7 +1,7 @@
-// Package bits holds packed bit vectors and the transposition between
+// Package bitvec holds packed bit vectors and the transposition between
 // per-sample vectors and bit-sliced words (64 samples per word) used by the
 // evaluators.
-package bits
+package bitvec
 
 import (
 	"fmt"

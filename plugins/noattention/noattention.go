@@ -1,4 +1,4 @@
-// Package noattn is the paper's no-attention mapper: one token holds the
+// Package noattention is the paper's no-attention mapper: one token holds the
 // whole circuit state, and each circuit level becomes one SwiGLU FFN
 // sublayer, so the model has depth blocks and d_model ≥ width.
 //
@@ -24,7 +24,7 @@
 //	          overwrites the slots of the previous one (a unit adding −x
 //	          clears a slot), and a copy whose value already sits in the
 //	          slot it is assigned costs nothing.
-package noattn
+package noattention
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package tokens is the paper's tokens-as-gates mapper: one token per gate
+// Package tokensasgates is the paper's tokens-as-gates mapper: one token per gate
 // of the layered circuit (inputs included), attention routes predecessor
 // values, the FFN evaluates the threshold. All blocks share one set of
 // weights; block t computes circuit level t (and recomputes every other
@@ -44,7 +44,7 @@
 //
 // so VAL becomes [Σ w x ≥ θ] and ACC is cleared for the next block.
 // Readout: output k is VAL of the k-th last-level gate's token, ≥ ½.
-package tokens
+package tokensasgates
 
 import (
 	"context"

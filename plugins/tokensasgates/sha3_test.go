@@ -1,4 +1,4 @@
-package tokens_test
+package tokensasgates_test
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/tcforge/tcforge/plugins/keccak"
-	"github.com/tcforge/tcforge/plugins/noattn"
+	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
-	"github.com/tcforge/tcforge/plugins/tokens"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
@@ -37,17 +37,21 @@ func TestFullSHA3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := bits.Random(rand.New(rand.NewPCG(1, 2)), 64, l.NumInputs)
-	want, err := bits.EvalSliced(in, l.NumInputs, l.Eval)
+	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 64, l.NumInputs)
+	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	mappers := map[string]func() (*model.Model, error){
-		"mlp":      func() (*model.Model, error) { return noattn.MLP(ctx, l) },
-		"residual": func() (*model.Model, error) { return noattn.Residual(ctx, l) },
-		"hard":     func() (*model.Model, error) { return tokens.Map(ctx, l, tokens.Options{Mode: model.Hard}) },
-		"softmax":  func() (*model.Model, error) { return tokens.Map(ctx, l, tokens.Options{Mode: model.Softmax}) },
+		"mlp":      func() (*model.Model, error) { return noattention.MLP(ctx, l) },
+		"residual": func() (*model.Model, error) { return noattention.Residual(ctx, l) },
+		"hard": func() (*model.Model, error) {
+			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Hard})
+		},
+		"softmax": func() (*model.Model, error) {
+			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Softmax})
+		},
 	}
 	names := []string{"mlp", "residual", "hard", "softmax"}
 	if s := os.Getenv("TCFORGE_MAPPERS"); s != "" {
@@ -84,7 +88,7 @@ func TestFullSHA3(t *testing.T) {
 		}
 		bad := 0
 		for s := range in {
-			if !bits.Equal(res.Outputs[s], want[s], l.NumOutputs()) {
+			if !bitvec.Equal(res.Outputs[s], want[s], l.NumOutputs()) {
 				bad++
 			}
 		}

@@ -1,4 +1,4 @@
-package tokens_test
+package tokensasgates_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/tcforge/tcforge/plugins/tokens"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -16,7 +16,7 @@ import (
 
 // probe reads dims of every token after the first `blocks` blocks (the last
 // one without its FFN if attnOnly).
-func probe(t *testing.T, m *model.Model, blocks int, attnOnly bool, dims []int, in []bits.Vec) [][]float64 {
+func probe(t *testing.T, m *model.Model, blocks int, attnOnly bool, dims []int, in []bitvec.Vec) [][]float64 {
 	t.Helper()
 	pm := *m
 	pm.Blocks = append([]model.Block(nil), m.Blocks[:blocks]...)
@@ -39,7 +39,7 @@ func probe(t *testing.T, m *model.Model, blocks int, attnOnly bool, dims []int, 
 }
 
 func TestHardThreeGates(t *testing.T) {
-	m, err := tokens.Map(context.Background(), sdktest.ThreeGates(), tokens.Options{Mode: model.Hard})
+	m, err := tokensasgates.Map(context.Background(), sdktest.ThreeGates(), tokensasgates.Options{Mode: model.Hard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestHardThreeGates(t *testing.T) {
 
 func TestSoftmaxThreeGates(t *testing.T) {
 	const beta = 6.0
-	m, err := tokens.Map(context.Background(), sdktest.ThreeGates(), tokens.Options{Mode: model.Softmax, Beta: beta})
+	m, err := tokensasgates.Map(context.Background(), sdktest.ThreeGates(), tokensasgates.Options{Mode: model.Softmax, Beta: beta})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,20 +195,20 @@ func TestWeightedEdges(t *testing.T) {
 	lb.Gate(layered.KindGate, 0, []int32{0, 1, 2, 3}, []int32{-3, 2, -1, 5}, tag)
 	lb.Level()
 	c := lb.Circuit(nil)
-	var in []bits.Vec
+	var in []bitvec.Vec
 	for x := 0; x < 16; x++ {
-		v := bits.NewVec(4)
+		v := bitvec.NewVec(4)
 		for i := 0; i < 4; i++ {
 			v.Set(i, uint(x>>i&1))
 		}
 		in = append(in, v)
 	}
-	want, err := bits.EvalSliced(in, 4, c.Eval)
+	want, err := bitvec.EvalSliced(in, 4, c.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []model.AttnMode{model.Hard, model.Softmax} {
-		m, err := tokens.Map(context.Background(), c, tokens.Options{Mode: mode})
+		m, err := tokensasgates.Map(context.Background(), c, tokensasgates.Options{Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestWeightedEdges(t *testing.T) {
 			t.Fatal(err)
 		}
 		for s := range in {
-			if !bits.Equal(res.Outputs[s], want[s], 2) {
+			if !bitvec.Equal(res.Outputs[s], want[s], 2) {
 				t.Errorf("%s: input %04b: outputs %v, want %v", mode, s, res.Outputs[s], want[s])
 			}
 		}
@@ -231,7 +231,7 @@ func TestWeightedEdges(t *testing.T) {
 func TestExportReadBack(t *testing.T) {
 	in := sdktest.AllInputs(2)
 	for _, mode := range []model.AttnMode{model.Hard, model.Softmax} {
-		m, err := tokens.Map(context.Background(), sdktest.ThreeGates(), tokens.Options{Mode: mode})
+		m, err := tokensasgates.Map(context.Background(), sdktest.ThreeGates(), tokensasgates.Options{Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package bits_test
+package bitvec_test
 
 import (
 	"errors"
@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 )
 
 func TestVecGetSet(t *testing.T) {
 	for _, n := range []int{0, 1, 63, 64, 65, 128, 200} {
-		v := bits.NewVec(n)
+		v := bitvec.NewVec(n)
 		if want := (n + 63) / 64; len(v) != want {
 			t.Errorf("NewVec(%d) has %d words, want %d", n, len(v), want)
 		}
@@ -39,7 +39,7 @@ func TestVecGetSet(t *testing.T) {
 			}
 		}
 	}
-	v := bits.NewVec(8)
+	v := bitvec.NewVec(8)
 	v.Set(5, 3) // only the low bit of b counts
 	v.Set(6, 2)
 	if v.Get(5) != 1 || v.Get(6) != 0 {
@@ -56,7 +56,7 @@ func TestBytesRoundTrip(t *testing.T) {
 		for i := range b {
 			b[i] = byte(rng.IntN(2))
 		}
-		v := bits.FromBytes(b)
+		v := bitvec.FromBytes(b)
 		if len(v) != (n+63)/64 {
 			t.Errorf("n=%d: %d words", n, len(v))
 		}
@@ -69,25 +69,25 @@ func TestBytesRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if got := bits.FromBytes([]byte{1, 0, 0, 1, 1}); got[0] != 0b11001 {
+	if got := bitvec.FromBytes([]byte{1, 0, 0, 1, 1}); got[0] != 0b11001 {
 		t.Errorf("FromBytes(1,0,0,1,1) = %b, want 11001", got[0])
 	}
 	// Bytes may read fewer bits than the vector holds.
-	if got := bits.FromBytes([]byte{1, 1, 0, 1}).Bytes(2); !reflect.DeepEqual(got, []byte{1, 1}) {
+	if got := bitvec.FromBytes([]byte{1, 1, 0, 1}).Bytes(2); !reflect.DeepEqual(got, []byte{1, 1}) {
 		t.Errorf("Bytes(2) = %v", got)
 	}
 }
 
 func TestEqual(t *testing.T) {
-	a := bits.FromBytes([]byte{1, 0, 1, 1, 0})
-	b := bits.FromBytes([]byte{1, 0, 1, 0, 0})
-	if !bits.Equal(a, b, 3) {
+	a := bitvec.FromBytes([]byte{1, 0, 1, 1, 0})
+	b := bitvec.FromBytes([]byte{1, 0, 1, 0, 0})
+	if !bitvec.Equal(a, b, 3) {
 		t.Errorf("first 3 bits differ")
 	}
-	if bits.Equal(a, b, 4) {
+	if bitvec.Equal(a, b, 4) {
 		t.Errorf("first 4 bits agree")
 	}
-	if !bits.Equal(nil, nil, 0) {
+	if !bitvec.Equal(nil, nil, 0) {
 		t.Errorf("empty vectors differ")
 	}
 }
@@ -97,7 +97,7 @@ func TestEqual(t *testing.T) {
 func TestRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{1, 5, 64, 70, 130} {
-		vs := bits.Random(rng, 50, n)
+		vs := bitvec.Random(rng, 50, n)
 		if len(vs) != 50 {
 			t.Fatalf("%d vectors", len(vs))
 		}
@@ -127,8 +127,8 @@ func TestSliceUnslice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{1, 3, 63, 64, 65, 130} {
 		for _, m := range []int{0, 1, 2, 31, 63, 64} {
-			samples := bits.Random(rng, m, n)
-			words := bits.Slice(samples, n)
+			samples := bitvec.Random(rng, m, n)
+			words := bitvec.Slice(samples, n)
 			if len(words) != n {
 				t.Fatalf("n=%d m=%d: %d words", n, m, len(words))
 			}
@@ -144,7 +144,7 @@ func TestSliceUnslice(t *testing.T) {
 					t.Fatalf("n=%d m=%d: word %d has lanes past the samples set: %x", n, m, i, w)
 				}
 			}
-			back := bits.Unslice(words, m)
+			back := bitvec.Unslice(words, m)
 			if len(back) != m {
 				t.Fatalf("n=%d m=%d: Unslice gave %d samples", n, m, len(back))
 			}
@@ -157,7 +157,7 @@ func TestSliceUnslice(t *testing.T) {
 	}
 	// Unslice(Slice) on arbitrary words keeps the first m lanes.
 	words := []uint64{^uint64(0), 0x5555555555555555, 1 << 63}
-	back := bits.Slice(bits.Unslice(words, 64), 3)
+	back := bitvec.Slice(bitvec.Unslice(words, 64), 3)
 	if !reflect.DeepEqual(back, words) {
 		t.Errorf("Slice(Unslice(w)) = %x, want %x", back, words)
 	}
@@ -184,12 +184,12 @@ func evalWords(n int) func([]uint64) ([]uint64, error) {
 }
 
 // evalOne is evalWords on one sample.
-func evalOne(v bits.Vec, n int) bits.Vec {
+func evalOne(v bitvec.Vec, n int) bitvec.Vec {
 	var par uint
 	for i := 0; i < n; i++ {
 		par ^= v.Get(i)
 	}
-	out := bits.NewVec(3)
+	out := bitvec.NewVec(3)
 	out.Set(0, par)
 	out.Set(1, v.Get(0)&v.Get(n-1))
 	if n > 1 {
@@ -205,10 +205,10 @@ func TestEvalSliced(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{1, 2, 70} {
 		for _, m := range []int{0, 1, 63, 64, 65, 128, 200, 1000} {
-			in := bits.Random(rng, m, n)
+			in := bitvec.Random(rng, m, n)
 			var calls atomic.Int32
 			eval := evalWords(n)
-			out, err := bits.EvalSliced(in, n, func(w []uint64) ([]uint64, error) {
+			out, err := bitvec.EvalSliced(in, n, func(w []uint64) ([]uint64, error) {
 				calls.Add(1)
 				return eval(w)
 			})
@@ -222,7 +222,7 @@ func TestEvalSliced(t *testing.T) {
 				t.Errorf("n=%d m=%d: eval called %d times, want %d", n, m, calls.Load(), want)
 			}
 			for s := range in {
-				if want := evalOne(in[s], n); !bits.Equal(out[s], want, 3) {
+				if want := evalOne(in[s], n); !bitvec.Equal(out[s], want, 3) {
 					t.Fatalf("n=%d m=%d: sample %d: got %x, want %x", n, m, s, out[s], want)
 				}
 				for i := 3; i < 64*len(out[s]); i++ {
@@ -239,10 +239,10 @@ func TestEvalSliced(t *testing.T) {
 // no outputs.
 func TestEvalSlicedError(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	in := bits.Random(rng, 300, 8)
+	in := bitvec.Random(rng, 300, 8)
 	// Mark sample 200 (in the fourth batch) with a pattern no other sample
 	// has, so the failing batch is recognisable from its words.
-	in[200] = bits.FromBytes([]byte{1, 1, 1, 1, 1, 1, 1, 1})
+	in[200] = bitvec.FromBytes([]byte{1, 1, 1, 1, 1, 1, 1, 1})
 	for s := range in {
 		if s != 200 {
 			in[s].Set(0, 0)
@@ -250,7 +250,7 @@ func TestEvalSlicedError(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	eval := evalWords(8)
-	out, err := bits.EvalSliced(in, 8, func(w []uint64) ([]uint64, error) {
+	out, err := bitvec.EvalSliced(in, 8, func(w []uint64) ([]uint64, error) {
 		if w[0] != 0 {
 			return nil, boom
 		}
@@ -260,7 +260,7 @@ func TestEvalSlicedError(t *testing.T) {
 		t.Errorf("EvalSliced = %d outputs, %v; want nil, boom", len(out), err)
 	}
 	// The width is passed through: a mismatch is the evaluator's error.
-	if _, err := bits.EvalSliced(in, 7, evalWords(8)); err == nil {
+	if _, err := bitvec.EvalSliced(in, 7, evalWords(8)); err == nil {
 		t.Errorf("width 7 for an 8-input evaluator: no error")
 	}
 }
@@ -279,7 +279,7 @@ func TestParseText(t *testing.T) {
 		{strings.Repeat("10", 40), strings.Repeat("10", 40), 80, ""},
 		{"10x1", "", 0, `character 'x' at offset 2`},
 	} {
-		v, n, err := bits.Parse(tc.in)
+		v, n, err := bitvec.Parse(tc.in)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("Parse(%q): got %v, want error %q", tc.in, err, tc.err)
@@ -290,7 +290,7 @@ func TestParseText(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, %d, %v; Text %q, want %q (%d bits)", tc.in, v, n, err, v.Text(n), tc.want, tc.n)
 		}
 	}
-	if got := bits.Vec([]uint64{0b101, 1}).Text(66); got != "101"+strings.Repeat("0", 61)+"10" {
+	if got := bitvec.Vec([]uint64{0b101, 1}).Text(66); got != "101"+strings.Repeat("0", 61)+"10" {
 		t.Errorf("Text across words: %s", got)
 	}
 }
