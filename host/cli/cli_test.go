@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/tcforge/tcforge/host/cli"
+	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
@@ -28,15 +30,23 @@ const childEnv = "TCFORGE_CLI_TEST_CHILD"
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "oldproto" {
-			cfg := sdk.ServeConfig(testBuiltins()["oldproto"])
-			cfg.HandshakeConfig.ProtocolVersion = sdk.ProtocolVersion + 99
-			plugin.Serve(cfg)
+			plugin.Serve(wire.ServeConfig(describer{testBuiltins()["oldproto"].Describe()}, sdk.ProtocolVersion+99))
 			os.Exit(0)
 		}
 		os.Exit(cli.Main(context.Background(), cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Builtins: testBuiltins()}, os.Args[1:]))
 	}
 	os.Setenv(childEnv, "1")
 	os.Exit(m.Run())
+}
+
+// describer serves a description and nothing else (the handshake of the
+// "oldproto" fixture fails before any call).
+type describer struct{ d sdk.Description }
+
+func (h describer) Describe() ([]byte, error) { return json.Marshal(h.d) }
+
+func (h describer) Call(context.Context, string, []byte, []byte, *wire.Times) ([]byte, error) {
+	return nil, errors.New("not served")
 }
 
 // result is one tcforge invocation's outcome.

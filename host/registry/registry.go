@@ -8,16 +8,18 @@ package registry
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
 )
 
@@ -164,12 +166,7 @@ func (r *Registry) Names() []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Lookup tells where plugin name would be loaded from.
@@ -192,7 +189,11 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	}
 	if src.Bundled && r.opts.InProcess {
 		src.InProcess = true
-		return r.opts.Builtins[name], src, nil
+		pl := r.opts.Builtins[name]
+		if err := sdk.Validate(pl); err != nil {
+			return nil, src, fmt.Errorf("plugin %q: %w", name, err)
+		}
+		return pl, src, nil
 	}
 	// One lock per plugin: different plugins start concurrently, callers
 	// of the same one wait for its single launch.
@@ -207,10 +208,10 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	defer e.mu.Unlock()
 	if e.c != nil {
 		if !e.c.Exited() {
-			return e.c.Plugin(), src, nil
+			return e.pl, src, nil
 		}
 		e.c.Close()
-		e.c = nil
+		e.c, e.pl = nil, nil
 	}
 	var cmd *exec.Cmd
 	if src.Bundled {
@@ -224,13 +225,13 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		}
 		cmd = exec.Command(src.Path)
 	}
-	c, err := sdk.Launch(ctx, name, cmd, r.opts.Log)
+	c, pl, err := Launch(ctx, name, cmd, r.opts.Log)
 	if err != nil {
 		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
 	}
 	c.SetCallTimeout(r.opts.CallTimeout)
-	e.c = c
-	return c.Plugin(), src, nil
+	e.c, e.pl = c, pl
+	return pl, src, nil
 }
 
 // Start launches the named plugins concurrently (each process once), so a
@@ -262,12 +263,7 @@ func (r *Registry) Externals() map[string]string {
 }
 
 func (r *Registry) builtinNames() []string {
-	out := make([]string, 0, len(r.opts.Builtins))
-	for n := range r.opts.Builtins {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.opts.Builtins))
 }
 
 func (r *Registry) searchPath() string {
@@ -280,7 +276,8 @@ func (r *Registry) searchPath() string {
 // client is one plugin's process, started at most once at a time.
 type client struct {
 	mu sync.Mutex
-	c  *sdk.Client
+	c  *wire.Client
+	pl sdk.Plugin // c's plugin value
 }
 
 // Close stops every plugin process.

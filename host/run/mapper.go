@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -93,7 +93,7 @@ const betaSteps = 6
 
 // runMappers maps the verified layered circuit l of layerer with every
 // mapper of the pipeline and verifies each model on the inputs in.
-func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, layerer string, l *layered.Circuit, in []bitvec.Vec, log zerolog.Logger) []ModelRow {
+func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, passes []*sdk.Pass, layerer string, l *layered.Circuit, in []bitvec.Vec, log zerolog.Logger) []ModelRow {
 	if len(p.Mappers) == 0 {
 		return nil
 	}
@@ -109,25 +109,14 @@ func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins
 			out[i].Err = ctx.Err()
 			continue
 		}
-		r.runMapper(ctx, p, pl.mappers[i], b, pt, layerer, l, in, want, &out[i], log)
+		r.runMapper(ctx, p, pl.mappers[i], passes[i], b, pt, layerer, l, in, want, &out[i], log)
 	}
 	return out
 }
 
-func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bitvec.Vec, mr *ModelRow, log zerolog.Logger) {
-	vals, diags := b.Decode(pt, mp.Params)
-	if diags.HasErrors() {
-		r.report(diags)
-		mr.Err = errors.New(diags.Error())
-		return
-	}
-	params, err := sdk.NewParams(mp.Params, vals)
-	if err != nil {
-		mr.Err = r.paramErr(b, pt, err)
-		return
-	}
+func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, pass *sdk.Pass, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bitvec.Vec, mr *ModelRow, log zerolog.Logger) {
 	t0 := time.Now()
-	m, err := mp.Map(ctx, l, params)
+	m, err := mp.Map(ctx, pass, l)
 	mr.MapTime = time.Since(t0)
 	if err != nil {
 		mr.Err = r.paramErr(b, pt, err)
@@ -206,7 +195,7 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*mo
 	if err != nil {
 		return nil, nil, fmt.Errorf("forward pass: %w", err)
 	}
-	if err := firstMismatch("float32 model vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
+	if err := point.FirstMismatch("float32 model vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
 		return plan, res, err
 	}
 	return plan, res, nil
@@ -227,7 +216,7 @@ func betaSearch(ctx context.Context, plan *model.Plan, in, want []bitvec.Vec, nO
 		if err != nil {
 			return 0, 0, err
 		}
-		if firstMismatch("", res.Outputs, want, nOut) == nil {
+		if point.FirstMismatch("", res.Outputs, want, nOut) == nil {
 			hi = mid
 		} else {
 			lo = mid

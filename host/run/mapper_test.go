@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
@@ -150,7 +151,7 @@ func TestBetaSearch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := firstMismatch("", res.Outputs, want, 1) == nil; got != c.exact {
+		if got := point.FirstMismatch("", res.Outputs, want, 1) == nil; got != c.exact {
 			t.Errorf("β = %v: exact %v, want %v", c.beta, got, c.exact)
 		}
 	}

@@ -13,20 +13,12 @@ import (
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
-func params(t *testing.T, values map[string]any) sdk.Params {
+func mustBuild(t *testing.T, values map[string]any) (*circuit.Circuit, *sdk.Pass) {
 	t.Helper()
-	p, err := sdk.NewParams(keccak.Plugin.Params, values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustBuild(t *testing.T, values map[string]any) (*circuit.Circuit, sdk.Params) {
-	t.Helper()
-	p := params(t, values)
+	p := sdktest.Pass(t, keccak.Plugin, values)
 	c, err := keccak.Plugin.Build(context.Background(), p)
 	if err != nil {
 		t.Fatalf("Build(%v): %v", values, err)
@@ -158,7 +150,7 @@ func TestAttrs(t *testing.T) {
 }
 
 // TestRejects: impossible parameters are refused with the reason, by the
-// schema (sdk.NewParams) or by Check, before anything is built.
+// schema or by Prepare (sdk.NewPass), before anything is built.
 func TestRejects(t *testing.T) {
 	tests := []struct {
 		values map[string]any
@@ -178,7 +170,7 @@ func TestRejects(t *testing.T) {
 		{map[string]any{"log_w": int64(0), "rate": int64(2), "padding": "shake"}, "rate", "too small"},
 	}
 	for _, tt := range tests {
-		_, err := sdk.CheckParams(context.Background(), keccak.Plugin, tt.values)
+		_, err := sdk.NewPass(context.Background(), keccak.Plugin, tt.values)
 		pe, ok := sdk.AsParamError(err)
 		if !ok {
 			t.Errorf("%v: error %v, want a parameter error", tt.values, err)
@@ -218,7 +210,7 @@ func TestEstimate(t *testing.T) {
 
 // BenchmarkBuildSHA3_256 builds the full SHA3-256 logic circuit.
 func BenchmarkBuildSHA3_256(b *testing.B) {
-	p, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	p, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -232,7 +224,7 @@ func BenchmarkBuildSHA3_256(b *testing.B) {
 // BenchmarkEvalLogicSHA3_256 evaluates the SHA3-256 logic circuit on 1024
 // messages on all cores; it reports messages per second.
 func BenchmarkEvalLogicSHA3_256(b *testing.B) {
-	p, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	p, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		b.Fatal(err)
 	}

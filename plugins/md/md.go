@@ -36,6 +36,7 @@ var Plugin = &sdk.Construction{
 		{Name: "padding", Type: sdk.String, Default: PaddingZero, Enum: []string{PaddingZero, PaddingStrengthened},
 			Doc: "\"zero\": 0* fills the last block (the paper); \"strengthened\": 0*, then a final block holding the message length in binary, most significant bit first"},
 	},
+	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
 }
@@ -63,6 +64,9 @@ func (c config) compressions() int {
 // loadBits is how many state bits each compression loads: the chain value
 // and the block are xored after zero-extending the shorter one.
 func (c config) loadBits() int { return max(c.blockBits, c.chainBits) }
+
+// prepare resolves and checks the parameters: every call's config.
+func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pass.Params) }
 
 func resolve(p sdk.Params) (config, error) {
 	var cfg config
@@ -138,11 +142,8 @@ func (c config) lengthBlock() []byte {
 	return out
 }
 
-func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", cfg.msgBits)
 	// consts remembers the constant nodes made here (padding, the zero
@@ -239,11 +240,8 @@ func boolInt(v bool) int {
 
 // reference computes the chain with the independent lane-arithmetic
 // Keccak reference.
-func reference(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+	cfg := pass.Prepared.(config)
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
 	out := make([]bitvec.Vec, len(inputs))
 	for k, in := range inputs {

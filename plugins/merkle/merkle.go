@@ -38,6 +38,7 @@ var Plugin = &sdk.Construction{
 		{Name: "padding", Type: sdk.String, Default: PaddingZero, Enum: []string{PaddingZero, PaddingOneZero},
 			Doc: "\"zero\": 0* fills the last leaf block (the paper, where messages fill their leaves); \"10*\": a 1 and then 0*, which adds a leaf when the message fills its blocks"},
 	},
+	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
 }
@@ -68,6 +69,9 @@ func (c config) maxMessage() int {
 	}
 	return c.leaves * c.blockBits
 }
+
+// prepare resolves and checks the parameters: every call's config.
+func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pass.Params) }
 
 func resolve(p sdk.Params) (config, error) {
 	var cfg config
@@ -139,11 +143,8 @@ func height(n int) int {
 	return h
 }
 
-func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", cfg.msgBits)
 	padded := msg
@@ -214,11 +215,8 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 
 // reference computes the tree with the independent lane-arithmetic Keccak
 // reference.
-func reference(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+	cfg := pass.Prepared.(config)
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
 	out := make([]bitvec.Vec, len(inputs))
 	for k, in := range inputs {

@@ -54,9 +54,9 @@ func TestReferenceHandComputed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, n := sdktest.Bits(t, tc.msg)
-			p := sdktest.Params(t, Plugin.Params, tc.params)
-			if cfg, err := resolve(p); err != nil || cfg.msgBits != n {
-				t.Fatalf("message of %d bits, config %+v, %v", n, cfg, err)
+			p := sdktest.Pass(t, Plugin, tc.params)
+			if cfg := p.Prepared.(config); cfg.msgBits != n {
+				t.Fatalf("message of %d bits, config %+v", n, cfg)
 			}
 			out, err := Plugin.Reference(context.Background(), p, []bitvec.Vec{in})
 			if err != nil {
@@ -87,7 +87,7 @@ func TestCircuitMatchesReference(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, v := range cases {
-		p := sdktest.Params(t, Plugin.Params, v)
+		p := sdktest.Pass(t, Plugin, v)
 		c, err := Plugin.Build(context.Background(), p)
 		if err != nil {
 			t.Fatalf("%v: %v", v, err)
@@ -95,7 +95,7 @@ func TestCircuitMatchesReference(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("%v: %v", v, err)
 		}
-		cfg, _ := resolve(p)
+		cfg := p.Prepared.(config)
 		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.digestBits {
 			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.digestBits)
 		}
@@ -131,7 +131,7 @@ func TestAttrs(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 8, "padding": "10*"}, 3, 8, 2, 5},
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 3, "message_bits": 9}, 3, 9, 2, 5},
 	} {
-		c, err := Plugin.Build(context.Background(), sdktest.Params(t, Plugin.Params, tc.params))
+		c, err := Plugin.Build(context.Background(), sdktest.Pass(t, Plugin, tc.params))
 		if err != nil {
 			t.Fatalf("%v: %v", tc.params, err)
 		}
@@ -159,20 +159,15 @@ func TestRejectsImpossibleParams(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 2, "message_bits": 9}, "message_bits", "pads (zero) to 3 leaves"},
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 2, "message_bits": 8, "padding": "10*"}, "message_bits", "pads (10*) to 3 leaves"},
 	} {
-		p := sdktest.Params(t, Plugin.Params, tc.params)
-		for what, call := range map[string]func() error{
-			"Build":     func() error { _, err := Plugin.Build(context.Background(), p); return err },
-			"Reference": func() error { _, err := Plugin.Reference(context.Background(), p, nil); return err },
-		} {
-			err := call()
-			pe, ok := sdk.AsParamError(err)
-			if !ok {
-				t.Errorf("%v: %s returned %v, want a ParamError", tc.params, what, err)
-				continue
-			}
-			if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
-				t.Errorf("%v: %s: %v; want parameter %q with %q", tc.params, what, err, tc.param, tc.msg)
-			}
+		// Prepare, which the host runs before any call, refuses them.
+		_, err := sdk.NewPass(context.Background(), Plugin, tc.params)
+		pe, ok := sdk.AsParamError(err)
+		if !ok {
+			t.Errorf("%v: Prepare returned %v, want a ParamError", tc.params, err)
+			continue
+		}
+		if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
+			t.Errorf("%v: %v; want parameter %q with %q", tc.params, err, tc.param, tc.msg)
 		}
 	}
 }

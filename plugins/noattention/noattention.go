@@ -45,13 +45,12 @@ var Plugin = &sdk.Mapper{
 		{Name: "variant", Type: sdk.String, Default: "mlp", Enum: []string{"mlp", "residual"},
 			Doc: "\"mlp\": FFN sublayers only (Reifier's MLP); \"residual\": pre-RMSNorm residual blocks with a zero attention sublayer (Llama form)"},
 	},
-	Map: func(ctx context.Context, c *layered.Circuit, p sdk.Params) (*model.Model, error) {
-		switch p.String("variant") {
-		case "residual":
+	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) { return pass.Params.String("variant"), nil },
+	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
+		if pass.Prepared == "residual" {
 			return Residual(ctx, c)
-		default:
-			return MLP(ctx, c)
 		}
+		return MLP(ctx, c)
 	},
 }
 

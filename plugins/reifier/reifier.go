@@ -34,7 +34,9 @@ var Plugin = &sdk.Layerer{
 	Name:    "reifier",
 	Version: "0.1.0",
 	Doc:     "Reifier-style backend: the paper's lowering and as-soon-as-possible layering with copy gates; reproduces the paper's tables.",
-	Layer: func(ctx context.Context, c *circuit.Circuit, _ sdk.Params) (*layered.Circuit, error) {
+	// No parameters: nothing to resolve.
+	Prepare: func(context.Context, *sdk.Pass) (any, error) { return nil, nil },
+	Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 		return Compile(ctx, c)
 	},
 }

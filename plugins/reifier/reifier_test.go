@@ -167,7 +167,7 @@ func BenchmarkEvalSHA3_256(b *testing.B) {
 // SHA3-256 logic circuit with the keccak plugin (preset sha3-256) and layer
 // it, in-process.
 func BenchmarkBuildAndLayerSHA3_256(b *testing.B) {
-	p, err := sdk.NewParams(keccakplugin.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	p, err := sdk.NewPass(context.Background(), keccakplugin.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		b.Fatal(err)
 	}

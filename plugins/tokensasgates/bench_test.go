@@ -18,7 +18,7 @@ import (
 // layeredKeccak is the reifier-layered circuit of a keccak point.
 func layeredKeccak(b *testing.B, values map[string]any) *layered.Circuit {
 	b.Helper()
-	p, err := sdk.NewParams(keccak.Plugin.Params, values)
+	p, err := sdk.NewPass(context.Background(), keccak.Plugin, values)
 	if err != nil {
 		b.Fatal(err)
 	}

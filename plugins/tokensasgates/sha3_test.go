@@ -25,7 +25,7 @@ func TestFullSHA3(t *testing.T) {
 	if os.Getenv("TCFORGE_FULL") == "" {
 		t.Skip("set TCFORGE_FULL=1 to run the full SHA3-256 mappings")
 	}
-	p, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	p, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,11 +68,15 @@ var Plugin = &sdk.Mapper{
 		{Name: "beta", Type: sdk.Number, Default: 0.0,
 			Doc: "softmax inverse temperature; 0: ln(8·m·T + 1), m the largest max(θ, 1−θ), enough for f ≥ 1 − 1/(8m)"},
 	},
-	Map: func(ctx context.Context, c *layered.Circuit, p sdk.Params) (*model.Model, error) {
+	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
+		p := pass.Params
 		if b := p.Float("beta"); b < 0 || math.IsNaN(b) || math.IsInf(b, 0) {
 			return nil, p.Errorf("beta", "must be ≥ 0 and finite, got %v", b)
 		}
-		return Map(ctx, c, Options{Mode: model.AttnMode(p.String("attention")), Beta: p.Float("beta")})
+		return Options{Mode: model.AttnMode(p.String("attention")), Beta: p.Float("beta")}, nil
+	},
+	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
+		return Map(ctx, c, pass.Prepared.(Options))
 	},
 }
 

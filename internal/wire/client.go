@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"bytes"
@@ -21,10 +21,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tcforge/tcforge/sdk/bitvec"
-	"github.com/tcforge/tcforge/sdk/circuit"
-	"github.com/tcforge/tcforge/sdk/layered"
-	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/proto"
 )
 
@@ -39,8 +35,7 @@ type Client struct {
 	pc     *plugin.Client
 	rpc    proto.PluginClient
 	cmd    *exec.Cmd
-	desc   Description
-	plugin Plugin
+	desc   []byte // the plugin's description, JSON
 	closed atomic.Bool
 	log    zerolog.Logger // for the per-call timings, at debug level
 
@@ -89,13 +84,13 @@ func (e *ExitError) Error() string {
 
 // Launch starts the plugin executable cmd (a fresh, unstarted *exec.Cmd),
 // performs the go-plugin handshake over gRPC with AutoMTLS, asks the plugin
-// to describe itself, checks that it speaks ProtocolVersion and, if name is
+// to describe itself, checks that it speaks protocol and, if name is
 // not empty, that it is named name, and returns a Client for it.
 //
 // The plugin's log lines are written to log with a "plugin" field naming
 // it; its level is passed to the plugin (LogLevelEnv). Canceling ctx aborts
 // the start. The caller must Close the client.
-func Launch(ctx context.Context, name string, cmd *exec.Cmd, log zerolog.Logger) (*Client, error) {
+func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, log zerolog.Logger) (*Client, error) {
 	if cmd == nil {
 		return nil, fmt.Errorf("plugin %q: no command to launch", name)
 	}
@@ -116,7 +111,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, log zerolog.Logger)
 		startTimeout = max(min(time.Until(d), startTimeout), time.Millisecond)
 	}
 	pc := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:     Handshake(),
+		HandshakeConfig:     Handshake(protocol),
 		Plugins:             plugin.PluginSet{pluginSetKey: &grpcPlugin{}},
 		Cmd:                 cmd,
 		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
@@ -166,14 +161,14 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, log zerolog.Logger)
 	case s := <-done:
 		if s.err != nil {
 			pc.Kill()
-			return nil, startError(label, cmd, s.err)
+			return nil, startError(label, cmd, protocol, s.err)
 		}
 		rpc = s.rpc
 	}
 	t1 := time.Now()
 
 	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log}
-	desc, err := c.describe(ctx)
+	desc, descName, descProtocol, err := c.describe(ctx)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -182,35 +177,31 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, log zerolog.Logger)
 	// certificate made on each side) and the gRPC dial; describe: the
 	// first call, which also completes the TLS handshake.
 	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Msg("plugin launched")
-	if desc.Protocol != ProtocolVersion {
+	if descProtocol != protocol {
 		c.Close()
-		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, desc.Protocol, ProtocolVersion)
+		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, descProtocol, protocol)
 	}
-	if name != "" && desc.Name != name {
+	if name != "" && descName != name {
 		c.Close()
-		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, cmd.Path, desc.Name)
+		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, cmd.Path, descName)
 	}
-	if name == "" && desc.Name != "" {
-		c.name = desc.Name
+	if name == "" && descName != "" {
+		c.name = descName
 		shown.Store(&c.name)
 	}
 	c.desc = desc
-	if c.plugin, err = c.makePlugin(); err != nil {
-		c.Close()
-		return nil, err
-	}
 	return c, nil
 }
 
 // startError explains a failed start of cmd (killed by now): a protocol
 // version mismatch in the handshake, a process that exited on its own (its
 // stderr is in the log), or go-plugin's own error.
-func startError(name string, cmd *exec.Cmd, err error) error {
+func startError(name string, cmd *exec.Cmd, protocol int, err error) error {
 	const mismatch = "incompatible API version with plugin. Plugin version: "
 	if _, rest, ok := strings.Cut(err.Error(), mismatch); ok {
 		var v int
 		if _, serr := fmt.Sscanf(rest, "%d", &v); serr == nil {
-			return fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK: %w", name, v, ProtocolVersion, err)
+			return fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK: %w", name, v, protocol, err)
 		}
 	}
 	if st := cmd.ProcessState; st != nil && st.Exited() {
@@ -219,67 +210,29 @@ func startError(name string, cmd *exec.Cmd, err error) error {
 	return fmt.Errorf("plugin %q: starting: %w", name, err)
 }
 
-// describe calls Describe and decodes the answer.
-func (c *Client) describe(ctx context.Context) (Description, error) {
+// describe calls Describe and returns the raw answer, with the two fields
+// Launch checks.
+func (c *Client) describe(ctx context.Context) ([]byte, string, int, error) {
 	resp, err := c.rpc.Describe(ctx, &proto.DescribeRequest{})
 	if err != nil {
-		return Description{}, c.transportError(ctx, "Describe", err)
+		return nil, "", 0, c.transportError(ctx, "Describe", err)
 	}
-	d, err := decodeDescription(resp.GetDescription())
-	if err != nil {
-		return Description{}, fmt.Errorf("plugin %q: Describe: %w", c.name, err)
+	var head struct {
+		Name     string `json:"name"`
+		Protocol int    `json:"protocol"`
 	}
-	return d, nil
+	if err := json.Unmarshal(resp.GetDescription(), &head); err != nil {
+		return nil, "", 0, fmt.Errorf("plugin %q: Describe: decoding the description: %w", c.name, err)
+	}
+	return resp.GetDescription(), head.Name, head.Protocol, nil
 }
 
-// decodeDescription decodes a Description from JSON, giving parameter
-// defaults the Go types Params uses (int64 for Int, float64 for Number).
-func decodeDescription(data []byte) (Description, error) {
-	var d Description
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&d); err != nil {
-		return Description{}, fmt.Errorf("decoding the description: %w", err)
-	}
-	for i := range d.Params {
-		n, ok := d.Params[i].Default.(json.Number)
-		if !ok {
-			continue
-		}
-		if i64, err := n.Int64(); err == nil && d.Params[i].Type == Int {
-			d.Params[i].Default = i64
-		} else if f, err := n.Float64(); err == nil {
-			d.Params[i].Default = f
-		} else {
-			return Description{}, fmt.Errorf("parameter %q: bad default %q", d.Params[i].Name, n)
-		}
-	}
-	return d, nil
-}
+// Description returns the plugin's description (JSON, as sdk.Description
+// marshals it), as it gave it at launch.
+func (c *Client) Description() []byte { return c.desc }
 
-// makePlugin returns the Plugin value of the description's kind whose
-// funcs call the plugin.
-func (c *Client) makePlugin() (Plugin, error) {
-	d := c.desc
-	switch d.Kind {
-	case KindConstruction:
-		return &Construction{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Build: c.build, Reference: c.reference, Check: c.check, Estimate: c.estimate(d)}, nil
-	case KindLayerer:
-		return &Layerer{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Layer: c.layer, Check: c.check}, nil
-	case KindMapper:
-		return &Mapper{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Map: c.mapModel, Check: c.check}, nil
-	}
-	return nil, fmt.Errorf("plugin %q: unknown plugin kind %q", c.name, d.Kind)
-}
-
-// Describe returns the plugin's description, as it gave it at launch.
-func (c *Client) Describe() Description { return c.desc }
-
-// Plugin returns the plugin as a *Construction, *Layerer or *Mapper (by its
-// kind) whose funcs call the plugin process, so the host uses bundled and
-// external plugins through one interface. Errors from the funcs name the
-// plugin and the call; a process that died shows up as an *ExitError.
-func (c *Client) Plugin() Plugin { return c.plugin }
+// Name returns the plugin's name.
+func (c *Client) Name() string { return c.name }
 
 // Exited reports whether the plugin process has exited.
 func (c *Client) Exited() bool { return c.pc.Exited() }
@@ -324,39 +277,54 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 	return fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
 }
 
-// callTimes are the host-side timings of one call, logged at debug level
+// CallTimes are the host-side timings of one call, logged at debug level
 // with the plugin's own (recv, run, send) so that a call's cost splits
 // into encoding, transfer either way, the plugin's work and decoding.
-type callTimes struct {
-	encode time.Duration // encoding the input artifact
-	send   time.Duration // opening the stream and sending the request
-	wait   time.Duration // from the request sent to the first answer frame: the plugin's work
-	recv   time.Duration // from the first answer frame to the trailer
-	decode time.Duration // decoding (and validating) the answer
-	in     int           // request blob bytes
-	out    int           // answer blob bytes
+type CallTimes struct {
+	Encode time.Duration // encoding the input artifact
+	Send   time.Duration // opening the stream and sending the request
+	Wait   time.Duration // from the request sent to the first answer frame: the plugin's work
+	Recv   time.Duration // from the first answer frame to the trailer
+	Decode time.Duration // decoding (and validating) the answer
+	In     int           // request blob bytes
+	Out    int           // answer blob bytes
 }
 
-// logCall logs a call's host-side timings at debug level.
-func (c *Client) logCall(method string, t *callTimes) {
-	c.log.Debug().Str("plugin", c.name).Str("call", method).Int("in_bytes", t.in).Int("out_bytes", t.out).
-		Dur("encode", t.encode).Dur("send", t.send).Dur("wait", t.wait).Dur("recv", t.recv).Dur("decode", t.decode).
+// LogCall logs a call's host-side timings at debug level.
+func (c *Client) LogCall(method string, t *CallTimes) {
+	c.log.Debug().Str("plugin", c.name).Str("call", method).Int("in_bytes", t.In).Int("out_bytes", t.Out).
+		Dur("encode", t.Encode).Dur("send", t.Send).Dur("wait", t.Wait).Dur("recv", t.Recv).Dur("decode", t.Decode).
 		Msg("host call timings")
 }
 
-// call runs one streamed call: it sends params and blob in, and returns
-// the result blob. If t is not nil, it records the send, wait and receive
-// times there.
-func (c *Client) call(ctx context.Context, method string, open func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[proto.Frame, proto.Frame], error), p Params, in []byte, t *callTimes) ([]byte, error) {
+// Call runs one streamed call of method (see Handler): it sends params
+// (JSON) and blob in, and returns the result blob. If t is not nil, it
+// records the send, wait and receive times there. An error the plugin
+// reported wraps a *CallError; a process gone is an *ExitError, a call over
+// the timeout a *TimeoutError.
+func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *CallTimes) ([]byte, error) {
+	var open func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[proto.Frame, proto.Frame], error)
+	switch method {
+	case "Check":
+		open = c.rpc.Check
+	case "Estimate":
+		open = c.rpc.Estimate
+	case "Build":
+		open = c.rpc.Build
+	case "Reference":
+		open = c.rpc.Reference
+	case "Layer":
+		open = c.rpc.Layer
+	case "Map":
+		open = c.rpc.Map
+	default:
+		return nil, fmt.Errorf("plugin %q: no call %q", c.name, method)
+	}
 	if c.closed.Load() {
 		return nil, fmt.Errorf("plugin %q: %s: the client is closed", c.name, method)
 	}
 	if c.pc.Exited() {
 		return nil, &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Before: true}
-	}
-	pj, err := p.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: %s: encoding parameters: %w", c.name, method, err)
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -381,8 +349,8 @@ func (c *Client) call(ctx context.Context, method string, open func(context.Cont
 	var first time.Time
 	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true)
 	if t != nil {
-		t.in, t.out = len(in), len(out)
-		t.send, t.wait, t.recv = t1.Sub(t0), first.Sub(t1), time.Since(first)
+		t.In, t.Out = len(in), len(out)
+		t.Send, t.Wait, t.Recv = t1.Sub(t0), first.Sub(t1), time.Since(first)
 	}
 	if err != nil {
 		if c.callTimeout > 0 && ctx.Err() == nil && (sctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
@@ -416,113 +384,6 @@ func (f *firstFrameTimer) Recv() (*proto.Frame, error) {
 		*f.first = time.Now()
 	}
 	return fr, err
-}
-
-// check is the plugin's Check over RPC.
-func (c *Client) check(ctx context.Context, p Params) error {
-	_, err := c.call(ctx, "Check", c.rpc.Check, p, nil, nil)
-	return err
-}
-
-// estimate is Construction.Estimate over RPC, or nil if the plugin says
-// it has none.
-func (c *Client) estimate(d Description) func(context.Context, Params) (Size, error) {
-	if !d.Estimates {
-		return nil
-	}
-	return func(ctx context.Context, p Params) (Size, error) {
-		out, err := c.call(ctx, "Estimate", c.rpc.Estimate, p, nil, nil)
-		if err != nil {
-			return Size{}, err
-		}
-		var s Size
-		if err := json.Unmarshal(out, &s); err != nil {
-			return Size{}, fmt.Errorf("plugin %q: Estimate: %w", c.name, err)
-		}
-		return s, nil
-	}
-}
-
-// build is Construction.Build over RPC.
-func (c *Client) build(ctx context.Context, p Params) (*circuit.Circuit, error) {
-	var t callTimes
-	out, err := c.call(ctx, "Build", c.rpc.Build, p, nil, &t)
-	if err != nil {
-		return nil, err
-	}
-	t0 := time.Now()
-	var circ circuit.Circuit
-	if err := circ.UnmarshalBinary(out); err != nil {
-		return nil, fmt.Errorf("plugin %q: Build: %w", c.name, err)
-	}
-	t.decode = time.Since(t0)
-	c.logCall("Build", &t)
-	return &circ, nil
-}
-
-// reference is Construction.Reference over RPC.
-func (c *Client) reference(ctx context.Context, p Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
-	out, err := c.call(ctx, "Reference", c.rpc.Reference, p, encodeVecs(inputs), nil)
-	if err != nil {
-		return nil, err
-	}
-	vs, err := decodeVecs(out)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: Reference: %w", c.name, err)
-	}
-	return vs, nil
-}
-
-// layer is Layerer.Layer over RPC.
-func (c *Client) layer(ctx context.Context, circ *circuit.Circuit, p Params) (*layered.Circuit, error) {
-	if circ == nil {
-		return nil, fmt.Errorf("plugin %q: Layer: no circuit", c.name)
-	}
-	var t callTimes
-	t0 := time.Now()
-	in, err := circ.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: Layer: encoding the circuit: %w", c.name, err)
-	}
-	t.encode = time.Since(t0)
-	out, err := c.call(ctx, "Layer", c.rpc.Layer, p, in, &t)
-	if err != nil {
-		return nil, err
-	}
-	t0 = time.Now()
-	var lc layered.Circuit
-	if err := lc.UnmarshalBinary(out); err != nil {
-		return nil, fmt.Errorf("plugin %q: Layer: %w", c.name, err)
-	}
-	t.decode = time.Since(t0)
-	c.logCall("Layer", &t)
-	return &lc, nil
-}
-
-// mapModel is Mapper.Map over RPC.
-func (c *Client) mapModel(ctx context.Context, lc *layered.Circuit, p Params) (*model.Model, error) {
-	if lc == nil {
-		return nil, fmt.Errorf("plugin %q: Map: no circuit", c.name)
-	}
-	var t callTimes
-	t0 := time.Now()
-	in, err := lc.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", c.name, err)
-	}
-	t.encode = time.Since(t0)
-	out, err := c.call(ctx, "Map", c.rpc.Map, p, in, &t)
-	if err != nil {
-		return nil, err
-	}
-	t0 = time.Now()
-	var m model.Model
-	if err := m.UnmarshalBinary(out); err != nil {
-		return nil, fmt.Errorf("plugin %q: Map: %w", c.name, err)
-	}
-	t.decode = time.Since(t0)
-	c.logCall("Map", &t)
-	return &m, nil
 }
 
 // effectiveLevel is the lowest level log writes at.

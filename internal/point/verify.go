@@ -1,4 +1,4 @@
-package run
+package point
 
 import (
 	"fmt"
@@ -9,14 +9,14 @@ import (
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
-// samples draws n random input vectors of width bits, reproducibly from seed.
-func samples(seed uint64, n, width int) []bitvec.Vec {
+// Samples draws n random input vectors of width bits, reproducibly from seed.
+func Samples(seed uint64, n, width int) []bitvec.Vec {
 	return bitvec.Random(rand.New(rand.NewPCG(seed, 0x7463666f726765)), n, width)
 }
 
-// firstMismatch compares output vectors of n bits and describes the first
+// FirstMismatch compares output vectors of n bits and describes the first
 // difference, or returns nil.
-func firstMismatch(what string, got, want []bitvec.Vec, n int) error {
+func FirstMismatch(what string, got, want []bitvec.Vec, n int) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("%s: %d results for %d samples", what, len(got), len(want))
 	}
@@ -41,7 +41,7 @@ func verifyLogic(c *circuit.Circuit, in, ref []bitvec.Vec) ([]bitvec.Vec, error)
 	if err != nil {
 		return nil, err
 	}
-	return got, firstMismatch("logic circuit vs construction reference", got, ref, len(c.Outputs))
+	return got, FirstMismatch("logic circuit vs construction reference", got, ref, len(c.Outputs))
 }
 
 // verifyLayered checks the layered circuit against the logic circuit c,
@@ -57,5 +57,5 @@ func verifyLayered(l *layered.Circuit, c *circuit.Circuit, in, want []bitvec.Vec
 	if err != nil {
 		return err
 	}
-	return firstMismatch("layered circuit vs logic circuit", got, want, len(c.Outputs))
+	return FirstMismatch("layered circuit vs logic circuit", got, want, len(c.Outputs))
 }

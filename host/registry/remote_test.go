@@ -1,4 +1,4 @@
-package sdk_test
+package registry_test
 
 import (
 	"bufio"
@@ -19,6 +19,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 
+	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
@@ -47,11 +49,11 @@ func serveFixture(name string) {
 	case "tiny-mapper":
 		sdk.Serve(tinyMapper())
 	case "badproto":
-		cfg := sdk.ServeConfig(toyPlugin())
-		cfg.ProtocolVersion = sdk.ProtocolVersion + 98
-		plugin.Serve(cfg)
+		plugin.Serve(wire.ServeConfig(describer{toyPlugin().Describe()}, sdk.ProtocolVersion+98))
 	case "liar":
-		sdk.Serve(liar{toyPlugin()})
+		d := toyPlugin().Describe()
+		d.Protocol = sdk.ProtocolVersion + 1
+		wire.Serve(describer{d}, sdk.ProtocolVersion)
 	default:
 		fmt.Fprintf(os.Stderr, "no test fixture %q\n", name)
 		os.Exit(2)
@@ -71,8 +73,10 @@ func toyPlugin() *sdk.Construction {
 				Enum: []string{"ok", "panic", "exit", "escaped-panic", "wait", "print"}},
 			{Name: "scale", Type: sdk.Number, Default: 0.5, Doc: "unused"},
 		},
-		Build: func(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
-			sdk.Logger(ctx).Info().Str("k", "v").Int("n", p.Int("n")).Msg("building toy")
+		Prepare: func(context.Context, *sdk.Pass) (any, error) { return nil, nil },
+		Build: func(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+			p := pass.Params
+			pass.Log.Info().Str("k", "v").Int("n", p.Int("n")).Msg("building toy")
 			switch p.String("mode") {
 			case "panic":
 				panic("boom")
@@ -100,7 +104,7 @@ func toyPlugin() *sdk.Construction {
 			b.SetAttr("n", int64(p.Int("n")))
 			return b.Circuit(), nil
 		},
-		Reference: func(ctx context.Context, p sdk.Params, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+		Reference: func(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 			out := make([]bitvec.Vec, len(inputs))
 			for i, v := range inputs {
 				out[i] = bitvec.NewVec(1)
@@ -111,13 +115,14 @@ func toyPlugin() *sdk.Construction {
 	}
 }
 
-// liar claims a protocol version the host does not speak.
-type liar struct{ *sdk.Construction }
+// describer serves a description and nothing else: the fixtures that
+// speak another protocol, in the handshake or in their description.
+type describer struct{ d sdk.Description }
 
-func (l liar) Describe() sdk.Description {
-	d := l.Construction.Describe()
-	d.Protocol = sdk.ProtocolVersion + 1
-	return d
+func (h describer) Describe() ([]byte, error) { return json.Marshal(h.d) }
+
+func (h describer) Call(context.Context, string, []byte, []byte, *wire.Times) ([]byte, error) {
+	return nil, errors.New("not served")
 }
 
 // Size of the big layered circuit: ≈ 2M gates, ≈ 3.6M edges, > 50 MB encoded.
@@ -151,9 +156,10 @@ func bigLayered() *layered.Circuit {
 // bigPlugin is a layerer that ignores its input and returns bigLayered.
 func bigPlugin() *sdk.Layerer {
 	return &sdk.Layerer{
-		Name: "big",
-		Doc:  "returns a large layered circuit",
-		Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+		Name:    "big",
+		Doc:     "returns a large layered circuit",
+		Prepare: func(context.Context, *sdk.Pass) (any, error) { return nil, nil },
+		Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			if c.NumNodes() == 0 {
 				return nil, errors.New("empty input circuit")
 			}
@@ -165,9 +171,12 @@ func bigPlugin() *sdk.Layerer {
 // tinyMapper maps a layered circuit to a model recording its shape.
 func tinyMapper() *sdk.Mapper {
 	return &sdk.Mapper{
-		Name:   "tiny-mapper",
-		Params: []sdk.Param{{Name: "scale", Type: sdk.Number, Default: 1.0, Doc: "weight scale"}},
-		Map: func(ctx context.Context, c *layered.Circuit, p sdk.Params) (*model.Model, error) {
+		Name:    "tiny-mapper",
+		Doc:     "a model recording the circuit's shape",
+		Params:  []sdk.Param{{Name: "scale", Type: sdk.Number, Default: 1.0, Doc: "weight scale"}},
+		Prepare: func(context.Context, *sdk.Pass) (any, error) { return nil, nil },
+		Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
+			p := pass.Params
 			return &model.Model{
 				Arch:  "test",
 				Attrs: map[string]int64{"depth": int64(c.Depth()), "gates": int64(c.NumGates())},
@@ -228,17 +237,31 @@ func (b *syncBuffer) waitEvent(t *testing.T, msg string) map[string]any {
 }
 
 // launch starts the test binary serving fixture.
-func launch(t *testing.T, fixture, name string, log zerolog.Logger) (*sdk.Client, error) {
+func launch(t *testing.T, fixture, name string, log zerolog.Logger) (*launched, error) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), serveEnv+"="+fixture)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return sdk.Launch(ctx, name, cmd, log)
+	c, pl, err := registry.Launch(ctx, name, cmd, log)
+	if err != nil {
+		return nil, err
+	}
+	return &launched{c, pl}, nil
 }
 
+// launched is a plugin process and its plugin value.
+type launched struct {
+	*wire.Client
+	pl sdk.Plugin
+}
+
+func (l *launched) Plugin() sdk.Plugin { return l.pl }
+
+func (l *launched) Describe() sdk.Description { return l.pl.Describe() }
+
 // mustLaunch launches fixture and closes it when the test ends.
-func mustLaunch(t *testing.T, fixture, name string) (*sdk.Client, *syncBuffer) {
+func mustLaunch(t *testing.T, fixture, name string) (*launched, *syncBuffer) {
 	t.Helper()
 	buf := &syncBuffer{}
 	c, err := launch(t, fixture, name, zerolog.New(buf).Level(zerolog.TraceLevel))
@@ -249,13 +272,15 @@ func mustLaunch(t *testing.T, fixture, name string) (*sdk.Client, *syncBuffer) {
 	return c, buf
 }
 
-func params(t *testing.T, p sdk.Plugin, values map[string]any) sdk.Params {
+// params is a pass of values for p, without asking the plugin (a call
+// after the process is gone must fail in the call itself).
+func params(t *testing.T, p sdk.Plugin, values map[string]any) *sdk.Pass {
 	t.Helper()
 	ps, err := sdk.NewParams(p.Describe().Params, values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ps
+	return &sdk.Pass{Params: ps}
 }
 
 func TestDescribeRoundTrip(t *testing.T) {
@@ -366,7 +391,7 @@ func TestLargeLayeredCircuit(t *testing.T) {
 		t.Fatalf("fixture encodes to %d bytes, want ≥ 16 MiB (many chunks)", len(wantBlob))
 	}
 	start := time.Now()
-	got, err := l.Layer(context.Background(), b.Circuit(), params(t, l, nil))
+	got, err := l.Layer(context.Background(), params(t, l, nil), b.Circuit())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +417,7 @@ func TestMapperOverRPC(t *testing.T) {
 	lb := layered.NewBuilder(2, nil)
 	lb.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, lb.Tag("and"))
 	lb.Level()
-	mod, err := m.Map(context.Background(), lb.Circuit(nil), params(t, m, map[string]any{"scale": 2.5}))
+	mod, err := m.Map(context.Background(), params(t, m, map[string]any{"scale": 2.5}), lb.Circuit(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +487,7 @@ func TestPluginExitMidCall(t *testing.T) {
 			c, logs := mustLaunch(t, "toy", "toy")
 			p := c.Plugin().(*sdk.Construction)
 			_, err := p.Build(context.Background(), params(t, p, map[string]any{"mode": tc.mode}))
-			var ee *sdk.ExitError
+			var ee *wire.ExitError
 			if !errors.As(err, &ee) {
 				t.Fatalf("error %v (%T) is not an *ExitError", err, err)
 			}
@@ -608,7 +633,7 @@ func TestCallAfterClose(t *testing.T) {
 
 func TestLaunchFailures(t *testing.T) {
 	ctx := context.Background()
-	_, err := sdk.Launch(ctx, "ghost", exec.Command("/nonexistent/tcforge-plugin-ghost"), zerolog.Nop())
+	_, _, err := registry.Launch(ctx, "ghost", exec.Command("/nonexistent/tcforge-plugin-ghost"), zerolog.Nop())
 	if err == nil || !strings.Contains(err.Error(), `plugin "ghost"`) {
 		t.Errorf("missing executable: error = %v, want it to name the plugin", err)
 	}
@@ -627,7 +652,7 @@ func TestLaunchFailures(t *testing.T) {
 	cancel()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), serveEnv+"=toy")
-	_, err = sdk.Launch(cctx, "toy", cmd, zerolog.Nop())
+	_, _, err = registry.Launch(cctx, "toy", cmd, zerolog.Nop())
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled start: error = %v, want context.Canceled", err)
 	}
