@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,20 +173,51 @@ func TestPaperTables(t *testing.T) {
 	}
 }
 
+// adder is the example plugin's executable, built once per test binary.
+var adder struct {
+	once sync.Once
+	exe  []byte
+	err  error
+}
+
+// adderPlugin copies the example plugin's executable (built on first use)
+// into a fresh plugin directory of the test and returns both paths.
+func adderPlugin(t *testing.T) (dir, bin string) {
+	t.Helper()
+	adder.once.Do(func() {
+		tmp, err := os.MkdirTemp("", "tcforge-adder")
+		if err != nil {
+			adder.err = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		exe := filepath.Join(tmp, "adder")
+		build := exec.Command("go", "build", "-o", exe, "../../plugins/adder/cmd/tcforge-plugin-adder")
+		build.Env = append(os.Environ(), childEnv+"=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			adder.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		adder.exe, adder.err = os.ReadFile(exe)
+	})
+	if adder.err != nil {
+		t.Fatal(adder.err)
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "tcforge-plugin-adder")
+	if err := os.WriteFile(bin, adder.exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bin
+}
+
 // TestExternalPlugin builds the example plugin binary and runs a pipeline
 // that uses it from a plugin directory.
 func TestExternalPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a plugin binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "tcforge-plugin-adder")
-	build := exec.Command("go", "build", "-o", bin, "../../plugins/adder/cmd/tcforge-plugin-adder")
-	build.Env = append(os.Environ(), childEnv+"=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-
+	dir, bin := adderPlugin(t)
 	r := tcforge(t, "plugins", "--plugin-dir", dir, "adder")
 	if r.code != 0 || !strings.Contains(r.stdout, "adder (construction 1.0.0, "+bin+")") {
 		t.Fatalf("plugins adder: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -214,13 +247,7 @@ func TestPluginLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a plugin binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "tcforge-plugin-adder")
-	build := exec.Command("go", "build", "-o", bin, "../../plugins/adder/cmd/tcforge-plugin-adder")
-	build.Env = append(os.Environ(), childEnv+"=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin := adderPlugin(t)
 	lock := filepath.Join(dir, "lock.hcl")
 	r := tcforge(t, "plugins", "lock", "--lock", lock, "--plugin-dir", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "  adder\n") {
@@ -301,6 +328,48 @@ func TestBadConfig(t *testing.T) {
   }
   layerer "nosuch" {}
 }`, []string{`bad.hcl:6:11`, `"nosuch"`}},
+		{"md chain longer than the state", `pipeline "ok" {
+  construction "md" {
+    log_w      = 1
+    block_bits = 4
+  }
+  layerer "reifier" {}
+}
+pipeline "p" {
+  construction "md" {
+    log_w      = 2
+    block_bits = 8
+    chain_bits = 5000
+  }
+  layerer "reifier" {}
+}`, []string{`bad.hcl:12:18`, `chain_bits`, `5000 is larger than the Keccak-p state of 25w = 100 bits`}},
+		{"merkle of no leaves", `pipeline "p" {
+  construction "merkle" {
+    log_w      = 1
+    block_bits = 4
+    leaves     = 0
+  }
+  layerer "reifier" {}
+}`, []string{`bad.hcl:5:18`, `needs at least one leaf, got 0`}},
+		{"merkle digest longer than the state", `pipeline "p" {
+  construction "merkle" {
+    log_w       = 1
+    block_bits  = 4
+    digest_bits = 1000
+  }
+  layerer "reifier" {}
+}`, []string{`bad.hcl:5:19`, `digest_bits`, `larger than the Keccak-p state`}},
+		{"negative beta", `pipeline "p" {
+  construction "keccak" {
+    log_w = 1
+    rate  = 25
+  }
+  layerer "reifier" {}
+  mapper "tokens-as-gates" {
+    attention = "softmax"
+    beta      = -1
+  }
+}`, []string{`bad.hcl:9:17`, `beta`, `must be ≥ 0 and finite, got -1`}},
 		{"syntax", `pipeline "p" {
   construction "keccak" {
     log_w = = 1
