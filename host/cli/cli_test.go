@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -428,13 +428,19 @@ func TestInterrupt(t *testing.T) {
 	t.Setenv(hangMarkEnv, mark)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// A named pipe: opening it blocks until the plugin opens it to write.
+	if err := syscall.Mkfifo(mark, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		for {
-			if _, err := os.Stat(mark); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+		if f, err := os.Open(mark); err == nil {
+			f.Close()
+		}
+		cancel()
+	}()
+	defer func() { // release the reader if the plugin never got there
+		if f, err := os.OpenFile(mark, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
 		}
 	}()
 	var out, errb bytes.Buffer

@@ -8,7 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -73,7 +73,7 @@ func WriteLock(path string, plugins map[string]string) (*Lock, error) {
 	for n := range plugins {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	f := hclwrite.NewEmptyFile()
 	body := f.Body()
 	l := &Lock{Path: path, Plugins: map[string]string{}}

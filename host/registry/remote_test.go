@@ -189,16 +189,32 @@ func tinyMapper() *sdk.Mapper {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
+// syncBuffer is a goroutine-safe log sink that signals every write.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{} // one pending signal at most
+}
+
+func (b *syncBuffer) signal() chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.written == nil {
+		b.written = make(chan struct{}, 1)
+	}
+	return b.written
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
+	ch := b.signal()
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+	n, err := b.buf.Write(p)
+	b.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+	return n, err
 }
 
 // events returns the JSON log events written so far.
@@ -223,14 +239,20 @@ func (b *syncBuffer) events(t *testing.T) []map[string]any {
 // waitEvent waits for a log event with the given message.
 func (b *syncBuffer) waitEvent(t *testing.T, msg string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	timeout := time.After(10 * time.Second)
+	written := b.signal()
+	for {
 		for _, e := range b.events(t) {
 			if m, _ := e["message"].(string); strings.Contains(m, msg) {
 				return e
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-written: // look again
+			continue
+		case <-timeout:
+		}
+		break
 	}
 	t.Fatalf("no log event %q; log:\n%s", msg, b.buf.String())
 	return nil

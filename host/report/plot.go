@@ -2,13 +2,14 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -201,7 +202,7 @@ func chart(res *run.Result, fig, x string, swept []string) Chart {
 	}
 	for i := range ch.Series {
 		pts := ch.Series[i].Points
-		sort.SliceStable(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
+		slices.SortStableFunc(pts, func(a, b ChartPoint) int { return cmp.Compare(a.X, b.X) })
 	}
 	ch.Series = mergeSeries(ch.Series)
 	return ch
@@ -428,7 +429,7 @@ func dataTicks(xs []float64) plot.Ticker {
 	for x := range distinct {
 		ts = append(ts, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Value < ts[j].Value })
+	slices.SortFunc(ts, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
 	return ts
 }
 

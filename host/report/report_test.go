@@ -361,6 +361,9 @@ func TestWriteReportsAndHTML(t *testing.T) {
 // TestHTMLInChromium renders report.html in headless Chromium, when it is
 // installed, and checks the rendered DOM and a screenshot.
 func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a headless browser")
+	}
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {

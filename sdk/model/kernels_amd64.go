@@ -2,31 +2,15 @@
 
 package model
 
+import "golang.org/x/sys/cpu"
+
 // AVX2/FMA kernels for the float32 forward pass over 32 lanes, the lane
 // count a worker carries by default. They compute exactly what the Go
 // loops in kernels.go compute, up to the rounding of fused multiply-adds.
 
-// useAVX reports whether the CPU and OS support AVX2 and FMA.
-var useAVX = detectAVX()
-
-func detectAVX() bool {
-	_, _, c, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if c&fma == 0 || c&osxsave == 0 || c&avx == 0 {
-		return false
-	}
-	if lo, _ := xgetbv(); lo&6 != 6 { // XMM and YMM state saved by the OS
-		return false
-	}
-	_, b, _, _ := cpuid(7, 0)
-	return b&(1<<5) != 0 // AVX2
-}
-
-//go:noescape
-func cpuid(eax, ecx uint32) (a, b, c, d uint32)
-
-//go:noescape
-func xgetbv() (eax, edx uint32)
+// useAVX reports whether the CPU and OS support AVX2 and FMA (x/sys/cpu
+// checks that the OS saves the YMM state).
+var useAVX = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // gather32 sets d[0:32] += Σ_e wt_e·buf[off + cols[e]·stride : +32] with
 // wt_e = ws[e], or w if ws is nil (stride and off in bytes).

@@ -31,7 +31,7 @@ package model
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 )
 
 // AttnMode selects how attention weights are formed from scores.
@@ -78,7 +78,7 @@ func (t *Tensor) Row(r int) ([]int32, []float32) {
 // At returns entry (r, c) (0 where nothing is stored).
 func (t *Tensor) At(r, c int) float32 {
 	cols, vals := t.Row(r)
-	k := sort.Search(len(cols), func(k int) bool { return cols[k] >= int32(c) })
+	k, _ := slices.BinarySearch(cols, int32(c))
 	if k < len(cols) && cols[k] == int32(c) {
 		return vals[k]
 	}
