@@ -93,7 +93,7 @@ type ChartPoint struct {
 func (p ChartPoint) Mismatch() bool { return p.HasExpected && p.Actual != p.Expected }
 
 // figureValue is a layered-circuit figure of a row by name.
-func figureValue(row run.Row, name string) (int64, bool) { return run.Figure(row.Stats, name) }
+func figureValue(row run.Row, name string) (int64, bool) { return run.FigureValue(row.Stats, name) }
 
 // numeric returns v as a float64 if it is a number.
 func numeric(v cty.Value) (float64, bool) {
@@ -144,7 +144,7 @@ func Charts(res *run.Result) []Chart {
 	}
 	figures := []string{"depth", "width"}
 	for _, n := range append(append([]string(nil), res.ExpectNames...), res.PredictNames...) {
-		if !contains(figures, n) {
+		if !slices.Contains(figures, n) {
 			figures = append(figures, n)
 		}
 	}
@@ -240,7 +240,7 @@ func mergeSeries(in []Series) []Series {
 				if _, ok := vals[k]; !ok {
 					names = append(names, k)
 				}
-				if !contains(vals[k], v) {
+				if !slices.Contains(vals[k], v) {
 					vals[k] = append(vals[k], v)
 				}
 			}
@@ -277,17 +277,8 @@ var mismatchColor = color.RGBA{0xD5, 0x00, 0x00, 0xff}
 
 // figureLabel is the y-axis label of a figure.
 func figureLabel(fig string) string {
-	switch fig {
-	case "depth":
-		return "depth (gate levels)"
-	case "width":
-		return "width (gates in the widest level)"
-	case "gates":
-		return "gates (copies included)"
-	case "max_fanin":
-		return "max fan-in"
-	case "max_weight":
-		return "max |weight|"
+	if f, ok := run.FigureNamed(fig); ok {
+		return f.Label
 	}
 	return fig
 }

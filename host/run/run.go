@@ -28,33 +28,6 @@ import (
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
-// statNames are the layered-circuit figures an expect block may name.
-var statNames = []string{"depth", "width", "gates", "copies", "edges", "max_fanin", "max_weight"}
-
-// Figure returns the named figure of a layered circuit's stats (depth,
-// width, gates, copies, edges, max_fanin, max_weight).
-func Figure(s layered.Stats, name string) (int64, bool) { return statValue(s, name) }
-
-func statValue(s layered.Stats, name string) (int64, bool) {
-	switch name {
-	case "depth":
-		return int64(s.Depth), true
-	case "width":
-		return int64(s.Width), true
-	case "gates":
-		return int64(s.Gates), true
-	case "copies":
-		return int64(s.Copies), true
-	case "edges":
-		return int64(s.Edges), true
-	case "max_fanin":
-		return int64(s.MaxFanIn), true
-	case "max_weight":
-		return int64(s.MaxWeight), true
-	}
-	return 0, false
-}
-
 // Row is the result of one (matrix point × layerer).
 type Row struct {
 	Point    config.Point
@@ -206,10 +179,14 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 	}
 	for _, e := range p.Expects {
 		for _, name := range e.Names {
-			if _, ok := statValue(layered.Stats{}, name); !ok {
+			if _, ok := FigureNamed(name); !ok {
+				var names []string
+				for _, f := range Figures() {
+					names = append(names, f.Name)
+				}
 				a := e.Attrs[name]
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unknown figure %q", name),
-					Detail: fmt.Sprintf("An expect block compares figures of the layered circuit: %v.", statNames), Subject: a.NameRange.Ptr()})
+					Detail: fmt.Sprintf("An expect block compares figures of the layered circuit: %v.", names), Subject: a.NameRange.Ptr()})
 			}
 		}
 	}
@@ -456,7 +433,7 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 				row.Expect, row.Actual = map[string]int64{}, map[string]int64{}
 			}
 			for name, v := range exp {
-				act, _ := statValue(row.Stats, name)
+				act, _ := FigureValue(row.Stats, name)
 				row.Expect[name], row.Actual[name] = v, act
 				if act != v {
 					row.ExpectOK = false
