@@ -233,8 +233,8 @@ func (p Params) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeParams decodes JSON written by Params.MarshalJSON against schema.
-func DecodeParams(schema []Param, data []byte) (Params, error) {
+// decodeParams decodes JSON written by Params.MarshalJSON against schema.
+func decodeParams(schema []Param, data []byte) (Params, error) {
 	raw := map[string]any{}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

@@ -55,7 +55,7 @@ func (h handler) Call(ctx context.Context, method string, pj, in []byte, t *wire
 
 func (h handler) call(ctx context.Context, method string, pj, in []byte, t *wire.Times) ([]byte, error) {
 	d := h.pl.Describe()
-	p, err := DecodeParams(d.Params, pj)
+	p, err := decodeParams(d.Params, pj)
 	if err != nil {
 		return nil, err
 	}
