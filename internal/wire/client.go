@@ -366,6 +366,11 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 		return nil, c.transportError(ctx, method, err)
 	}
 	if remote != nil {
+		if err := ctx.Err(); err != nil {
+			// The plugin answered the end of the caller's context (a
+			// propagated deadline, say) before this side noticed it.
+			return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
+		}
 		return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, fromProtoError(remote))
 	}
 	return out, nil
