@@ -7,6 +7,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -98,17 +99,19 @@ type Registry struct {
 	lockErr  error
 }
 
-// verifyPinned checks an external plugin against the lock file, read on
-// first use.
-func (r *Registry) verifyPinned(name, path string) error {
+// pinned returns the SHA-256 the lock file (read on first use) pins an
+// external plugin to, nil when there is no lock file, or why the plugin
+// may not run. go-plugin checks the executable against it (SecureConfig)
+// right before it starts it.
+func (r *Registry) pinned(name, path string) ([]byte, error) {
 	if r.opts.LockPath == "" {
-		return nil
+		return nil, nil
 	}
 	r.lockOnce.Do(func() { r.lock, r.lockErr = ReadLock(r.opts.LockPath) })
 	if r.lockErr != nil {
-		return r.lockErr
+		return nil, r.lockErr
 	}
-	return r.lock.verify(name, path)
+	return r.lock.pinned(name, path)
 }
 
 // New returns a registry.
@@ -214,18 +217,23 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		e.c, e.pl = nil, nil
 	}
 	var cmd *exec.Cmd
+	var sum []byte
 	if src.Bundled {
 		var err error
 		if cmd, err = r.opts.SelfCommand(name); err != nil {
 			return nil, src, err
 		}
 	} else {
-		if err := r.verifyPinned(name, src.Path); err != nil {
+		var err error
+		if sum, err = r.pinned(name, src.Path); err != nil {
 			return nil, src, err
 		}
 		cmd = exec.Command(src.Path)
 	}
-	c, pl, err := Launch(ctx, name, cmd, r.opts.Log)
+	c, pl, err := Launch(ctx, name, cmd, sum, r.opts.Log)
+	if errors.Is(err, wire.ErrChecksum) {
+		return nil, src, r.lock.mismatch(name, src.Path)
+	}
 	if err != nil {
 		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
 	}

@@ -265,7 +265,7 @@ func launch(t *testing.T, fixture, name string, log zerolog.Logger) (*launched, 
 	cmd.Env = append(os.Environ(), serveEnv+"="+fixture)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, pl, err := registry.Launch(ctx, name, cmd, log)
+	c, pl, err := registry.Launch(ctx, name, cmd, nil, log)
 	if err != nil {
 		return nil, err
 	}
@@ -655,7 +655,7 @@ func TestCallAfterClose(t *testing.T) {
 
 func TestLaunchFailures(t *testing.T) {
 	ctx := context.Background()
-	_, _, err := registry.Launch(ctx, "ghost", exec.Command("/nonexistent/tcforge-plugin-ghost"), zerolog.Nop())
+	_, _, err := registry.Launch(ctx, "ghost", exec.Command("/nonexistent/tcforge-plugin-ghost"), nil, zerolog.Nop())
 	if err == nil || !strings.Contains(err.Error(), `plugin "ghost"`) {
 		t.Errorf("missing executable: error = %v, want it to name the plugin", err)
 	}
@@ -674,7 +674,7 @@ func TestLaunchFailures(t *testing.T) {
 	cancel()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), serveEnv+"=toy")
-	_, _, err = registry.Launch(cctx, "toy", cmd, zerolog.Nop())
+	_, _, err = registry.Launch(cctx, "toy", cmd, nil, zerolog.Nop())
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled start: error = %v, want context.Canceled", err)
 	}

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -90,7 +91,7 @@ func (e *ExitError) Error() string {
 // The plugin's log lines are written to log with a "plugin" field naming
 // it; its level is passed to the plugin (LogLevelEnv). Canceling ctx aborts
 // the start. The caller must Close the client.
-func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, log zerolog.Logger) (*Client, error) {
+func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, checksum []byte, log zerolog.Logger) (*Client, error) {
 	if cmd == nil {
 		return nil, fmt.Errorf("plugin %q: no command to launch", name)
 	}
@@ -121,6 +122,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, log z
 		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path)},
 		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
 		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
+		SecureConfig:        secure(checksum),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
 			grpc.WithInitialWindowSize(windowSize), grpc.WithInitialConnWindowSize(windowSize)},
@@ -191,6 +193,20 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, log z
 	}
 	c.desc = desc
 	return c, nil
+}
+
+// ErrChecksum is the error Launch returns (wrapped) when the executable's
+// SHA-256 is not the checksum it was given: go-plugin checks the file right
+// before it runs it.
+var ErrChecksum = plugin.ErrChecksumsDoNotMatch
+
+// secure is go-plugin's check of the executable against checksum (SHA-256),
+// or nil for none.
+func secure(checksum []byte) *plugin.SecureConfig {
+	if checksum == nil {
+		return nil
+	}
+	return &plugin.SecureConfig{Checksum: checksum, Hash: sha256.New()}
 }
 
 // startError explains a failed start of cmd (killed by now): a protocol
