@@ -211,7 +211,7 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	if cfg.padded {
 		blocks = keccak.Pad(b, msg, cfg.suffix, cfg.rate)
 	} else {
-		blocks = keccak.Split(msg, cfg.rate)
+		blocks = circuit.Split(msg, cfg.rate)
 	}
 	var s []circuit.Node
 	if cfg.load {

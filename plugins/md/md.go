@@ -146,15 +146,10 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", cfg.msgBits)
-	// consts remembers the constant nodes made here (padding, the zero
-	// chain value), so that a compression loads them as constant registers.
-	consts := map[circuit.Node]int8{}
-	constant := func(v byte) circuit.Node {
-		n := b.Const(int(v))
-		consts[n] = int8(v)
-		return n
-	}
-	blocks := keccak.Split(msg, cfg.blockBits)
+	// The constant nodes made here (padding, the zero chain value) are
+	// loaded by a compression as constant registers (b.ConstValue).
+	constant := func(v byte) circuit.Node { return b.Const(int(v)) }
+	blocks := circuit.Split(msg, cfg.blockBits)
 	b.Scope("padding", func() {
 		// 0*: fill the last message block (or make one zero block).
 		if len(blocks) < cfg.blocks {
@@ -203,8 +198,8 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 						x[k] = m[k]
 					}
 					known[k] = -1
-					if v, ok := consts[x[k]]; ok {
-						known[k] = v
+					if v, ok := b.ConstValue(x[k]); ok {
+						known[k] = int8(v)
 					}
 				}
 			})

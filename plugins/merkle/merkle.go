@@ -148,9 +148,8 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", cfg.msgBits)
 	padded := msg
-	// consts remembers the padding's constant nodes, so that a leaf loads
-	// them as constant registers.
-	consts := map[circuit.Node]int8{}
+	// A leaf loads the padding's constant nodes as constant registers
+	// (b.ConstValue).
 	if pad := cfg.leaves*cfg.blockBits - cfg.msgBits; pad > 0 {
 		b.Scope("padding", func() {
 			padded = append([]circuit.Node(nil), msg...)
@@ -159,13 +158,11 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 				if k == 0 && cfg.oneZero {
 					v = 1
 				}
-				n := b.Const(v)
-				consts[n] = int8(v)
-				padded = append(padded, n)
+				padded = append(padded, b.Const(v))
 			}
 		})
 	}
-	blocks := keccak.Split(padded, cfg.blockBits)
+	blocks := circuit.Split(padded, cfg.blockBits)
 	if len(blocks) != cfg.leaves {
 		return nil, fmt.Errorf("merkle: padded message has %d blocks, want %d leaves", len(blocks), cfg.leaves)
 	}
@@ -178,8 +175,8 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 			known := make([]int8, len(blk))
 			for k, x := range blk {
 				known[k] = -1
-				if v, ok := consts[x]; ok {
-					known[k] = v
+				if v, ok := b.ConstValue(x); ok {
+					known[k] = int8(v)
 				}
 			}
 			b.Scope(fmt.Sprintf("leaf %d", i+1), func() { out = cfg.perm.Compress(b, blk, known, cfg.digestBits) })

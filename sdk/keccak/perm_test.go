@@ -351,18 +351,6 @@ func TestSHA3_256Circuit(t *testing.T) {
 	}
 }
 
-// TestSplit checks Split's block cutting.
-func TestSplit(t *testing.T) {
-	nodes := []circuit.Node{0, 1, 2, 3, 4, 5, 6}
-	got := keccak.Split(nodes, 3)
-	if len(got) != 3 || len(got[0]) != 3 || len(got[2]) != 1 || got[2][0] != 6 {
-		t.Errorf("Split(7 nodes, 3) = %v", got)
-	}
-	if got := keccak.Split(nil, 3); len(got) != 0 {
-		t.Errorf("Split(nil) = %v", got)
-	}
-}
-
 // TestApplyPanics checks that a state of the wrong size is refused.
 func TestApplyPanics(t *testing.T) {
 	defer func() {
