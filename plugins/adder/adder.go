@@ -84,20 +84,19 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 	cfg := pass.Prepared.(config)
 	n, outBits := cfg.n, cfg.outBits
-	out := make([]bitvec.Vec, len(inputs))
-	for k, in := range inputs {
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
 		x, y := new(big.Int), new(big.Int)
 		for i := range n {
 			x.SetBit(x, i, in.Get(i))
 			y.SetBit(y, i, in.Get(n+i))
 		}
 		s := x.Add(x, y)
-		out[k] = bitvec.NewVec(outBits)
+		out := bitvec.NewVec(outBits)
 		for i := range outBits {
-			out[k].Set(i, s.Bit(i))
+			out.Set(i, s.Bit(i))
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 func bitScope(i int) string { return "bit " + strconv.Itoa(i) }

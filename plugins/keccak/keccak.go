@@ -245,15 +245,10 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 	cfg := pass.Prepared.(config)
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
-	out := make([]bitvec.Vec, len(inputs))
-	for i, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
 		msg := in.Bytes(cfg.msgBits)
 		if d, ok := stdlibDigest(cfg, msg); ok {
-			out[i] = bitvec.FromBytes(d)
-			continue
+			return bitvec.FromBytes(d), nil
 		}
 		padded := msg
 		if cfg.padded {
@@ -266,9 +261,8 @@ func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitv
 		if len(padded) != cfg.blocks*cfg.rate {
 			return nil, fmt.Errorf("keccak reference: padded message has %d bits, want %d", len(padded), cfg.blocks*cfg.rate)
 		}
-		out[i] = bitvec.FromBytes(ref.Sponge(padded, cfg.rate, cfg.outBits))
-	}
-	return out, nil
+		return bitvec.FromBytes(ref.Sponge(padded, cfg.rate, cfg.outBits)), nil
+	})
 }
 
 // stdlibDigest computes standard SHA-3 and SHAKE instances with Go's

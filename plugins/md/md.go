@@ -238,14 +238,9 @@ func boolInt(v bool) int {
 func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 	cfg := pass.Prepared.(config)
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
-	out := make([]bitvec.Vec, len(inputs))
-	for k, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("md reference: sample %d: %w", k, err)
-		}
-		out[k] = bitvec.FromBytes(cfg.digest(ref, in.Bytes(cfg.msgBits)))
-	}
-	return out, nil
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
+		return bitvec.FromBytes(cfg.digest(ref, in.Bytes(cfg.msgBits))), nil
+	})
 }
 
 // digest runs the chain over msg (one byte per bit).

@@ -215,14 +215,9 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
 	cfg := pass.Prepared.(config)
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
-	out := make([]bitvec.Vec, len(inputs))
-	for k, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("merkle reference: sample %d: %w", k, err)
-		}
-		out[k] = bitvec.FromBytes(cfg.root(ref, in.Bytes(cfg.msgBits)))
-	}
-	return out, nil
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
+		return bitvec.FromBytes(cfg.root(ref, in.Bytes(cfg.msgBits))), nil
+	})
 }
 
 // root hashes msg (one byte per bit) into the tree's root.
