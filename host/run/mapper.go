@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/tcforge/tcforge/internal/forward"
 	"math"
 	"path/filepath"
 	"strings"
@@ -182,16 +183,16 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // output counts, then a float32 forward pass on in against l's outputs
 // want, bit for bit. It returns the compiled model and the pass's result
 // (nil if it did not run).
-func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*model.Plan, *model.Result, error) {
+func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*forward.Plan, *forward.Result, error) {
 	if m.NumInputs() != l.NumInputs || m.NumOutputs() != l.NumOutputs() {
 		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
 			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
 	}
-	plan, err := model.Compile(m)
+	plan, err := forward.Compile(m)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := plan.Run(in, model.Options{})
+	res, err := plan.Run(in, forward.Options{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("forward pass: %w", err)
 	}
@@ -205,14 +206,14 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*mo
 // model's weights still compute every sample exactly, between 0 and the
 // model's own β (which is known to). It returns that β and the search's
 // resolution.
-func betaSearch(ctx context.Context, plan *model.Plan, in, want []bitvec.Vec, nOut int, beta float64) (float64, float64, error) {
+func betaSearch(ctx context.Context, plan *forward.Plan, in, want []bitvec.Vec, nOut int, beta float64) (float64, float64, error) {
 	lo, hi := 0.0, beta
 	for range betaSteps {
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
 		mid := (lo + hi) / 2
-		res, err := plan.Run(in, model.Options{Beta: mid})
+		res, err := plan.Run(in, forward.Options{Beta: mid})
 		if err != nil {
 			return 0, 0, err
 		}

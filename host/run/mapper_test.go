@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"github.com/tcforge/tcforge/internal/forward"
 	"math"
 	"strings"
 	"testing"
@@ -147,7 +148,7 @@ func TestBetaSearch(t *testing.T) {
 		beta  float64
 		exact bool
 	}{{bmin, true}, {bmin - step, false}} {
-		res, err := plan.Run(in, model.Options{Beta: c.beta})
+		res, err := plan.Run(in, forward.Options{Beta: c.beta})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package noattention_test
 
 import (
 	"context"
+	"github.com/tcforge/tcforge/internal/forward"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -28,7 +29,7 @@ func state(t *testing.T, m *model.Model, blocks int, attnOnly bool, in []bitvec.
 		pm.Readout.Dim = append(pm.Readout.Dim, int32(d))
 		pm.Readout.Threshold = append(pm.Readout.Threshold, 0.5)
 	}
-	res, err := model.Forward(&pm, in, model.Options{Float64: true, KeepValues: true})
+	res, err := forward.Forward(&pm, in, forward.Options{Float64: true, KeepValues: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestRandomCircuits(t *testing.T) {
 			if m.DModel < c.Stats().Width {
 				t.Errorf("%s: d_model %d < width %d", name, m.DModel, c.Stats().Width)
 			}
-			res, err := model.Forward(m, in, model.Options{})
+			res, err := forward.Forward(m, in, forward.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package tokensasgates_test
 
 import (
 	"context"
+	"github.com/tcforge/tcforge/internal/forward"
 	"math/rand/v2"
 	"testing"
 
@@ -86,11 +87,11 @@ func BenchmarkForward(b *testing.B) {
 			}
 			in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 64, l.NumInputs)
 			for b.Loop() {
-				pl, err := model.Compile(m)
+				pl, err := forward.Compile(m)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := pl.Run(in, model.Options{}); err != nil {
+				if _, err := pl.Run(in, forward.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

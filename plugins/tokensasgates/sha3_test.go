@@ -3,6 +3,7 @@ package tokensasgates_test
 import (
 	"context"
 	"fmt"
+	"github.com/tcforge/tcforge/internal/forward"
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
@@ -68,7 +69,7 @@ func TestFullSHA3(t *testing.T) {
 		}
 		tm := time.Since(t0)
 		t0 = time.Now()
-		pl, err := model.Compile(m)
+		pl, err := forward.Compile(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +79,7 @@ func TestFullSHA3(t *testing.T) {
 			pprof.StartCPUProfile(pf)
 		}
 		t0 = time.Now()
-		res, err := pl.Run(in, model.Options{})
+		res, err := pl.Run(in, forward.Options{})
 		tr := time.Since(t0)
 		if os.Getenv("TCFORGE_PROF") != "" {
 			pprof.StopCPUProfile()

@@ -2,6 +2,7 @@ package tokensasgates_test
 
 import (
 	"context"
+	"github.com/tcforge/tcforge/internal/forward"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -31,7 +32,7 @@ func probe(t *testing.T, m *model.Model, blocks int, attnOnly bool, dims []int, 
 			pm.Readout.Threshold = append(pm.Readout.Threshold, 0.5)
 		}
 	}
-	res, err := model.Forward(&pm, in, model.Options{Float64: true, KeepValues: true})
+	res, err := forward.Forward(&pm, in, forward.Options{Float64: true, KeepValues: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestHardThreeGates(t *testing.T) {
 		}
 	}
 	// The readout after both blocks: g2 = b.
-	res, err := model.Forward(m, in, model.Options{KeepValues: true})
+	res, err := forward.Forward(m, in, forward.Options{KeepValues: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestSoftmaxThreeGates(t *testing.T) {
 			}
 		}
 	}
-	res, err := model.Forward(m, in, model.Options{})
+	res, err := forward.Forward(m, in, forward.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestSoftmaxThreeGates(t *testing.T) {
 	}
 	// At β = 0.5 the shrink factor f = (e^β−1)N/((e^β−1)N + T) is far from 1
 	// and g0 = AND no longer fires on a = b = 1.
-	low, err := model.Forward(m, in, model.Options{Beta: 0.5})
+	low, err := forward.Forward(m, in, forward.Options{Beta: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestWeightedEdges(t *testing.T) {
 		if m.Stats().Heads != 6 {
 			t.Errorf("%s: %d heads, want 6", mode, m.Stats().Heads)
 		}
-		res, err := model.Forward(m, in, model.Options{})
+		res, err := forward.Forward(m, in, forward.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,11 +246,11 @@ func TestExportReadBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := model.Forward(m, in, model.Options{KeepValues: true})
+			a, err := forward.Forward(m, in, forward.Options{KeepValues: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := model.Forward(back, in, model.Options{KeepValues: true})
+			b, err := forward.Forward(back, in, forward.Options{KeepValues: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -217,8 +217,8 @@ func (m *Model) Tensor(name string) *Tensor {
 	return nil
 }
 
-// tensorIndex maps names to tensors.
-func (m *Model) tensorIndex() map[string]*Tensor {
+// TensorIndex maps names to tensors.
+func (m *Model) TensorIndex() map[string]*Tensor {
 	idx := make(map[string]*Tensor, len(m.Tensors))
 	for i := range m.Tensors {
 		idx[m.Tensors[i].Name] = &m.Tensors[i]
@@ -376,7 +376,7 @@ type Stats struct {
 // Stats computes the model's figures.
 func (m *Model) Stats() Stats {
 	s := Stats{Tokens: m.Tokens, DModel: m.DModel, Blocks: len(m.Blocks)}
-	idx := m.tensorIndex()
+	idx := m.TensorIndex()
 	for _, b := range m.Blocks {
 		if b.Attn != nil && len(b.Attn.Heads) > s.Heads {
 			s.Heads = len(b.Attn.Heads)
@@ -400,7 +400,7 @@ func (m *Model) Stats() Stats {
 // uniform at any β; with V or O empty the head adds nothing) — and whether
 // there is one.
 func (m *Model) SoftmaxBeta() (float64, bool) {
-	idx := m.tensorIndex()
+	idx := m.TensorIndex()
 	nz := func(name string) bool { t := idx[name]; return t != nil && t.NNZ() > 0 }
 	for _, b := range m.Blocks {
 		if b.Attn == nil || b.Attn.Mode != Softmax {

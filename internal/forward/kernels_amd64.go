@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package model
+package forward
 
 import "golang.org/x/sys/cpu"
 

@@ -1,8 +1,9 @@
-package model
+package forward
 
 import (
 	"errors"
 	"fmt"
+	"github.com/tcforge/tcforge/sdk/model"
 	"math"
 	"runtime"
 	"sync"
@@ -47,7 +48,7 @@ type Result struct {
 }
 
 // Forward compiles m and runs it on inputs.
-func Forward(m *Model, inputs []bitvec.Vec, opt Options) (*Result, error) {
+func Forward(m *model.Model, inputs []bitvec.Vec, opt Options) (*Result, error) {
 	p, err := Compile(m)
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func Forward(m *Model, inputs []bitvec.Vec, opt Options) (*Result, error) {
 }
 
 // Model returns the compiled model.
-func (p *Plan) Model() *Model { return p.m }
+func (p *Plan) Model() *model.Model { return p.m }
 
 // Run evaluates the model on every input vector (bit b of inputs[s] is
 // input bit b of sample s).
@@ -161,7 +162,7 @@ func makeTyped[F Float](p *Plan, opt Options) *typed[F] {
 			}
 			for _, h := range s.heads {
 				th := thead[F]{head: h, o: conv[F](h.o.val)}
-				if s.mode == Softmax && h.sc != nil {
+				if s.mode == model.Softmax && h.sc != nil {
 					key := softKey{h.sc, ts.beta}
 					c, ok := softCache[key]
 					if !ok {
@@ -637,7 +638,7 @@ func (w *worker[F]) attention(s *tsub[F]) {
 			}
 			srcs[vi] = vs
 		}
-		if s.mode == Softmax {
+		if s.mode == model.Softmax {
 			sum := w.sums[off*L : off*L+nl]
 			clear(sum)
 			vs := &srcs[vi]
@@ -680,7 +681,7 @@ func (w *worker[F]) attention(s *tsub[F]) {
 		acc := w.acc[:nv*L]
 		for i := 0; i < T; i++ {
 			switch s.mode {
-			case Hard:
+			case model.Hard:
 				a, b := h.sel.ptr[i], h.sel.ptr[i+1]
 				if a == b {
 					continue
@@ -693,7 +694,7 @@ func (w *worker[F]) attention(s *tsub[F]) {
 				for r := 0; r < nv; r++ {
 					gather(acc[r*L:][:n], vs.buf, vs.stride, vs.off[r], h.sel.col[a:b], nil, 1)
 				}
-			case Softmax:
+			case model.Softmax:
 				bs := h.base[i]
 				for r := 0; r < nv; r++ {
 					ar, sr := acc[r*L:][:n], sums[h.v][r*L:][:n]
@@ -832,15 +833,15 @@ func (w *worker[F]) dynamicHead(s *tsub[F], h *thead[F], pr *tproj[F], vs *vsrc[
 		}
 		clear(acc)
 		switch s.mode {
-		case Hard:
+		case model.Hard:
 			for _, j := range w.sTch {
-				if d := w.sAcc[j] - 1; d <= HardTol && d >= -HardTol {
+				if d := w.sAcc[j] - 1; d <= model.HardTol && d >= -model.HardTol {
 					for r := 0; r < nv; r++ {
 						acc[r] += float64(vs.row(int(j), r, l+1)[l])
 					}
 				}
 			}
-		case Softmax:
+		case model.Softmax:
 			beta := s.beta
 			implicit := T
 			m := math.Inf(-1)

@@ -1,4 +1,4 @@
-package model
+package forward
 
 import (
 	"fmt"
@@ -8,13 +8,15 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/tcforge/tcforge/internal/modeltest"
 	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/model"
 )
 
 // denseForward is a straightforward dense float64 reference of the forward
 // pass, written from the package documentation: every score computed, the
 // softmax taken over all tokens with the usual max subtraction.
-func denseForward(m *Model, in bitvec.Vec) []float64 {
+func denseForward(m *model.Model, in bitvec.Vec) []float64 {
 	T, d := m.Tokens, m.DModel
 	dense := func(name string) [][]float64 {
 		t := m.Tensor(name)
@@ -46,7 +48,7 @@ func denseForward(m *Model, in bitvec.Vec) []float64 {
 			}
 		}
 	}
-	norm := func(n *RMSNorm, x [][]float64) [][]float64 {
+	norm := func(n *model.RMSNorm, x [][]float64) [][]float64 {
 		if n == nil {
 			return x
 		}
@@ -98,13 +100,13 @@ func denseForward(m *Model, in bitvec.Vec) []float64 {
 					}
 					att := make([]float64, T)
 					switch a.Mode {
-					case Hard:
+					case model.Hard:
 						for j := range s {
-							if math.Abs(s[j]-1) <= HardTol {
+							if math.Abs(s[j]-1) <= model.HardTol {
 								att[j] = 1
 							}
 						}
-					case Softmax:
+					case model.Softmax:
 						mx := math.Inf(-1)
 						for _, v := range s {
 							mx = math.Max(mx, v)
@@ -154,122 +156,12 @@ func denseForward(m *Model, in bitvec.Vec) []float64 {
 	return out
 }
 
-// randomTensor returns a rows×cols tensor with about density·rows·cols
-// entries drawn by val.
-func randomTensor(rng *rand.Rand, name string, rows, cols int, density float64, val func() float64) Tensor {
-	b := NewBuilder(name, rows, cols)
-	for r := 0; r < rows; r++ {
-		for c := 0; c < cols; c++ {
-			if rng.Float64() < density {
-				b.Add(r, c, val())
-			}
-		}
-	}
-	t, err := b.Tensor()
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// randomModel builds a small model exercising every feature: static
-// (lane-independent) and dynamic scores, hard and softmax heads, shared
-// tensors, norms, residual and replacing sublayers.
-func randomModel(rng *rand.Rand, variant int) *Model {
-	T, d, nIn, dk, dv, hid := 5, 8, 4, 6, 2, 5
-	small := func() float64 { return float64(rng.IntN(5) - 2) }
-	real := func() float64 { return rng.NormFloat64() }
-	m := &Model{Arch: "random", Tokens: T, DModel: d, Attrs: map[string]int64{"variant": int64(variant)}}
-	// The base embedding sets integer "identity" dims 0..3; inputs write dims 4..7.
-	base := NewBuilder("embed.base", T, d)
-	for t := 0; t < T; t++ {
-		base.Add(t, t%4, 1)
-		base.Add(t, 4+t%3, real())
-	}
-	bt, _ := base.Tensor()
-	in := randomTensor(rng, "embed.input", nIn, d, 0.3, real)
-	// Keep inputs off the static dims 0..3.
-	for k := range in.Col {
-		in.Col[k] = 4 + in.Col[k]%4
-	}
-	fixCSR(&in)
-	m.Embed = Embedding{Base: "embed.base", Input: "embed.input", InputToken: []int32{0, 2, 4, 2}}
-	// Static-score matrices read only dims 0..3 with small integers; dynamic ones read everything.
-	staticQK := func(name string) Tensor {
-		t := randomTensor(rng, name, dk, d, 0.5, small)
-		for k := range t.Col {
-			t.Col[k] %= 4
-		}
-		fixCSR(&t)
-		return t
-	}
-	m.Tensors = append(m.Tensors, bt, in,
-		staticQK("q.static"), staticQK("k.static"),
-		randomTensor(rng, "q.dyn", dk, d, 0.4, real), randomTensor(rng, "k.dyn", dk, d, 0.4, real),
-		randomTensor(rng, "v", dv, d, 0.5, real), randomTensor(rng, "o", d, dv, 0.5, real),
-		randomTensor(rng, "v2", dv, d, 0.5, real), randomTensor(rng, "o2", d, dv, 0.5, real),
-		Ones("norm", d))
-	g := randomTensor(rng, "norm2", 1, d, 1, func() float64 { return 0.5 + rng.Float64() })
-	m.Tensors = append(m.Tensors, g)
-	for bi := 0; bi < 3; bi++ {
-		gate := randomTensor(rng, fmt.Sprintf("ffn%d.gate", bi), hid, d, 0.5, real)
-		val := randomTensor(rng, fmt.Sprintf("ffn%d.value", bi), hid, d, 0.5, real)
-		out := randomTensor(rng, fmt.Sprintf("ffn%d.out", bi), d, hid, 0.4, real)
-		m.Tensors = append(m.Tensors, gate, val, out)
-		a := &Attention{Mode: Softmax, Beta: 0.5 + rng.Float64()*2, Residual: true}
-		f := &FFN{Gate: gate.Name, Value: val.Name, Out: out.Name, Residual: true}
-		switch variant {
-		case 0: // static scores, hard and softmax blocks, no norm
-			a.Heads = []Head{{"q.static", "k.static", "v", "o"}, {"q.static", "k.static", "v2", "o2"}}
-			if bi == 1 {
-				a.Mode = Hard
-			}
-		case 1: // dynamic scores with norms
-			a.Heads = []Head{{"q.dyn", "k.dyn", "v", "o"}, {"q.static", "k.static", "v2", "o2"}}
-			a.Norm = &RMSNorm{Weight: "norm2", Eps: 1e-5}
-			f.Norm = &RMSNorm{Weight: "norm", Eps: 1e-6}
-		case 2: // replacing sublayers (no residual) kill the static part
-			a.Heads = []Head{{"q.static", "k.static", "v", "o"}, {"q.dyn", "k.static", "v2", "o2"}}
-			if bi == 1 {
-				f.Residual = false
-			}
-			if bi == 2 {
-				a.Residual = false
-				a.Mode = Hard
-			}
-		}
-		m.Blocks = append(m.Blocks, Block{Attn: a, FFN: f})
-	}
-	for k := 0; k < 6; k++ {
-		m.Readout.Token = append(m.Readout.Token, int32(k%T))
-		m.Readout.Dim = append(m.Readout.Dim, int32((k*3)%d))
-		m.Readout.Threshold = append(m.Readout.Threshold, 0.1*float32(k))
-	}
-	return m
-}
-
-// fixCSR re-sorts a tensor whose columns were edited.
-func fixCSR(t *Tensor) {
-	b := NewBuilder(t.Name, t.Rows, t.Cols)
-	for r := 0; r < t.Rows; r++ {
-		cols, vals := t.Row(r)
-		for k, c := range cols {
-			b.Add(r, int(c), float64(vals[k]))
-		}
-	}
-	nt, err := b.Tensor()
-	if err != nil {
-		panic(err)
-	}
-	*t = nt
-}
-
 func TestForwardMatchesDenseReference(t *testing.T) {
 	for _, variant := range []int{0, 1, 2} {
 		for seed := uint64(1); seed <= 4; seed++ {
 			t.Run(fmt.Sprintf("variant%d/seed%d", variant, seed), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, uint64(variant)))
-				m := randomModel(rng, variant)
+				m := modeltest.RandomModel(rng, variant)
 				in := bitvec.Random(rng, 7, 4)
 				p, err := Compile(m)
 				if err != nil {
@@ -304,9 +196,9 @@ func TestForwardMatchesDenseReference(t *testing.T) {
 // that overriding β changes the result the same way.
 func TestSoftmaxImplicitZeros(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	m := randomModel(rng, 0)
+	m := modeltest.RandomModel(rng, 0)
 	for i := range m.Blocks {
-		m.Blocks[i].Attn.Mode = Softmax
+		m.Blocks[i].Attn.Mode = model.Softmax
 		m.Blocks[i].Attn.Beta = 7
 	}
 	in := bitvec.Random(rng, 5, 4)
@@ -322,7 +214,7 @@ func TestSoftmaxImplicitZeros(t *testing.T) {
 			if beta > 0 {
 				a.Beta = beta
 			}
-			ref.Blocks = append(ref.Blocks, Block{Attn: &a, FFN: b.FFN})
+			ref.Blocks = append(ref.Blocks, model.Block{Attn: &a, FFN: b.FFN})
 		}
 		for s := range in {
 			want := denseForward(&ref, in[s])
@@ -338,12 +230,12 @@ func TestSoftmaxImplicitZeros(t *testing.T) {
 func TestMarshalRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for variant := 0; variant < 3; variant++ {
-		m := randomModel(rng, variant)
+		m := modeltest.RandomModel(rng, variant)
 		blob, err := m.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got Model
+		var got model.Model
 		if err := got.UnmarshalBinary(blob); err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +243,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			t.Errorf("variant %d: round trip changed the model", variant)
 		}
 		for _, cut := range []int{0, 7, len(blob) / 2, len(blob) - 1} {
-			var bad Model
+			var bad model.Model
 			if err := bad.UnmarshalBinary(blob[:cut]); err == nil {
 				t.Errorf("decoding %d of %d bytes succeeded", cut, len(blob))
 			}
@@ -363,19 +255,21 @@ func TestValidateRejects(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for _, tc := range []struct {
 		name  string
-		edit  func(m *Model)
+		edit  func(m *model.Model)
 		wantS string
 	}{
-		{"missing tensor", func(m *Model) { m.Blocks[0].Attn.Heads[0].Q = "nope" }, `no tensor named "nope"`},
-		{"wrong shape", func(m *Model) { m.Blocks[0].FFN.Out = "ffn0.gate" }, `want 8×5`},
-		{"bad mode", func(m *Model) { m.Blocks[0].Attn.Mode = "sparse" }, `unknown mode`},
-		{"bad beta", func(m *Model) { m.Blocks[0].Attn.Beta = 0 }, `β > 0`},
-		{"unsorted columns", func(m *Model) { m.Tensors[0].Col[0], m.Tensors[0].Col[1] = m.Tensors[0].Col[1], m.Tensors[0].Col[0] }, `out of order`},
-		{"readout outside", func(m *Model) { m.Readout.Dim[0] = 99 }, `outside`},
-		{"input token outside", func(m *Model) { m.Embed.InputToken[0] = 5 }, `outside 0..4`},
-		{"NaN weight", func(m *Model) { m.Tensors[2].Val[0] = float32(math.NaN()) }, `NaN`},
+		{"missing tensor", func(m *model.Model) { m.Blocks[0].Attn.Heads[0].Q = "nope" }, `no tensor named "nope"`},
+		{"wrong shape", func(m *model.Model) { m.Blocks[0].FFN.Out = "ffn0.gate" }, `want 8×5`},
+		{"bad mode", func(m *model.Model) { m.Blocks[0].Attn.Mode = "sparse" }, `unknown mode`},
+		{"bad beta", func(m *model.Model) { m.Blocks[0].Attn.Beta = 0 }, `β > 0`},
+		{"unsorted columns", func(m *model.Model) {
+			m.Tensors[0].Col[0], m.Tensors[0].Col[1] = m.Tensors[0].Col[1], m.Tensors[0].Col[0]
+		}, `out of order`},
+		{"readout outside", func(m *model.Model) { m.Readout.Dim[0] = 99 }, `outside`},
+		{"input token outside", func(m *model.Model) { m.Embed.InputToken[0] = 5 }, `outside 0..4`},
+		{"NaN weight", func(m *model.Model) { m.Tensors[2].Val[0] = float32(math.NaN()) }, `NaN`},
 	} {
-		m := randomModel(rng, 0)
+		m := modeltest.RandomModel(rng, 0)
 		tc.edit(m)
 		err := m.Validate()
 		if err == nil || !contains(err.Error(), tc.wantS) {
@@ -389,7 +283,7 @@ func contains(s, sub string) bool {
 }
 
 func TestBuilderSumsDuplicatesAndDropsZeros(t *testing.T) {
-	b := NewBuilder("w", 2, 3)
+	b := model.NewBuilder("w", 2, 3)
 	b.Add(1, 2, 1)
 	b.Add(0, 1, 2)
 	b.Add(1, 0, 5)
@@ -399,11 +293,11 @@ func TestBuilderSumsDuplicatesAndDropsZeros(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Tensor{Name: "w", Rows: 2, Cols: 3, RowPtr: []int32{0, 1, 2}, Col: []int32{1, 0}, Val: []float32{2.5, 5}}
+	want := model.Tensor{Name: "w", Rows: 2, Cols: 3, RowPtr: []int32{0, 1, 2}, Col: []int32{1, 0}, Val: []float32{2.5, 5}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Tensor() = %+v, want %+v", got, want)
 	}
-	b = NewBuilder("w", 2, 3)
+	b = model.NewBuilder("w", 2, 3)
 	b.Add(2, 0, 1)
 	if _, err := b.Tensor(); err == nil {
 		t.Error("an entry outside the shape was accepted")
@@ -415,10 +309,10 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		limit  int64
 		layout string
-	}{{0, LayoutCSR}, {1 << 20, LayoutDense}, {100, LayoutCSR}} {
-		m := randomModel(rng, 1)
+	}{{0, model.LayoutCSR}, {1 << 20, model.LayoutDense}, {100, model.LayoutCSR}} {
+		m := modeltest.RandomModel(rng, 1)
 		dir := t.TempDir()
-		info, err := Export(m, dir, "m", tc.limit)
+		info, err := model.Export(m, dir, "m", tc.limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -428,7 +322,7 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 		if tc.limit == 100 && !contains(info.Note, "over the 100 B limit") {
 			t.Errorf("limit 100: note %q does not explain the refusal", info.Note)
 		}
-		got, err := Import(filepath.Join(dir, "m.json"))
+		got, err := model.Import(filepath.Join(dir, "m.json"))
 		if err != nil {
 			t.Fatal(err)
 		}

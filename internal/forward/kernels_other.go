@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package model
+package forward
 
 // useAVX is false where no assembly kernels exist; the Go loops run.
 const useAVX = false

@@ -1,7 +1,8 @@
-package model
+package forward
 
 import (
 	"fmt"
+	"github.com/tcforge/tcforge/sdk/model"
 	"slices"
 )
 
@@ -18,7 +19,7 @@ import (
 // the same for every sample and block and are computed once as a sparse
 // T×T matrix; otherwise they are computed per sample.
 type Plan struct {
-	m      *Model
+	m      *model.Model
 	T, d   int
 	nIn    int
 	dyn    []int32 // dynamic index → dimension
@@ -35,8 +36,8 @@ type Plan struct {
 	// scoreRows caches, per (Q, K) tensor pair, the rows both use and
 	// whether those read a dynamic dimension.
 	scoreRows map[[2]string]scoreRows
-	projs     map[string]*proj      // projections shared by sublayers with the same weights
-	norms     map[RMSNorm]*normPlan // norm plans by weight and ε
+	projs     map[string]*proj            // projections shared by sublayers with the same weights
+	norms     map[model.RMSNorm]*normPlan // norm plans by weight and ε
 	outTok    []int32
 	outDyn    []int32   // dynamic index read, or −1 for a static dimension
 	outStat   []float64 // the static value read (while the static part lives)
@@ -100,7 +101,7 @@ type sublayer struct {
 	norm     *normPlan
 	inPlace  bool
 	// attention
-	mode  AttnMode
+	mode  model.AttnMode
 	beta  float64
 	vproj []*proj
 	heads []*head
@@ -115,13 +116,13 @@ type normPlan struct {
 }
 
 // Compile validates m and prepares it for forward passes.
-func Compile(m *Model) (*Plan, error) {
+func Compile(m *model.Model) (*Plan, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	idx := m.tensorIndex()
+	idx := m.TensorIndex()
 	p := &Plan{m: m, T: m.Tokens, d: m.DModel, scores: map[[2]string]*scoreMat{},
-		projs: map[string]*proj{}, norms: map[RMSNorm]*normPlan{}, sels: map[*scoreMat]*scoreMat{},
+		projs: map[string]*proj{}, norms: map[model.RMSNorm]*normPlan{}, sels: map[*scoreMat]*scoreMat{},
 		scoreRows: map[[2]string]scoreRows{}}
 	in := idx[m.Embed.Input]
 	p.nIn = in.Rows
@@ -193,12 +194,12 @@ func Compile(m *Model) (*Plan, error) {
 		p.in.ptr[b+1] = int32(len(p.in.idx))
 	}
 
-	transposes := map[string]*Tensor{}
-	tr := func(t *Tensor) *Tensor {
+	transposes := map[string]*model.Tensor{}
+	tr := func(t *model.Tensor) *model.Tensor {
 		if x, ok := transposes[t.Name]; ok {
 			return x
 		}
-		x := t.transpose()
+		x := t.Transpose()
 		transposes[t.Name] = x
 		return x
 	}
@@ -237,7 +238,7 @@ func Compile(m *Model) (*Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) normOf(n *RMSNorm, idx map[string]*Tensor) *normPlan {
+func (p *Plan) normOf(n *model.RMSNorm, idx map[string]*model.Tensor) *normPlan {
 	if n == nil {
 		return nil
 	}
@@ -255,7 +256,7 @@ func (p *Plan) normOf(n *RMSNorm, idx map[string]*Tensor) *normPlan {
 }
 
 // nonzeroRows lists the rows of t with entries.
-func nonzeroRows(t *Tensor) []bool {
+func nonzeroRows(t *model.Tensor) []bool {
 	nz := make([]bool, t.Rows)
 	for r := range nz {
 		nz[r] = t.RowPtr[r+1] > t.RowPtr[r]
@@ -265,7 +266,7 @@ func nonzeroRows(t *Tensor) []bool {
 
 // cachedProject is project, shared between sublayers that apply the same
 // weights (key names the tensors that chose rows) under the same norm.
-func (p *Plan) cachedProject(key string, t, tt *Tensor, rows []int32, norm *normPlan, live bool) *proj {
+func (p *Plan) cachedProject(key string, t, tt *model.Tensor, rows []int32, norm *normPlan, live bool) *proj {
 	k := fmt.Sprintf("%s\x00%s\x00%p\x00%v", t.Name, key, norm, live)
 	if pr, ok := p.projs[k]; ok {
 		return pr
@@ -276,7 +277,7 @@ func (p *Plan) cachedProject(key string, t, tt *Tensor, rows []int32, norm *norm
 }
 
 // hasDyn reports whether rows of t read a dynamic dimension.
-func (p *Plan) hasDyn(t *Tensor, rows []int32) bool {
+func (p *Plan) hasDyn(t *model.Tensor, rows []int32) bool {
 	for _, r := range rows {
 		cols, _ := t.Row(int(r))
 		for _, c := range cols {
@@ -290,7 +291,7 @@ func (p *Plan) hasDyn(t *Tensor, rows []int32) bool {
 
 // project compiles matrix t (its transpose tt) restricted to rows for
 // inputs normalised by norm (nil: none), with the static part live or not.
-func (p *Plan) project(t, tt *Tensor, rows []int32, norm *normPlan, live bool) *proj {
+func (p *Plan) project(t, tt *model.Tensor, rows []int32, norm *normPlan, live bool) *proj {
 	pr := &proj{n: len(rows), isDyn: make([]bool, len(rows))}
 	g := func(c int32) float64 {
 		if norm == nil {
@@ -369,7 +370,7 @@ func (p *Plan) project(t, tt *Tensor, rows []int32, norm *normPlan, live bool) *
 	return pr
 }
 
-func (p *Plan) compileFFN(f *FFN, idx map[string]*Tensor, tr func(*Tensor) *Tensor, live bool) *sublayer {
+func (p *Plan) compileFFN(f *model.FFN, idx map[string]*model.Tensor, tr func(*model.Tensor) *model.Tensor, live bool) *sublayer {
 	s := &sublayer{residual: f.Residual, stIn: live, norm: p.normOf(f.Norm, idx)}
 	gate, value, out := idx[f.Gate], idx[f.Value], idx[f.Out]
 	outT := tr(out)
@@ -396,7 +397,7 @@ func (p *Plan) compileFFN(f *FFN, idx map[string]*Tensor, tr func(*Tensor) *Tens
 	return s
 }
 
-func (p *Plan) compileAttn(a *Attention, idx map[string]*Tensor, tr func(*Tensor) *Tensor, live bool) (*sublayer, error) {
+func (p *Plan) compileAttn(a *model.Attention, idx map[string]*model.Tensor, tr func(*model.Tensor) *model.Tensor, live bool) (*sublayer, error) {
 	s := &sublayer{attn: true, residual: a.Residual, stIn: live, norm: p.normOf(a.Norm, idx), mode: a.Mode, beta: a.Beta}
 	vIndex := map[string]int{}
 	reads := map[int32]bool{}  // dyn dims read by V, Q, K
@@ -466,7 +467,7 @@ func (p *Plan) compileAttn(a *Attention, idx map[string]*Tensor, tr func(*Tensor
 				p.scores[sk] = sc
 			}
 			hp.sc = sc
-			if a.Mode == Hard {
+			if a.Mode == model.Hard {
 				sel, ok := p.sels[sc]
 				if !ok {
 					sel = selectHard(sc)
@@ -565,7 +566,7 @@ func selectHard(sc *scoreMat) *scoreMat {
 	sel := &scoreMat{ptr: make([]int32, len(sc.ptr))}
 	for i := 0; i+1 < len(sc.ptr); i++ {
 		for e := sc.ptr[i]; e < sc.ptr[i+1]; e++ {
-			if d := sc.s[e] - 1; d <= HardTol && d >= -HardTol {
+			if d := sc.s[e] - 1; d <= model.HardTol && d >= -model.HardTol {
 				sel.col = append(sel.col, sc.col[e])
 			}
 		}
