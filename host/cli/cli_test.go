@@ -328,38 +328,38 @@ func TestBadConfig(t *testing.T) {
   }
   layerer "nosuch" {}
 }`, []string{`bad.hcl:6:11`, `"nosuch"`}},
-		{"md chain longer than the state", `pipeline "ok" {
+		{"impossible md, merkle and mapper values", `pipeline "ok" {
   construction "md" {
     log_w      = 1
     block_bits = 4
   }
   layerer "reifier" {}
 }
-pipeline "p" {
+pipeline "md" {
   construction "md" {
     log_w      = 2
     block_bits = 8
     chain_bits = 5000
   }
   layerer "reifier" {}
-}`, []string{`bad.hcl:12:18`, `chain_bits`, `5000 is larger than the Keccak-p state of 25w = 100 bits`}},
-		{"merkle of no leaves", `pipeline "p" {
+}
+pipeline "leaves" {
   construction "merkle" {
     log_w      = 1
     block_bits = 4
     leaves     = 0
   }
   layerer "reifier" {}
-}`, []string{`bad.hcl:5:18`, `needs at least one leaf, got 0`}},
-		{"merkle digest longer than the state", `pipeline "p" {
+}
+pipeline "digest" {
   construction "merkle" {
     log_w       = 1
     block_bits  = 4
     digest_bits = 1000
   }
   layerer "reifier" {}
-}`, []string{`bad.hcl:5:19`, `digest_bits`, `larger than the Keccak-p state`}},
-		{"negative beta", `pipeline "p" {
+}
+pipeline "beta" {
   construction "keccak" {
     log_w = 1
     rate  = 25
@@ -369,7 +369,10 @@ pipeline "p" {
     attention = "softmax"
     beta      = -1
   }
-}`, []string{`bad.hcl:9:17`, `beta`, `must be ≥ 0 and finite, got -1`}},
+}`, []string{`bad.hcl:12:18`, `5000 is larger than the Keccak-p state of 25w = 100 bits`,
+			`bad.hcl:20:18`, `needs at least one leaf, got 0`,
+			`bad.hcl:28:19`, `digest_bits`, `larger than the Keccak-p state`,
+			`bad.hcl:40:17`, `must be ≥ 0 and finite, got -1`}},
 		{"syntax", `pipeline "p" {
   construction "keccak" {
     log_w = = 1
