@@ -297,34 +297,42 @@ func (p *currentPlan) liveOperands(i int) int {
 	return live
 }
 
-// emit writes the layered circuit level by level.
+// emit writes the layered circuit level by level, straight into arrays
+// of the sizes layout counted.
 func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 	c := p.c
-	b := layered.NewBuilder(len(c.Inputs), c.InputRanges)
-	b.Grow(p.gates, p.edges)
+	l := &layered.Circuit{
+		NumInputs:    len(c.Inputs),
+		LevelStart:   make([]int32, 1, p.outLevel+1),
+		Kind:         make([]layered.Kind, p.gates),
+		Threshold:    make([]int32, p.gates),
+		Tag:          make([]int32, p.gates),
+		RowStart:     make([]int32, p.gates+1),
+		Src:          make([]int32, p.edges),
+		Weight:       make([]int32, p.edges),
+		InputRanges:  append([]circuit.Range(nil), c.InputRanges...),
+		OutputRanges: append([]circuit.Range(nil), c.OutputRanges...),
+	}
+	tt := &tagTable{index: map[string]int32{}}
 	tags := make([]int32, len(c.Tags))
 	counterTags := make([]int32, len(c.Tags))
 	for t := range tags {
 		tags[t], counterTags[t] = -1, -1
 	}
-	inputTag := int32(-1)
 	tagOf := func(v int32) int32 {
 		if c.Ops[v] == circuit.OpInput {
-			if inputTag < 0 {
-				inputTag = b.Tag("input")
-			}
-			return inputTag
+			return tt.intern("input")
 		}
 		t := c.Tag[v]
 		if tags[t] < 0 {
-			tags[t] = b.Tag(c.Tags[t])
+			tags[t] = tt.intern(c.Tags[t])
 		}
 		return tags[t]
 	}
 	counterTagOf := func(v int32) int32 {
 		t := c.Tag[v]
 		if counterTags[t] < 0 {
-			counterTags[t] = b.Tag(c.Tags[t] + " counters")
+			counterTags[t] = tt.intern(c.Tags[t] + " counters")
 		}
 		return counterTags[t]
 	}
@@ -334,26 +342,30 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 	for k, v := range c.Inputs {
 		pos[v] = int32(k)
 	}
-	var src, weight []int32
-	// row sets src and weight to node i's operands with nominal weights
-	// w(k), constants and negations folded, and returns θ's adjustment.
+	g, e := 0, 0 // the next gate and edge
+	// gate ends gate g, whose edges are written up to e.
+	gate := func(kind layered.Kind, theta, tag int32) {
+		l.Kind[g], l.Threshold[g], l.Tag[g] = kind, theta, tag
+		g++
+		l.RowStart[g] = int32(e)
+	}
+	// row writes node i's operands with nominal weights w(k), constants
+	// and negations folded, and returns θ's adjustment.
 	row := func(i int32, w func(k int) int32) int32 {
-		src, weight = src[:0], weight[:0]
 		args, _ := c.Operands(i)
 		adj := int32(0)
 		for k, a := range args {
-			l, wk := p.lit[a], w(k)
+			lt, wk := p.lit[a], w(k)
 			switch {
-			case l < 0:
-				adj -= wk * (l & 1)
-			case l&1 == 1:
-				src = append(src, pos[l>>1])
-				weight = append(weight, -wk)
-				adj -= wk
-			default:
-				src = append(src, pos[l>>1])
-				weight = append(weight, wk)
+			case lt < 0:
+				adj -= wk * (lt & 1)
+				continue
+			case lt&1 == 1:
+				wk = -wk
+				adj += wk
 			}
+			l.Src[e], l.Weight[e] = pos[lt>>1], wk
+			e++
 		}
 		return adj
 	}
@@ -366,30 +378,35 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 		idx := int32(0)
 		for _, entry := range p.entries[p.startAt[L]:p.startAt[L+1]] {
 			i := entry >> 1
-			n := int32(c.ArgStart[i+1] - c.ArgStart[i])
+			n := c.ArgStart[i+1] - c.ArgStart[i]
 			switch op := c.Ops[i]; {
-			case entry&1 == 1: // counters [Σ args ≥ k], k = 1..n
+			case entry&1 == 1: // counters [Σ args ≥ k], k = 1..n, one row
+				start := e
 				adj := row(i, one)
+				m := e - start
 				tag := counterTagOf(i)
-				for k := int32(1); k <= n; k++ {
-					b.Gate(layered.KindGate, k+adj, src, weight, tag)
+				gate(layered.KindGate, 1+adj, tag)
+				for k := int32(2); k <= n; k++ {
+					copy(l.Src[e:e+m], l.Src[start:e])
+					copy(l.Weight[e:e+m], l.Weight[start:e])
+					e += m
+					gate(layered.KindGate, k+adj, tag)
 				}
 				pos[i] = idx
 				idx += n
 				continue
 			case op == circuit.OpXor: // [c₁ − c₂ + c₃ − … ≥ 1]
-				src, weight = src[:0], weight[:0]
 				for k := int32(0); k < n; k++ {
-					src = append(src, pos[i]+k)
-					weight = append(weight, 1-2*(k%2))
+					l.Src[e], l.Weight[e] = pos[i]+k, 1-2*(k%2)
+					e++
 				}
-				b.Gate(layered.KindGate, 1, src, weight, tagOf(i))
+				gate(layered.KindGate, 1, tagOf(i))
 			case op == circuit.OpAnd: // [Σx ≥ n]
 				adj := row(i, one)
-				b.Gate(layered.KindGate, n+adj, src, weight, tagOf(i))
+				gate(layered.KindGate, n+adj, tagOf(i))
 			case op == circuit.OpOr: // [Σx ≥ 1]
 				adj := row(i, one)
-				b.Gate(layered.KindGate, 1+adj, src, weight, tagOf(i))
+				gate(layered.KindGate, 1+adj, tagOf(i))
 			case op == circuit.OpAndNot: // [−x₀ + Σx₁.. ≥ n−1]
 				adj := row(i, func(k int) int32 {
 					if k == 0 {
@@ -397,11 +414,11 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 					}
 					return 1
 				})
-				b.Gate(layered.KindGate, n-1+adj, src, weight, tagOf(i))
+				gate(layered.KindGate, n-1+adj, tagOf(i))
 			case op == circuit.OpThreshold:
 				_, ws := c.Operands(i)
 				adj := row(i, func(k int) int32 { return ws[k] })
-				b.Gate(layered.KindGate, c.Param[i]+adj, src, weight, tagOf(i))
+				gate(layered.KindGate, c.Param[i]+adj, tagOf(i))
 			}
 			pos[i] = idx
 			idx++
@@ -409,7 +426,9 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 		active = append(active, p.carry[p.carryAt[L]:p.carryAt[L+1]]...)
 		kept := active[:0]
 		for _, v := range active {
-			b.Copy(pos[v], tagOf(v))
+			l.Src[e], l.Weight[e] = pos[v], 1
+			e++
+			gate(layered.KindCopy, 1, tagOf(v))
 			pos[v] = idx
 			idx++
 			if p.lastUse[v] > L+1 {
@@ -417,18 +436,26 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 			}
 		}
 		active = kept
-		b.Level()
+		l.LevelStart = append(l.LevelStart, int32(g))
 	}
 	for _, o := range c.Outputs {
-		switch l := p.lit[o]; {
-		case l < 0: // a constant: [∅ ≥ 1 − value]
-			b.Gate(layered.KindGate, 1-(l&1), nil, nil, tagOf(o))
-		case l&1 == 1: // [−x ≥ 0]
-			b.Gate(layered.KindGate, 0, []int32{pos[l>>1]}, []int32{-1}, tagOf(o))
+		switch lt := p.lit[o]; {
+		case lt < 0: // a constant: [∅ ≥ 1 − value]
+			gate(layered.KindGate, 1-(lt&1), tagOf(o))
+		case lt&1 == 1: // [−x ≥ 0]
+			l.Src[e], l.Weight[e] = pos[lt>>1], -1
+			e++
+			gate(layered.KindGate, 0, tagOf(o))
 		default:
-			b.Copy(pos[l>>1], tagOf(o))
+			l.Src[e], l.Weight[e] = pos[lt>>1], 1
+			e++
+			gate(layered.KindCopy, 1, tagOf(o))
 		}
 	}
-	b.Level()
-	return b.Circuit(c.OutputRanges), nil
+	l.LevelStart = append(l.LevelStart, int32(g))
+	l.Tags = tt.names
+	if g != p.gates || e != p.edges {
+		return nil, fmt.Errorf("reifier: internal error: wrote %d gates and %d edges, planned %d and %d", g, e, p.gates, p.edges)
+	}
+	return l, nil
 }
