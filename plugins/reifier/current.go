@@ -8,8 +8,8 @@ package reifier
 //     weight w is no edge, θ −= w·v (Reifier: bias += w·v).
 //   - NOT is free: a gate reading ¬x with weight w reads x with weight −w
 //     and θ −= w (Reifier fuses ι's NOTs into the next level this way).
-//   - An op whose value, constants folded, depends on at most one live
-//     operand is no gate: it is a constant, that operand, or its negation.
+//   - An op with at most one live (non-constant) operand is no gate: it is
+//     a constant, that operand, or its negation, whichever it computes.
 //     So copies (one-operand OR or AND), x ⊕ 0, x ⊕ 1 cost nothing; in
 //     particular absorbing a block into the zero state feeds the message
 //     straight into round 1's θ, as Reifier's msg_to_state does, and the
