@@ -8,11 +8,12 @@ REIFIER_SRC is the src/ folder of a checkout of github.com/contramont/reifier
 (needs numpy; Debian's python3-numpy will do). Without instances it prints
 the ones plugins/reifier/current_test.go pins. One line per instance:
 
-    log_w rounds capacity depth width gates edges
+    log_w rounds capacity depth width gates edges widths
 
 with tcforge's conventions: depth counts gate levels (Reifier's
 n_gate_levels), width is the widest gate level, gates are all gates (the
-input level is not counted), edges all edges.
+input level is not counted), edges all edges; widths are the gate levels'
+widths, comma-separated.
 """
 
 import sys
@@ -33,7 +34,8 @@ def main() -> None:
         k = Keccak(log_w=log_w, n=rounds, c=capacity, pad_char="_")
         a = compile_keccak(k)
         gates = a.level_sizes[1:]
-        print(log_w, rounds, capacity, a.n_gate_levels, max(gates), sum(gates), a.n_edges)
+        print(log_w, rounds, capacity, a.n_gate_levels, max(gates), sum(gates), a.n_edges,
+              ",".join(str(g) for g in gates))
 
 
 if __name__ == "__main__":

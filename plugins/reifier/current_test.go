@@ -102,7 +102,8 @@ func TestCurrentAgainstReifierSource(t *testing.T) {
 	n := 0
 	for sc.Scan() {
 		var logW, rounds, capacity, depth, width, gates, edges int
-		if _, err := fmt.Sscan(sc.Text(), &logW, &rounds, &capacity, &depth, &width, &gates, &edges); err != nil {
+		var widths string
+		if _, err := fmt.Sscan(sc.Text(), &logW, &rounds, &capacity, &depth, &width, &gates, &edges, &widths); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
 		c := reifierInstance(t, logW, rounds, capacity)
@@ -114,6 +115,9 @@ func TestCurrentAgainstReifierSource(t *testing.T) {
 		if s.Depth != depth || s.Width != width || s.Gates != gates || s.Edges != edges {
 			t.Errorf("Keccak(log_w=%d, n=%d, c=%d): tcforge %d / %d / %d / %d, Reifier %d / %d / %d / %d",
 				logW, rounds, capacity, s.Depth, s.Width, s.Gates, s.Edges, depth, width, gates, edges)
+		}
+		if got := strings.Trim(strings.ReplaceAll(fmt.Sprint(s.Widths), " ", ","), "[]"); got != widths {
+			t.Errorf("Keccak(log_w=%d, n=%d, c=%d): level widths %s, Reifier %s", logW, rounds, capacity, got, widths)
 		}
 		n++
 	}
