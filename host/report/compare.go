@@ -100,7 +100,7 @@ func measuredFigure(row run.Row, name string) string {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}, {"max_fanin", s.MaxFanIn}, {"max_weight", s.MaxWeight}} {
+	}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}, {"max_fanin", s.MaxFanIn}, {"max_weight", s.MaxWeight}, {"forms", s.Forms}, {"nonzeros", s.Nonzeros}} {
 		if f.name == name {
 			return strconv.Itoa(f.v)
 		}

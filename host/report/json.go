@@ -41,6 +41,8 @@ type JSONRow struct {
 	Edges       int              `json:"edges"`
 	MaxFanIn    int              `json:"max_fanin"`
 	MaxWeight   int              `json:"max_weight"`
+	Forms       int              `json:"forms"`
+	Nonzeros    int              `json:"nonzeros"`
 	LevelWidths []int            `json:"level_widths"`
 	LogicNodes  int              `json:"logic_nodes"`
 	LogicDepth  int              `json:"logic_depth"`
@@ -158,7 +160,7 @@ func JSON(res *run.Result) JSONReport {
 		jr := JSONRow{
 			Point: pt, Layerer: row.Layerer,
 			Depth: s.Depth, Width: s.Width, Gates: s.Gates, Copies: s.Copies, Edges: s.Edges,
-			MaxFanIn: s.MaxFanIn, MaxWeight: s.MaxWeight, LevelWidths: append([]int{}, s.Widths...),
+			MaxFanIn: s.MaxFanIn, MaxWeight: s.MaxWeight, Forms: s.Forms, Nonzeros: s.Nonzeros, LevelWidths: append([]int{}, s.Widths...),
 			LogicNodes: row.Logic.Nodes, LogicDepth: row.Logic.Depth,
 			Verified: row.Verified, Expect: row.Expect, Actual: row.Actual, Predict: row.Predict,
 			ExpectOK: row.ExpectOK && row.Err == nil, OK: row.OK(),

@@ -149,7 +149,7 @@ func PaperTable(res *run.Result) ([]TableColumn, [][]TableCell) {
 // otherFigures are the figures shown without an expectation.
 func otherFigures(res *run.Result) []string {
 	var out []string
-	for _, f := range []string{"depth", "width", "gates", "copies", "edges"} {
+	for _, f := range []string{"depth", "width", "gates", "copies", "edges", "forms", "nonzeros"} {
 		if !contains(res.ExpectNames, f) {
 			out = append(out, f)
 		}

@@ -26,7 +26,7 @@ import (
 // run.ModelColumns (one row per point × layerer × mapper).
 func Header(res *run.Result) []string {
 	h := append([]string(nil), res.Vars...)
-	h = append(h, "layerer", "depth", "width", "gates", "copies", "edges", "verified")
+	h = append(h, "layerer", "depth", "width", "gates", "copies", "edges", "forms", "nonzeros", "verified")
 	for _, n := range res.ExpectNames {
 		h = append(h, "expect_"+n, "actual_"+n)
 	}
@@ -69,7 +69,7 @@ func Records(res *run.Result) [][]string {
 			rec = append(rec, Value(row.Point.Values[v]))
 		}
 		s := row.Stats
-		rec = append(rec, row.Layerer, itoa(s.Depth), itoa(s.Width), itoa(s.Gates), itoa(s.Copies), itoa(s.Edges), strconv.FormatBool(row.Verified))
+		rec = append(rec, row.Layerer, itoa(s.Depth), itoa(s.Width), itoa(s.Gates), itoa(s.Copies), itoa(s.Edges), itoa(s.Forms), itoa(s.Nonzeros), strconv.FormatBool(row.Verified))
 		for _, n := range res.ExpectNames {
 			e, ok := row.Expect[n]
 			if !ok {
@@ -136,7 +136,7 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	for _, n := range res.PredictNames {
 		head = append(head, "Pred. "+n)
 	}
-	for _, f := range []string{"depth", "width", "gates", "copies", "edges"} {
+	for _, f := range []string{"depth", "width", "gates", "copies", "edges", "forms", "nonzeros"} {
 		if !contains(res.ExpectNames, f) {
 			head = append(head, f)
 		}
@@ -165,7 +165,7 @@ func WriteTable(w io.Writer, res *run.Result) error {
 		for _, f := range []struct {
 			name string
 			v    int
-		}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}} {
+		}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}, {"forms", s.Forms}, {"nonzeros", s.Nonzeros}} {
 			if !contains(res.ExpectNames, f.name) {
 				cells = append(cells, itoa(f.v))
 			}

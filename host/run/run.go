@@ -27,10 +27,10 @@ import (
 )
 
 // statNames are the layered-circuit figures an expect block may name.
-var statNames = []string{"depth", "width", "gates", "copies", "edges", "max_fanin", "max_weight"}
+var statNames = []string{"depth", "width", "gates", "copies", "edges", "max_fanin", "max_weight", "forms", "nonzeros"}
 
 // Figure returns the named figure of a layered circuit's stats (depth,
-// width, gates, copies, edges, max_fanin, max_weight).
+// width, gates, copies, edges, max_fanin, max_weight, forms, nonzeros).
 func Figure(s layered.Stats, name string) (int64, bool) { return statValue(s, name) }
 
 func statValue(s layered.Stats, name string) (int64, bool) {
@@ -49,6 +49,10 @@ func statValue(s layered.Stats, name string) (int64, bool) {
 		return int64(s.MaxFanIn), true
 	case "max_weight":
 		return int64(s.MaxWeight), true
+	case "forms":
+		return int64(s.Forms), true
+	case "nonzeros":
+		return int64(s.Nonzeros), true
 	}
 	return 0, false
 }
