@@ -48,7 +48,7 @@ func TestFormsXor(t *testing.T) {
 		Edges:     2 + 2 + 2 + 2, // flattened: every gate reads a form of 2 gates
 		MaxFanIn:  2,
 		MaxWeight: 1,
-		Forms:     2,             // level 1: x and 1 − x (level 0: one form; level 2: 2 outputs)
+		Forms:     2,               // level 1: x and 1 − x (level 0: one form; level 2: 2 outputs)
 		Nonzeros:  4 + (2 + 2 + 2), // gate←form entries, then form←gate entries
 		Widths:    []int{2, 2},
 	}
