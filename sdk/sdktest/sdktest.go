@@ -80,7 +80,7 @@ func CheckReference(t testing.TB, c *sdk.Construction, values map[string]any, n 
 }
 
 // CheckLayered validates l and checks that it computes what c computes on
-// n random inputs.
+// n random inputs. l may carry linear forms (see layered.Circuit).
 func CheckLayered(t testing.TB, c *circuit.Circuit, l *layered.Circuit, n int) {
 	t.Helper()
 	if err := l.Validate(); err != nil {
