@@ -135,7 +135,7 @@ func TestCheckLayered(t *testing.T) {
 	// Circuits with linear forms, right and wrong.
 	sdktest.CheckLayered(t, c, xor2Forms(false), 100)
 	msg = failure(t, func(tb testing.TB) { sdktest.CheckLayered(tb, c, xor2Forms(true), 100) })
-	if !strings.Contains(msg, "input 11: layered circuit 1, logic circuit 0") {
+	if !strings.Contains(msg, "layered circuit vs logic circuit: sample ") || !strings.Contains(msg, "output bit 0 is 1, want 0") {
 		t.Errorf("a wrong circuit with forms: got %q", msg)
 	}
 }
