@@ -10,6 +10,7 @@ import (
 	"github.com/tcforge/tcforge/plugins/merkle"
 	"github.com/tcforge/tcforge/plugins/noattn"
 	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/plugins/sha2"
 	"github.com/tcforge/tcforge/plugins/tokens"
 	"github.com/tcforge/tcforge/sdk"
 )
@@ -24,6 +25,7 @@ func Plugins() map[string]sdk.Plugin {
 		merkle.Plugin,
 		noattn.Plugin,
 		reifier.Plugin,
+		sha2.Plugin,
 		tokens.Plugin,
 	} {
 		out[p.Describe().Name] = p
