@@ -1,0 +1,75 @@
+package sha2_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/plugins/sha2"
+	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
+)
+
+// layerAndCheck layers c and checks the layered circuit against the
+// logic circuit on random inputs.
+func layerAndCheck(t *testing.T, c *circuit.Circuit, layer func(*circuit.Circuit) (*layered.Circuit, error)) *layered.Circuit {
+	t.Helper()
+	l, err := layer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	in := bits.Random(rand.New(rand.NewPCG(7, 8)), 128, len(c.Inputs))
+	want := evalAll(t, c, in)
+	ev := l.Evaluator()
+	got, err := bits.EvalSliced(in, len(c.Inputs), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range in {
+		if !bits.Equal(got[s], want[s], len(c.Outputs)) {
+			t.Fatalf("sample %d: layered circuit differs from the logic circuit", s)
+		}
+	}
+	return l
+}
+
+// TestLayered layers SHA-2 instances with both backends (default bound
+// 2^24 on the sums of additions) and checks each against the logic
+// circuit and the measured depth and width: fusion's depth is
+// n_b·(3·rounds + 2) for SHA-256 and n_b·(4·rounds + 2) for SHA-512
+// (docs/sha2.md derives them), reifier's twice that plus one or two.
+func TestLayered(t *testing.T) {
+	tests := []struct {
+		values         map[string]any
+		rDepth, rWidth int
+		fDepth, fWidth int
+	}{
+		{map[string]any{"preset": "sha256"}, 390, 2847, 194, 2549},
+		{map[string]any{"preset": "sha256", "rounds": int64(4), "blocks": int64(2)}, 58, 1230, 28, 1060},
+		{map[string]any{"preset": "sha512", "rounds": int64(4)}, 38, 1770, 18, 1220},
+	}
+	for _, tt := range tests {
+		c, err := sha2.Plugin.Build(context.Background(), params(t, tt.values))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := layerAndCheck(t, c, func(c *circuit.Circuit) (*layered.Circuit, error) { return reifier.Compile(context.Background(), c) })
+		f := layerAndCheck(t, c, func(c *circuit.Circuit) (*layered.Circuit, error) {
+			return fusion.Compile(context.Background(), c, fusion.Options{})
+		})
+		rs, fs := r.Stats(), f.Stats()
+		if rs.Depth != tt.rDepth || rs.Width != tt.rWidth || fs.Depth != tt.fDepth || fs.Width != tt.fWidth {
+			t.Errorf("%v: reifier depth %d width %d, fusion depth %d width %d; want %d %d, %d %d",
+				tt.values, rs.Depth, rs.Width, fs.Depth, fs.Width, tt.rDepth, tt.rWidth, tt.fDepth, tt.fWidth)
+		}
+		if fs.MaxWeight > 1<<23 || rs.MaxWeight > 1<<23 {
+			t.Errorf("%v: max weight %d (reifier), %d (fusion), want below 2^23 under the 2^24 bound", tt.values, rs.MaxWeight, fs.MaxWeight)
+		}
+	}
+}
