@@ -91,8 +91,8 @@ var Plugin = &sdk.Layerer{
 			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier)"},
 		{Name: "schedule", Type: sdk.Bool, Default: true,
 			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
-		{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 30),
-			Doc: "bound on the reachable sum of a modular addition (SUMBIT) before its operands' forms are substituted: wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; 2^24 (the default) keeps the weights exact in float32"},
+		{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
+			Doc: "bound on the reachable sum of a modular addition (SUMBIT) before its operands' forms are substituted: wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"},
 	},
 	Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
 		opts := Options{ASAP: !p.Bool("schedule"), MaxSum: int64(p.Int("max_weight"))}

@@ -45,8 +45,8 @@ var Plugin = &sdk.Layerer{
 // MaxWeightParam is the layerers' bound on the sums of modular additions
 // (SUMBIT nodes), shared by reifier and fusion.
 func MaxWeightParam() sdk.Param {
-	return sdk.Param{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 30),
-		Doc: "bound on the weights and the reachable sum of the gates realising a modular addition (SUMBIT): wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; 2^24 (the default) keeps every such sum exact in float32"}
+	return sdk.Param{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
+		Doc: "bound on the weights and the reachable sum of the gates realising a modular addition (SUMBIT): wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"}
 }
 
 // tagTable interns the layered circuit's provenance tags in order of first

@@ -40,19 +40,19 @@ func layerAndCheck(t *testing.T, c *circuit.Circuit, layer func(*circuit.Circuit
 }
 
 // TestLayered layers SHA-2 instances with both backends (default bound
-// 2^24 on the sums of additions) and checks each against the logic
-// circuit and the measured depth and width: fusion's depth is
-// n_b·(3·rounds + 2) for SHA-256 and n_b·(4·rounds + 2) for SHA-512
-// (docs/sha2.md derives them), reifier's twice that plus one or two.
+// 2^22 on the sums of additions: chunks of 16 bits) and checks each
+// against the logic circuit and the measured depth and width: with
+// c = w/16 chunks, fusion's depth is n_b·((1 + c)·rounds + 1) and
+// reifier's n_b·(2(1 + c)·rounds + 2) + 2 (docs/sha2.md).
 func TestLayered(t *testing.T) {
 	tests := []struct {
 		values         map[string]any
 		rDepth, rWidth int
 		fDepth, fWidth int
 	}{
-		{map[string]any{"preset": "sha256"}, 390, 2847, 194, 2549},
-		{map[string]any{"preset": "sha256", "rounds": int64(4), "blocks": int64(2)}, 58, 1230, 28, 1060},
-		{map[string]any{"preset": "sha512", "rounds": int64(4)}, 38, 1770, 18, 1220},
+		{map[string]any{"preset": "sha256"}, 388, 2720, 193, 2476},
+		{map[string]any{"preset": "sha256", "rounds": int64(4), "blocks": int64(2)}, 54, 1104, 26, 932},
+		{map[string]any{"preset": "sha512", "rounds": int64(4)}, 44, 1665, 21, 1154},
 	}
 	for _, tt := range tests {
 		c, err := sha2.Plugin.Build(context.Background(), params(t, tt.values))
@@ -68,8 +68,14 @@ func TestLayered(t *testing.T) {
 			t.Errorf("%v: reifier depth %d width %d, fusion depth %d width %d; want %d %d, %d %d",
 				tt.values, rs.Depth, rs.Width, fs.Depth, fs.Width, tt.rDepth, tt.rWidth, tt.fDepth, tt.fWidth)
 		}
-		if fs.MaxWeight > 1<<23 || rs.MaxWeight > 1<<23 {
-			t.Errorf("%v: max weight %d (reifier), %d (fusion), want below 2^23 under the 2^24 bound", tt.values, rs.MaxWeight, fs.MaxWeight)
+		// 16-bit chunks: weights up to 2^15, pre-activations far below 2^24.
+		if fs.MaxWeight != 1<<15 || rs.MaxWeight != 1<<15 {
+			t.Errorf("%v: max weight %d (reifier), %d (fusion), want 2^15", tt.values, rs.MaxWeight, fs.MaxWeight)
+		}
+		for _, l := range []*layered.Circuit{r, f} {
+			if got := layered.FloatFormat(l.MaxPreActivation()); got != "fp32" {
+				t.Errorf("%v: pre-activations up to %d need %s, want fp32", tt.values, l.MaxPreActivation(), got)
+			}
 		}
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"slices"
 )
 
-// DefaultMaxSum is the default bound of SplitSums: 2^24, the largest
-// range of integers float32 represents exactly.
-const DefaultMaxSum = 1 << 24
+// DefaultMaxSum is the default bound of SplitSums, 2^22: the gates that
+// realise a chunk's bits compare sums up to the bound with thresholds up
+// to it, so their pre-activations stay below 2^24, the integers float32
+// represents exactly.
+const DefaultMaxSum = 1 << 22
 
 // SplitSums returns c with every OpSumBit node whose sum could exceed
 // maxSum rewritten into additions of chunks of b bits with carries
@@ -19,8 +21,10 @@ const DefaultMaxSum = 1 << 24
 // sums. It returns c itself if no node needs splitting.
 //
 // For a SUMBIT of bit k over operands with at most m at any one
-// exponent, b is the largest width with (m+1)·2^b ≤ maxSum (at least 1:
-// a bound below 2(m+1) cannot be met and gives chunks of one bit), and
+// exponent, b is the largest power of two with (m+1)·2^b ≤ maxSum (at
+// least 1: a bound below 2(m+1) cannot be met and gives chunks of one
+// bit; a power of two cuts 8-, 16-, 32- and 64-bit words into equal
+// chunks), and
 // the sum is cut at multiples of b: bit k is bit k − lo of the operands
 // at exponents lo…k (shifted down by lo = ⌊k/b⌋·b) plus the carry into
 // lo; the carry into lo is ⌊U/2^b⌋ for U the operands at lo−b…lo−1 plus
@@ -95,6 +99,7 @@ func sumChunk(c *Circuit, i Node, maxSum int64) (int, bool) {
 	}
 	b := bits.Len64(uint64(maxSum/(m+1))) - 1 // (m+1)·2^b ≤ maxSum: room for the carry
 	b = max(b, 1)
+	b = 1 << (bits.Len(uint(b)) - 1) // a power of two: equal chunks of 8-, 16-, 32- and 64-bit words
 	return b, int(k) >= b
 }
 

@@ -18,12 +18,12 @@ func TestSplitSums(t *testing.T) {
 		maxSum int64
 		chunks int // SUMBIT levels of the split addition
 	}{
-		{32, 7, 1 << 24, 2}, // m = 8 (with the constant), b = 20
-		{32, 7, 1 << 30, 2}, // b = 26
+		{32, 7, 1 << 24, 2}, // m = 8 (with the constant), b = 20 → 16
+		{32, 7, 1 << 30, 2}, // b = 26 → 16
 		{32, 2, 1 << 34, 1}, // no split
 		{32, 7, 1 << 12, 4}, // b = 8
-		{64, 5, 1 << 24, 4}, // b = 21
-		{16, 3, 64, 6},      // m = 4 (with the constant), b = 3
+		{64, 5, 1 << 24, 4}, // b = 21 → 16
+		{16, 3, 64, 8},      // m = 4 (with the constant), b = 3 → 2
 		{8, 4, 2, 8},        // b = 1 (bound too small: one-bit chunks)
 	} {
 		b := circuit.NewBuilder()
