@@ -134,3 +134,31 @@ pipeline "mappers-sha3-256" {
     width = 11 * construction.b + (construction.blocks - 1) * construction.rate
   }
 }
+
+# Full SHA-256 (64 rounds, one block), checked against crypto/sha256. The
+# additions are cut into 16-bit chunks (max_weight 2^22, the default), so
+# every weight and pre-activation is an integer below 2^24 and the float32
+# forward pass is exact (the exact_in column). Also on its own, in a few
+# seconds: configs/sha2-mappers.hcl.
+pipeline "mappers-sha256" {
+  samples = 64
+
+  construction "sha2" {
+    preset = "sha256"
+  }
+
+  layerer "reifier" {}
+  layerer "fusion" {}
+
+  mapper "no-attention" { variant = "mlp" }
+  mapper "no-attention" { variant = "residual" }
+  mapper "tokens-as-gates" { attention = "hard" }
+  mapper "tokens-as-gates" { attention = "softmax" }
+
+  expect "reifier" {
+    depth = construction.blocks * (2 * (1 + construction.w / 16) * construction.rounds + 2) + 2
+  }
+  expect "fusion" {
+    depth = construction.blocks * ((1 + construction.w / 16) * construction.rounds + 1)
+  }
+}
