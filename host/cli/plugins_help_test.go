@@ -38,7 +38,7 @@ func TestPluginsHelp(t *testing.T) {
 		},
 		{
 			args: []string{"plugins", "reifier"},
-			want: []string{"reifier (layerer 0.1.0, bundled)", "  no parameters\n", "    layerer \"reifier\" {\n    }\n"},
+			want: []string{"reifier (layerer 0.1.0, bundled)", "max_weight", "    layerer \"reifier\" {\n      # max_weight = 4194304\n    }\n"},
 		},
 	}
 	for _, tt := range tests {
