@@ -37,9 +37,11 @@ type ModelRow struct {
 	// attention); BetaMin the smallest β, to within BetaStep, at which the
 	// same weights still compute every sample exactly (0 without softmax).
 	Beta, BetaMin, BetaStep float64
-	// MaxInt bounds the integers the model's linear maps compute: its
-	// largest |weight| and the layered circuit's largest |pre-activation|
-	// (layered.Circuit.MaxPreActivation); ExactIn is the narrowest float
+	// MaxInt bounds the integers the model's linear maps compute on bit
+	// inputs: the largest Σ|weight| of a tensor row (model.MaxRowSum; the
+	// mappers scale the circuit's weights, e.g. by κ for saturated SiLU
+	// steps) and the layered circuit's largest |pre-activation|
+	// (layered.Circuit.MaxPreActivation). ExactIn is the narrowest float
 	// format that holds them all exactly (layered.FloatFormat).
 	MaxInt  int64
 	ExactIn string
@@ -152,7 +154,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		return
 	}
 	mr.Stats = m.Stats()
-	mr.MaxInt = max(int64(math.Ceil(m.MaxAbsWeight())), l.MaxPreActivation())
+	mr.MaxInt = max(int64(math.Ceil(m.MaxRowSum())), l.MaxPreActivation())
 	mr.ExactIn = layered.FloatFormat(mr.MaxInt)
 	if beta, ok := m.SoftmaxBeta(); ok {
 		mr.Beta = beta
