@@ -8,10 +8,10 @@ import (
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
 	"github.com/tcforge/tcforge/plugins/merkle"
-	"github.com/tcforge/tcforge/plugins/noattn"
+	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/sha2"
-	"github.com/tcforge/tcforge/plugins/tokens"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk"
 )
 
@@ -23,10 +23,10 @@ func Plugins() map[string]sdk.Plugin {
 		keccak.Plugin,
 		md.Plugin,
 		merkle.Plugin,
-		noattn.Plugin,
+		noattention.Plugin,
 		reifier.Plugin,
 		sha2.Plugin,
-		tokens.Plugin,
+		tokensasgates.Plugin,
 	} {
 		out[p.Describe().Name] = p
 	}

@@ -39,11 +39,12 @@ type Env struct {
 	Builtins map[string]sdk.Plugin
 }
 
-// ExitError carries a process exit status.
-type ExitError struct{ Code int }
+// exitStatus is an error that carries the process exit status Main returns
+// (plugin processes that exit are wire.ExitError).
+type exitStatus struct{ Code int }
 
 // Error reports the exit status.
-func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // Main runs the command line with args (without the program name) and
 // returns the process exit status.
@@ -56,7 +57,7 @@ func Main(ctx context.Context, env Env, args []string) int {
 	cmd.SetOut(env.Stdout)
 	cmd.SetErr(env.Stderr)
 	err := cmd.ExecuteContext(ctx)
-	var ee ExitError
+	var ee exitStatus
 	switch {
 	case err == nil:
 		return 0
@@ -214,7 +215,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	if diags.HasErrors() {
 		printDiags(diags)
-		return ExitError{1}
+		return exitStatus{1}
 	}
 	printDiags(diags)
 	reg := g.registry(env, log)
@@ -241,7 +242,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	printDiags(checked)
 	if checked.HasErrors() {
-		return ExitError{1}
+		return exitStatus{1}
 	}
 	ro.watch(runner, pipelines)
 	failed := 0
@@ -273,7 +274,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 			}
 			log.Warn().Str("pipeline", p.Name).Int("rows", len(res.Rows)).Msg("interrupted: wrote the finished points; later pipelines did not run")
 			ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
-			return ExitError{130}
+			return exitStatus{130}
 		}
 		if err := ro.pipeline(ctx, runner, res); err != nil {
 			return err
@@ -287,7 +288,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 	if failed > 0 {
-		return ExitError{1}
+		return exitStatus{1}
 	}
 	return nil
 }
@@ -336,7 +337,7 @@ func newPluginsCmd(env *Env, g *globals) *cobra.Command {
 				}
 			}
 			if bad > 0 {
-				return ExitError{1}
+				return exitStatus{1}
 			}
 			return nil
 		},

@@ -38,7 +38,11 @@ func TestPluginsHelp(t *testing.T) {
 		},
 		{
 			args: []string{"plugins", "reifier"},
-			want: []string{"reifier (layerer 0.1.0, bundled)", "max_weight", "    layerer \"reifier\" {\n      # max_weight = 4194304\n    }\n"},
+			want: []string{"reifier (layerer 0.1.0, bundled)", `mode        string  default "paper", one of paper|current`, "max_weight  int     default 4194304, range 2..134217728", "    layerer \"reifier\" {\n      # mode       = \"paper\"\n      # max_weight = 4194304\n    }\n"},
+		},
+		{
+			args: []string{"plugins", "lies"},
+			want: []string{"lies (layerer 0.0.1, bundled)", "  no parameters\n", "    layerer \"lies\" {\n    }\n"},
 		},
 	}
 	for _, tt := range tests {

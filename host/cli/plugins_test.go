@@ -20,11 +20,14 @@ const hangMarkEnv = "TCFORGE_TEST_HANG_MARK"
 // testBuiltins are the bundled plugins plus misbehaving ones. They are
 // served, like bundled plugins, by re-executing the test binary, so every
 // misbehaviour happens in a real plugin process behind real RPC.
+// noPrepare is the Prepare of the test layerers: nothing to resolve.
+func noPrepare(context.Context, *sdk.Pass) (any, error) { return nil, nil }
+
 func testBuiltins() map[string]sdk.Plugin {
 	m := builtin.Plugins()
 	// reifierThen compiles with the real backend, then corrupts the result.
-	reifierThen := func(corrupt func(*layered.Circuit)) func(context.Context, *circuit.Circuit, sdk.Params) (*layered.Circuit, error) {
-		return func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+	reifierThen := func(corrupt func(*layered.Circuit)) func(context.Context, *sdk.Pass, *circuit.Circuit) (*layered.Circuit, error) {
+		return func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			lc, err := reifier.Compile(ctx, c)
 			if err != nil {
 				return nil, err
@@ -36,16 +39,16 @@ func testBuiltins() map[string]sdk.Plugin {
 	lastLevel := func(lc *layered.Circuit) int32 { return lc.LevelStart[len(lc.LevelStart)-2] }
 	for _, p := range []*sdk.Layerer{
 		{Name: "panics", Version: "0.0.1", Doc: "panics in Layer",
-			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 				panic("layering is hard")
 			}},
 		{Name: "dies", Version: "0.0.1", Doc: "exits in the middle of Layer",
-			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 				os.Exit(3)
 				return nil, nil
 			}},
 		{Name: "hangs", Version: "0.0.1", Doc: "never answers Layer (and ignores cancellation)",
-			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 				if mark := os.Getenv(hangMarkEnv); mark != "" {
 					os.WriteFile(mark, nil, 0o644) // tell the test we are stuck
 				}
@@ -65,12 +68,14 @@ func testBuiltins() map[string]sdk.Plugin {
 				lc.LevelStart[len(lc.LevelStart)-1]--
 			})},
 	} {
+		p.Prepare = noPrepare
 		m[p.Name] = p
 	}
 	// A construction whose circuit has a cycle: a node reading itself.
 	m["cyclic"] = &sdk.Construction{Name: "cyclic", Version: "0.0.1", Doc: "returns a circuit with a cycle",
-		Params: keccak.Plugin.Params,
-		Build: func(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
+		Params:  keccak.Plugin.Params,
+		Prepare: keccak.Plugin.Prepare,
+		Build: func(ctx context.Context, p *sdk.Pass) (*circuit.Circuit, error) {
 			c, err := keccak.Plugin.Build(ctx, p)
 			if err != nil {
 				return nil, err
@@ -82,8 +87,8 @@ func testBuiltins() map[string]sdk.Plugin {
 		Reference: keccak.Plugin.Reference,
 	}
 	// Served with another protocol version (see TestMain).
-	m["oldproto"] = &sdk.Layerer{Name: "oldproto", Version: "0.0.1", Doc: "speaks protocol 0",
-		Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+	m["oldproto"] = &sdk.Layerer{Name: "oldproto", Version: "0.0.1", Doc: "speaks protocol 0", Prepare: noPrepare,
+		Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			return reifier.Compile(ctx, c)
 		}}
 	return m

@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 	"math/big"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,7 +175,7 @@ func (pt Point) names() []string {
 	for n := range pt.Values {
 		out = append(out, n)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

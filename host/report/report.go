@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -26,7 +27,13 @@ import (
 // run.ModelColumns (one row per point × layerer × mapper).
 func Header(res *run.Result) []string {
 	h := append([]string(nil), res.Vars...)
-	h = append(h, "layerer", "depth", "width", "gates", "copies", "edges", "verified")
+	h = append(h, "layerer")
+	for _, f := range run.Figures() {
+		if f.Shown {
+			h = append(h, f.Name)
+		}
+	}
+	h = append(h, "verified")
 	for _, n := range res.ExpectNames {
 		h = append(h, "expect_"+n, "actual_"+n)
 	}
@@ -68,8 +75,13 @@ func Records(res *run.Result) [][]string {
 		for _, v := range res.Vars {
 			rec = append(rec, Value(row.Point.Values[v]))
 		}
-		s := row.Stats
-		rec = append(rec, row.Layerer, itoa(s.Depth), itoa(s.Width), itoa(s.Gates), itoa(s.Copies), itoa(s.Edges), strconv.FormatBool(row.Verified))
+		rec = append(rec, row.Layerer)
+		for _, f := range run.Figures() {
+			if f.Shown {
+				rec = append(rec, f.Cell(row.Stats))
+			}
+		}
+		rec = append(rec, strconv.FormatBool(row.Verified))
 		for _, n := range res.ExpectNames {
 			e, ok := row.Expect[n]
 			if !ok {
@@ -136,9 +148,9 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	for _, n := range res.PredictNames {
 		head = append(head, "Pred. "+n)
 	}
-	for _, f := range []string{"depth", "width", "gates", "copies", "edges"} {
-		if !contains(res.ExpectNames, f) {
-			head = append(head, f)
+	for _, f := range run.Figures() {
+		if f.Shown && !slices.Contains(res.ExpectNames, f.Name) {
+			head = append(head, f.Name)
 		}
 	}
 	cmp := newComparison(res)
@@ -161,13 +173,9 @@ func WriteTable(w io.Writer, res *run.Result) error {
 		for _, n := range res.PredictNames {
 			cells = append(cells, predictCell(row, n))
 		}
-		s := row.Stats
-		for _, f := range []struct {
-			name string
-			v    int
-		}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}} {
-			if !contains(res.ExpectNames, f.name) {
-				cells = append(cells, itoa(f.v))
+		for _, f := range run.Figures() {
+			if f.Shown && !slices.Contains(res.ExpectNames, f.Name) {
+				cells = append(cells, f.Cell(row.Stats))
 			}
 		}
 		verdict := "ok"
@@ -193,15 +201,6 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	return writeModelTable(w, res)
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // predictCell shows a predicted figure and, if the measured one differs,
 // the difference: "80 (−1)".
 func predictCell(row run.Row, name string) string {
@@ -209,7 +208,7 @@ func predictCell(row run.Row, name string) string {
 	if !ok {
 		return "-"
 	}
-	act, ok := run.Figure(row.Stats, name)
+	act, ok := run.FigureValue(row.Stats, name)
 	if !ok || act == p {
 		return strconv.FormatInt(p, 10)
 	}

@@ -94,12 +94,15 @@ var Plugin = &sdk.Layerer{
 		{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
 			Doc: "bound on the reachable sum of a modular addition (SUMBIT) before its operands' forms are substituted: wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"},
 	},
-	Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
-		opts := Options{ASAP: !p.Bool("schedule"), MaxSum: int64(p.Int("max_weight"))}
-		if p.String("objective") == "size" {
+	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
+		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int("max_weight"))}
+		if pass.Params.String("objective") == "size" {
 			opts.Objective = Size
 		}
-		return Compile(ctx, c, opts)
+		return opts, nil
+	},
+	Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+		return Compile(ctx, c, pass.Prepared.(Options))
 	},
 }
 

@@ -36,10 +36,30 @@ var Plugin = &sdk.Layerer{
 	Name:    "reifier",
 	Version: "0.1.0",
 	Doc:     "Reifier-style backend: the paper's lowering and as-soon-as-possible layering with copy gates; reproduces the paper's tables.",
-	Params:  []sdk.Param{MaxWeightParam()},
-	Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
-		return CompileBounded(ctx, c, int64(p.Int("max_weight")))
+	Params: []sdk.Param{
+		{Name: "mode", Type: sdk.String, Default: "paper", Enum: []string{"paper", "current"},
+			Doc: "\"paper\": the form behind the paper's tables (state level, two-level absorb, ι levels, output copies); \"current\": today's Reifier release (compile_keccak): constants in thresholds, NOT and copies free, output row with the last NOTs (see current.go); it has no modular additions (SUMBIT)"},
+		MaxWeightParam(),
 	},
+	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
+		return Config{Mode: pass.Params.String("mode"), MaxWeight: int64(pass.Params.Int("max_weight"))}, nil
+	},
+	Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+		cfg := pass.Prepared.(Config)
+		if cfg.Mode == "current" {
+			return CompileCurrent(ctx, c)
+		}
+		return CompileBounded(ctx, c, cfg.MaxWeight)
+	},
+}
+
+// Config is the reifier's resolved parameters (its Prepare's result).
+type Config struct {
+	// Mode is "paper" (Compile) or "current" (CompileCurrent).
+	Mode string
+	// MaxWeight bounds the sums of modular additions (SUMBIT nodes) in
+	// paper mode; see MaxWeightParam.
+	MaxWeight int64
 }
 
 // MaxWeightParam is the layerers' bound on the sums of modular additions

@@ -8,7 +8,7 @@ import (
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/sha2"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -24,15 +24,15 @@ func layerAndCheck(t *testing.T, c *circuit.Circuit, layer func(*circuit.Circuit
 	if err := l.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	in := bits.Random(rand.New(rand.NewPCG(7, 8)), 128, len(c.Inputs))
+	in := bitvec.Random(rand.New(rand.NewPCG(7, 8)), 128, len(c.Inputs))
 	want := evalAll(t, c, in)
 	ev := l.Evaluator()
-	got, err := bits.EvalSliced(in, len(c.Inputs), ev)
+	got, err := bitvec.EvalSliced(in, len(c.Inputs), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for s := range in {
-		if !bits.Equal(got[s], want[s], len(c.Outputs)) {
+		if !bitvec.Equal(got[s], want[s], len(c.Outputs)) {
 			t.Fatalf("sample %d: layered circuit differs from the logic circuit", s)
 		}
 	}

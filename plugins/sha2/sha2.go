@@ -20,7 +20,7 @@ import (
 
 	"github.com/tcforge/tcforge/plugins/sha2/sha2ref"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 )
 
@@ -41,9 +41,9 @@ var Plugin = &sdk.Construction{
 		{Name: "mode", Type: sdk.String, Default: "hash", Enum: []string{"hash", "compress"},
 			Doc: "\"hash\": message in, digest out; \"compress\": chaining value (8 words) and one block (16 words) in, new chaining value out"},
 	},
+	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
-	Check:     check,
 }
 
 // config is the resolved parameter set.
@@ -60,6 +60,8 @@ var presets = map[string]sha2ref.Variant{
 	"sha512": sha2ref.SHA512, "sha512-224": sha2ref.SHA512_224, "sha512-256": sha2ref.SHA512_256,
 }
 
+// resolve checks what the schema cannot (rounds past the variant's, a
+// message with compress, both lengths) and fills the defaults.
 func resolve(p sdk.Params) (config, error) {
 	cfg := config{v: presets[p.String("preset")], compress: p.String("mode") == "compress"}
 	cfg.rounds = cfg.v.Rounds()
@@ -102,10 +104,8 @@ func resolve(p sdk.Params) (config, error) {
 	return cfg, nil
 }
 
-func check(ctx context.Context, p sdk.Params) error {
-	_, err := resolve(p)
-	return err
-}
+// prepare resolves and checks the parameters: its config is Pass.Prepared.
+func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pass.Params) }
 
 // word is a w-bit word of circuit nodes, least significant bit first.
 type word = []circuit.Node
@@ -192,11 +192,8 @@ func compress(b *circuit.Builder, w, rounds int, h, m []word) []word {
 	return out
 }
 
-func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	cfg := pass.Prepared.(config)
 	w := cfg.v.WordBits
 	b := circuit.NewBuilder()
 	if cfg.compress {
@@ -236,29 +233,19 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 	return b.Circuit(), ctx.Err()
 }
 
-func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+	cfg := pass.Prepared.(config)
 	w := cfg.v.WordBits
-	out := make([]bits.Vec, len(inputs))
-	for i, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
 		if cfg.compress {
 			all := in.Bytes(24 * w)
-			out[i] = bits.FromBytes(cfg.v.Compress(all[:8*w], all[8*w:], cfg.rounds))
-			continue
+			return bitvec.FromBytes(cfg.v.Compress(all[:8*w], all[8*w:], cfg.rounds)), nil
 		}
 		if cfg.rounds == cfg.v.Rounds() && cfg.msgBits%8 == 0 {
-			out[i] = bits.FromPackedMSB(stdlib(cfg.v, in.PackMSB(cfg.msgBits)), cfg.v.DigestBits)
-			continue
+			return bitvec.FromPackedMSB(stdlib(cfg.v, in.PackMSB(cfg.msgBits)), cfg.v.DigestBits), nil
 		}
-		out[i] = bits.FromBytes(cfg.v.Sum(in.Bytes(cfg.msgBits), cfg.rounds))
-	}
-	return out, nil
+		return bitvec.FromBytes(cfg.v.Sum(in.Bytes(cfg.msgBits), cfg.rounds)), nil
+	})
 }
 
 // stdlib computes a standard digest with crypto/sha256 or crypto/sha512,

@@ -10,23 +10,21 @@ import (
 	"github.com/tcforge/tcforge/plugins/sha2"
 	"github.com/tcforge/tcforge/plugins/sha2/sha2ref"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
-func params(t *testing.T, values map[string]any) sdk.Params {
+// params is the Pass of sha2 for values.
+func params(t *testing.T, values map[string]any) *sdk.Pass {
 	t.Helper()
-	p, err := sdk.NewParams(sha2.Plugin.Params, values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return sdktest.Pass(t, sha2.Plugin, values)
 }
 
 // evalAll evaluates c on every input vector.
-func evalAll(t *testing.T, c *circuit.Circuit, in []bits.Vec) []bits.Vec {
+func evalAll(t *testing.T, c *circuit.Circuit, in []bitvec.Vec) []bitvec.Vec {
 	t.Helper()
-	out, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+	out, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,26 +73,26 @@ func TestCircuit(t *testing.T) {
 			if len(c.Inputs) != tt.inBits || len(c.Outputs) != tt.outBits || c.Attrs["blocks"] != tt.blocks {
 				t.Fatalf("%d inputs, %d outputs, %d blocks; want %d, %d, %d", len(c.Inputs), len(c.Outputs), c.Attrs["blocks"], tt.inBits, tt.outBits, tt.blocks)
 			}
-			in := bits.Random(rng, 70, tt.inBits)
+			in := bitvec.Random(rng, 70, tt.inBits)
 			got := evalAll(t, c, in)
 			ref, err := sha2.Plugin.Reference(context.Background(), p, in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			v := map[string]sha2ref.Variant{"sha224": sha2ref.SHA224, "sha256": sha2ref.SHA256, "sha384": sha2ref.SHA384,
-				"sha512": sha2ref.SHA512, "sha512-224": sha2ref.SHA512_224, "sha512-256": sha2ref.SHA512_256}[p.String("preset")]
+				"sha512": sha2ref.SHA512, "sha512-224": sha2ref.SHA512_224, "sha512-256": sha2ref.SHA512_256}[p.Params.String("preset")]
 			rounds := int(c.Attrs["rounds"])
 			for s := range in {
 				var indep []byte
-				if p.String("mode") == "compress" {
+				if p.Params.String("mode") == "compress" {
 					all := in[s].Bytes(tt.inBits)
 					w := v.WordBits
 					indep = v.Compress(all[:8*w], all[8*w:], rounds)
 				} else {
 					indep = v.Sum(in[s].Bytes(tt.inBits), rounds)
 				}
-				if g := got[s].Bytes(tt.outBits); !bytes.Equal(g, indep) || !bits.Equal(got[s], ref[s], tt.outBits) {
-					t.Fatalf("sample %d: circuit %s\nreference %s\nsha2ref %s", s, got[s].Text(tt.outBits), ref[s].Text(tt.outBits), bits.FromBytes(indep).Text(tt.outBits))
+				if g := got[s].Bytes(tt.outBits); !bytes.Equal(g, indep) || !bitvec.Equal(got[s], ref[s], tt.outBits) {
+					t.Fatalf("sample %d: circuit %s\nreference %s\nsha2ref %s", s, got[s].Text(tt.outBits), ref[s].Text(tt.outBits), bitvec.FromBytes(indep).Text(tt.outBits))
 				}
 			}
 		})
@@ -113,7 +111,7 @@ func TestNIST(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := evalAll(t, c, []bits.Vec{bits.FromPackedMSB([]byte("abc"), 24)})
+		out := evalAll(t, c, []bitvec.Vec{bitvec.FromPackedMSB([]byte("abc"), 24)})
 		if got := hexOf(out[0].PackMSB(len(c.Outputs))); got != tc.digest {
 			t.Errorf("%s(abc) = %s, want %s", tc.preset, got, tc.digest)
 		}
@@ -130,17 +128,19 @@ func hexOf(b []byte) string {
 	return s.String()
 }
 
-// TestCheck rejects impossible parameters with the reason.
-func TestCheck(t *testing.T) {
+// TestPrepare rejects impossible parameters with the reason.
+func TestPrepare(t *testing.T) {
 	for _, tc := range []struct {
 		values map[string]any
 		want   string
 	}{
 		{map[string]any{"preset": "sha256", "rounds": int64(65)}, "at most 64 rounds"},
+		{map[string]any{"preset": "sha256", "rounds": int64(0)}, "rounds"},
+		{map[string]any{"preset": "sha512", "rounds": int64(81)}, "rounds"},
 		{map[string]any{"preset": "sha256", "blocks": int64(2), "message_bits": int64(8)}, "not both"},
 		{map[string]any{"mode": "compress", "blocks": int64(2)}, "does not apply"},
 	} {
-		err := sha2.Plugin.Check(context.Background(), params(t, tc.values))
+		_, err := sdk.NewPass(context.Background(), sha2.Plugin, tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want %q", tc.values, err, tc.want)
 		}
