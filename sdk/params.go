@@ -14,11 +14,15 @@ import (
 type Type string
 
 // Parameter types. HCL numbers map to Int (whole numbers only) or Number.
+// A Path is a string naming a file: the host resolves a relative path
+// against the directory of the pipeline file that sets it, so a config
+// finds its files wherever it is run from.
 const (
 	Int    Type = "int"
 	Number Type = "number"
 	String Type = "string"
 	Bool   Type = "bool"
+	Path   Type = "path"
 )
 
 // Param declares one parameter of a plugin: the host decodes the plugin's
@@ -76,6 +80,10 @@ func (p Param) Check(v any) error {
 	case Bool:
 		if _, ok := v.(bool); !ok {
 			return fmt.Errorf("must be true or false, got %s", describe(v))
+		}
+	case Path:
+		if s, ok := v.(string); !ok || s == "" {
+			return fmt.Errorf("must be a file path, got %s", describe(v))
 		}
 	default:
 		return fmt.Errorf("parameter has unknown type %q", p.Type)
@@ -191,7 +199,7 @@ func (p Params) Float(name string) float64 {
 	return 0
 }
 
-// String returns a String parameter.
+// String returns a String or Path parameter.
 func (p Params) String(name string) string {
 	s, _ := p.get(name).(string)
 	return s
