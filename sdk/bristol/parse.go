@@ -259,7 +259,7 @@ func (p *parser) check(nl *Netlist, lines []int32, outLine int) error {
 				return p.errorf(int(lines[g]), "wire %d is used but never set", w)
 			case s != input && int(s-1) >= g:
 				if path := cycle(nl, setter, g, int(s-1)); path != nil {
-					return p.errorf(int(lines[g]), "cycle: this gate reads wire %d, which depends on its own result (wires %s → %d)", w, formatPath(path), w)
+					return p.errorf(int(lines[g]), "cycle: this gate reads wire %d, which is computed from this gate's result (wires %s → %d)", w, formatPath(path), w)
 				}
 				return p.errorf(int(lines[g]), "wire %d is used before it is set (on line %d); gates must be listed in evaluation order", w, lines[s-1])
 			}
