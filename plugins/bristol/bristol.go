@@ -151,23 +151,31 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 		}
 		node[x] = materialise(b, op, args)
 	}
-	for g := range nl.Ops {
-		op, in, out := nl.Gate(g)
+	// One scope a run of gates of the same kind.
+	for g := 0; g < len(nl.Ops); {
+		op, end := nl.Ops[g], g+1
+		for end < len(nl.Ops) && nl.Ops[end] == op {
+			end++
+		}
 		if op == bf.EQW {
+			g = end
 			continue
 		}
 		b.Scope(op.String(), func() {
-			switch op {
-			case bf.XOR, bf.AND:
-				binary(op, in[0], in[1], out[0])
-			case bf.INV:
-				node[out[0]] = b.Not(node[src[in[0]]])
-			case bf.EQ:
-				node[out[0]] = b.Const(int(in[0]))
-			case bf.MAND:
-				k := len(out)
-				for i := range k {
-					binary(bf.AND, in[i], in[k+i], out[i])
+			for ; g < end; g++ {
+				_, in, out := nl.Gate(g)
+				switch op {
+				case bf.XOR, bf.AND:
+					binary(op, in[0], in[1], out[0])
+				case bf.INV:
+					node[out[0]] = b.Not(node[src[in[0]]])
+				case bf.EQ:
+					node[out[0]] = b.Const(int(in[0]))
+				case bf.MAND:
+					k := len(out)
+					for i := range k {
+						binary(bf.AND, in[i], in[k+i], out[i])
+					}
 				}
 			}
 		})

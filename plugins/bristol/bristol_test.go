@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha3"
 	"flag"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -356,5 +357,68 @@ func TestMalformed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sha3File writes the SHA3-256 circuit's netlist into a temporary file.
+func sha3File(b *testing.B) (string, *circuit.Circuit) {
+	b.Helper()
+	c := sdktest.Build(b, keccak.Plugin, map[string]any{"preset": "sha3-256"})
+	nl, err := bf.FromCircuit(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "sha3-256.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := nl.Write(f); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path, c
+}
+
+// BenchmarkExportSHA3_256 lowers the full SHA3-256 logic circuit to
+// Bristol Fashion and writes it (13 MB).
+func BenchmarkExportSHA3_256(b *testing.B) {
+	c := sdktest.Build(b, keccak.Plugin, map[string]any{"preset": "sha3-256"})
+	b.ResetTimer()
+	for b.Loop() {
+		nl, err := bf.FromCircuit(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := nl.Write(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkImportSHA3_256 parses and checks the exported SHA3-256 file
+// and builds its logic circuit (the plugin's Build).
+func BenchmarkImportSHA3_256(b *testing.B) {
+	path, _ := sha3File(b)
+	p := sdktest.Params(b, bristol.Plugin.Params, map[string]any{"file": path})
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := bristol.Plugin.Build(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseSHA3_256 parses and checks the exported SHA3-256 file
+// (the plugin's Check).
+func BenchmarkParseSHA3_256(b *testing.B) {
+	path, _ := sha3File(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := bf.ParseFile(path); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -61,6 +61,7 @@ type parser struct {
 	line int
 	// headerLine is the line of "#gates #wires".
 	headerLine int
+	fields     []string
 }
 
 func (p *parser) errorf(line int, format string, args ...any) error {
@@ -68,11 +69,13 @@ func (p *parser) errorf(line int, format string, args ...any) error {
 }
 
 // next returns the fields of the next non-blank line, or nil at the end.
+// The slice is reused by the next call.
 func (p *parser) next() ([]string, error) {
 	for p.sc.Scan() {
 		p.line++
-		if f := strings.Fields(p.sc.Text()); len(f) > 0 {
-			return f, nil
+		p.fields = fields(p.fields[:0], p.sc.Bytes())
+		if len(p.fields) > 0 {
+			return p.fields, nil
 		}
 	}
 	if err := p.sc.Err(); err != nil {
@@ -82,6 +85,36 @@ func (p *parser) next() ([]string, error) {
 		return nil, err
 	}
 	return nil, nil
+}
+
+// fields appends the fields of line, separated by ASCII white space, to
+// dst: one string allocation for the whole line.
+func fields(dst []string, line []byte) []string {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
+	start := -1
+	for i, c := range line {
+		if isSpace(c) {
+			continue
+		}
+		start = i
+		break
+	}
+	if start < 0 {
+		return dst
+	}
+	s := string(line[start:])
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && !isSpace(s[j]) {
+			j++
+		}
+		dst = append(dst, s[i:j])
+		for j < len(s) && isSpace(s[j]) {
+			j++
+		}
+		i = j
+	}
+	return dst
 }
 
 // count parses a non-negative decimal count.
