@@ -21,9 +21,13 @@ type Error struct {
 // Error implements error.
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-// maxWires bounds the header's wire count, so that a hostile header cannot
-// make the parser allocate without limit before reading any gate.
-const maxWires = 1 << 30
+// maxWires bounds the header's wire count; unsetWires bounds how many
+// wires may be neither inputs nor set by a gate. Together they keep a
+// hostile header from making the parser allocate far beyond the file.
+const (
+	maxWires   = 1 << 30
+	unsetWires = 1 << 20
+)
 
 // ParseFile reads and checks the Bristol Fashion netlist at path; errors
 // are *Error located in it (or the error opening it).
@@ -209,7 +213,20 @@ func (p *parser) parse() (*Netlist, error) {
 	} else if f != nil {
 		return nil, p.errorf(p.line, "trailing content %q after the %d gates line %d declares", strings.Join(f, " "), nGates, headerLine)
 	}
+	if set := nIn + results(nl); nWires > set+unsetWires {
+		return nil, p.errorf(headerLine, "line %d declares %d wires, but the inputs and gates set only %d (at most %d wires may be left unset)", headerLine, nWires, set, unsetWires)
+	}
 	return nl, p.check(nl, lines, outLine)
+}
+
+// results returns the number of wires the gates set.
+func results(nl *Netlist) int {
+	n := 0
+	for g := range nl.Ops {
+		_, _, out := nl.Gate(g)
+		n += len(out)
+	}
+	return n
 }
 
 // gate parses one gate line's fields into nl.
