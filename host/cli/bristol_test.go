@@ -20,10 +20,10 @@ func TestBristolConfig(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	want := map[string]map[string]string{ // pipeline/max_arity/layerer → depth, width
-		"bristol-hand/2/reifier":     {"depth": "12", "width": "13"},
+		"bristol-hand/2/reifier":     {"depth": "12", "width": "12"},
 		"bristol-hand/16/fusion":     {"depth": "5", "width": "13"},
-		"bristol-tcforge/2/reifier":  {"depth": "32", "width": "476"},
-		"bristol-tcforge/16/reifier": {"depth": "20", "width": "575"},
+		"bristol-tcforge/2/reifier":  {"depth": "30", "width": "476"},
+		"bristol-tcforge/16/reifier": {"depth": "18", "width": "575"},
 		"bristol-tcforge/16/fusion":  {"depth": "5", "width": "319"},
 	}
 	seen := 0
