@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha3"
 	"flag"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -419,6 +420,131 @@ func BenchmarkParseSHA3_256(b *testing.B) {
 	for b.Loop() {
 		if _, err := bf.ParseFile(path); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// randomNetlist writes a random valid Bristol Fashion netlist: every gate
+// type, MANDs of 1 to 3, INVs read by ANDs once or more (the ANDNOT
+// folding), XOR and AND chains (the merging), outputs that are copies,
+// inputs and constants.
+func randomNetlist(rng *rand.Rand) string {
+	nIn := 1 + rng.IntN(6)
+	set := make([]int, nIn)
+	for i := range set {
+		set[i] = i
+	}
+	next := nIn
+	var gates []string
+	pick := func() int {
+		// Favour recent wires, so chains form.
+		if rng.IntN(2) == 0 {
+			return set[len(set)-1-rng.IntN(min(3, len(set)))]
+		}
+		return set[rng.IntN(len(set))]
+	}
+	gate := func(nin, nout int, ins []int, op string) []int {
+		line := fmt.Sprintf("%d %d", nin, nout)
+		for _, w := range ins {
+			line += " " + strconv.Itoa(w)
+		}
+		outs := make([]int, nout)
+		for i := range outs {
+			outs[i] = next
+			line += " " + strconv.Itoa(next)
+			next++
+		}
+		gates = append(gates, line+" "+op)
+		set = append(set, outs...)
+		return outs
+	}
+	for range 5 + rng.IntN(40) {
+		switch rng.IntN(11) {
+		case 0, 1:
+			gate(2, 1, []int{pick(), pick()}, "XOR")
+		case 2, 3:
+			gate(2, 1, []int{pick(), pick()}, "AND")
+		case 4, 5:
+			inv := gate(1, 1, []int{pick()}, "INV")[0]
+			gate(2, 1, []int{inv, pick()}, "AND")
+		case 6:
+			k := 1 + rng.IntN(3)
+			ins := make([]int, 2*k)
+			for i := range ins {
+				ins[i] = pick()
+			}
+			gate(2*k, k, ins, "MAND")
+		case 7:
+			gate(1, 1, []int{rng.IntN(2)}, "EQ")
+		case 8:
+			gate(1, 1, []int{pick()}, "EQW")
+		case 9:
+			// ¬a ∧ ¬b: an AND with two negated operands.
+			a := gate(1, 1, []int{pick()}, "INV")[0]
+			b := gate(1, 1, []int{set[rng.IntN(len(set)-1)]}, "INV")[0]
+			gate(2, 1, []int{a, b}, "AND")
+		case 10:
+			// (¬a ∧ b) ∧ ¬c: merging two ANDNOTs.
+			x := gate(2, 1, []int{gate(1, 1, []int{pick()}, "INV")[0], pick()}, "AND")[0]
+			gate(2, 1, []int{x, gate(1, 1, []int{pick()}, "INV")[0]}, "AND")
+		}
+	}
+	// Outputs: the last wires, each a copy, a negation or an XOR.
+	nOut := 1 + rng.IntN(5)
+	var outs []int
+	for range nOut {
+		outs = append(outs, pick())
+	}
+	for _, w := range outs {
+		switch rng.IntN(3) {
+		case 0:
+			gate(1, 1, []int{w}, "EQW")
+		case 1:
+			gate(1, 1, []int{w}, "INV")
+		default:
+			gate(2, 1, []int{w, pick()}, "XOR")
+		}
+	}
+	return fmt.Sprintf("%d %d\n1 %d\n1 %d\n\n%s\n", len(gates), next, nIn, nOut, strings.Join(gates, "\n"))
+}
+
+// TestImportRandom imports random netlists with every max_arity regime
+// and checks each circuit against the netlist evaluator on every input.
+func TestImportRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	dir := t.TempDir()
+	for i := range 300 {
+		path := filepath.Join(dir, strconv.Itoa(i)+".txt")
+		src := randomNetlist(rng)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		nl, err := bf.ParseFile(path)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, src)
+		}
+		in := sdktest.AllInputs(nl.NumInputs())
+		want, err := bits.EvalSliced(in, nl.NumInputs(), nl.Eval)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, arity := range []int{2, 3, 16} {
+			c := sdktest.Build(t, bristol.Plugin, map[string]any{"file": path, "max_arity": arity})
+			for n := range c.NumNodes() {
+				if args, _ := c.Operands(circuit.Node(n)); len(args) > arity {
+					t.Fatalf("max_arity %d: node %d (%s) has %d operands", arity, n, c.Ops[n], len(args))
+				}
+			}
+			got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s := range in {
+				if !bits.Equal(got[s], want[s], nl.NumOutputs()) {
+					t.Fatalf("max_arity %d, input %s: circuit %s, netlist %s\n%s", arity, in[s].Text(nl.NumInputs()),
+						got[s].Text(nl.NumOutputs()), want[s].Text(nl.NumOutputs()), src)
+				}
+			}
 		}
 	}
 }
