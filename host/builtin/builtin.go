@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"github.com/tcforge/tcforge/plugins/bristol"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
@@ -19,6 +20,7 @@ import (
 func Plugins() map[string]sdk.Plugin {
 	out := map[string]sdk.Plugin{}
 	for _, p := range []sdk.Plugin{
+		bristol.Plugin,
 		fusion.Plugin,
 		keccak.Plugin,
 		md.Plugin,

@@ -37,6 +37,11 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "merkle" { log_w = 1, rounds = 1, block_bits = 4, leaves = 2 - matrix.rate }` + "\nlayerer \"reifier\" {}", "leaves", "at least one leaf"},
 		{`construction "merkle" { log_w = 1, rounds = 1, block_bits = 4, digest_bits = matrix.rate * 1000 }` + "\nlayerer \"reifier\" {}", "digest_bits", "larger than the Keccak-p state"},
 	},
+	"bristol": {
+		{`construction "bristol" { file = matrix.rate == 1 ? "../../plugins/bristol/testdata/adder4.txt" : "no-such-netlist.txt" }` + "\nlayerer \"reifier\" {}", "file", "no-such-netlist.txt"},
+		{`construction "bristol" { file = matrix.rate == 1 ? "../../plugins/bristol/testdata/adder4.txt" : "../../plugins/bristol/testdata/bad/cycle.txt" }` + "\nlayerer \"reifier\" {}", "file", "cycle.txt:7: "},
+		{`construction "bristol" { file = "../../plugins/bristol/testdata/adder4.txt", max_arity = matrix.rate }` + "\nlayerer \"reifier\" {}", "max_arity", "must be at least 2"},
+	},
 	"sha2": {
 		{`construction "sha2" { preset = "sha256", rounds = 63 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 64 rounds"},
 		{`construction "sha2" { preset = "sha256", rounds = matrix.rate - 1 }` + "\nlayerer \"reifier\" {}", "rounds", "must be at least 1"},
