@@ -58,12 +58,19 @@ const (
 	Depth Objective = iota
 	// Size minimises edges and gates within the Reifier depth bound.
 	Size
+	// Round minimises depth first, realising values that only parities
+	// read as integer forms known modulo 2 (modular.go): one level where
+	// the exact value needs two, at the cost of width.
+	Round
 )
 
 // String returns the objective's parameter value.
 func (o Objective) String() string {
-	if o == Size {
+	switch o {
+	case Size:
 		return "size"
+	case Round:
+		return "round"
 	}
 	return "depth"
 }
@@ -83,15 +90,18 @@ var Plugin = &sdk.Layerer{
 	Version: "0.1.0",
 	Doc:     "Optimizing backend: values as linear forms of threshold gates, parity as switching functions, cone fusion, copy-minimising scheduling; never deeper than reifier.",
 	Params: []sdk.Param{
-		{Name: "objective", Type: sdk.String, Default: "depth", Enum: []string{"depth", "size"},
+		{Name: "objective", Type: sdk.String, Default: "depth", Enum: []string{"depth", "size", "round"},
 			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier)"},
 		{Name: "schedule", Type: sdk.Bool, Default: true,
 			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
 	},
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
 		opts := Options{ASAP: !pass.Params.Bool("schedule")}
-		if pass.Params.String("objective") == "size" {
+		switch pass.Params.String("objective") {
+		case "size":
 			opts.Objective = Size
+		case "round":
+			opts.Objective = Round
 		}
 		return opts, nil
 	},
@@ -111,6 +121,9 @@ func Compile(ctx context.Context, c *circuit.Circuit, opts Options) (*layered.Ci
 	}
 	pl, err := planAll(ctx, n, n.outputs(c), opts)
 	if err != nil {
+		return nil, fmt.Errorf("fusion: %w", err)
+	}
+	if pl, err = shallower(ctx, n, n.outputs(c), opts, pl); err != nil {
 		return nil, fmt.Errorf("fusion: %w", err)
 	}
 	g, err := realise(ctx, c, n, pl)

@@ -87,7 +87,7 @@ func (sh *shape) comp(j int8, y int64) int64 {
 
 // box returns the number of points of the box of ranges, or -1 if it
 // exceeds maxBox.
-func (sh *shape) box() int64 {
+func (sh *shape) box(maxBox int64) int64 {
 	b := int64(1)
 	for j := int8(0); j < sh.n; j++ {
 		b *= sh.hi[j] - sh.lo[j] + 1
@@ -104,6 +104,7 @@ func (sh *shape) box() int64 {
 // repeat the one before), and comparing shapes is much cheaper than
 // hashing one.
 type solver struct {
+	maxBox int64 // bound of a box's points
 	memo   map[shape]*solution
 	recent [4]memoEntry
 	next   int // the recent entry to replace next
@@ -116,7 +117,13 @@ type memoEntry struct {
 	set bool
 }
 
-func newSolver() *solver { return &solver{memo: map[shape]*solution{}} }
+func newSolver(opts Options) *solver {
+	s := &solver{memo: map[shape]*solution{}, maxBox: maxBox}
+	if opts.Objective == Round {
+		s.maxBox = maxBoxRound
+	}
+	return s
+}
 
 // solve returns the projection of sh with the fewest switch points, or nil
 // if sh is out of bounds (box too large).
@@ -173,7 +180,7 @@ func (s *solver) search(sh *shape) *solution {
 		}
 		return &solution{mult: [maxComps]int64{1}, at: []int64{sh.rootP}, sign: []int8{1}}
 	}
-	box := sh.box()
+	box := sh.box(s.maxBox)
 	if box < 0 {
 		return nil
 	}

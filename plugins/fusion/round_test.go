@@ -1,0 +1,54 @@
+package fusion_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/sdk/layered"
+)
+
+// TestRoundObjectiveKeccakLaw checks the round objective's Keccak laws on
+// toy sponges: one level a round but the last (two: its value is read
+// exactly), one output level, depth = rounds·blocks + 2; every round
+// between the first and the last one level of 286 gates a state bit
+// (22 parity counters of a θ sum in [0, 22] and 264 switch points of
+// [S_b even ∧ S_c odd]); and the circuit equal to the logic circuit.
+func TestRoundObjectiveKeccakLaw(t *testing.T) {
+	for _, tt := range []struct{ logW, rounds, blocks int }{
+		{0, 1, 1}, {0, 2, 1}, {0, 3, 1}, {1, 3, 1}, {0, 2, 2}, {1, 4, 1},
+	} {
+		rate := 25 << tt.logW / 2
+		c := sponge(tt.logW, tt.rounds, rate, tt.blocks)
+		d, err := fusion.Compile(context.Background(), c, fusion.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := fusion.Compile(context.Background(), c, fusion.Options{Objective: fusion.Round})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		s := l.Stats()
+		t.Logf("%+v: depth %d width %d gates %d edges %d forms %d nonzeros %d (depth first: %d)", tt, s.Depth, s.Width, s.Gates, s.Edges, s.Forms, s.Nonzeros, d.Depth())
+		if want := tt.rounds*tt.blocks + 2; s.Depth != want {
+			t.Errorf("%+v: depth %d, want %d (widths %v)", tt, s.Depth, want, s.Widths)
+		}
+		if tt.blocks == 1 {
+			for L := 2; L < tt.rounds; L++ {
+				if want := 286 * 25 << tt.logW; s.Widths[L-1] != want {
+					t.Errorf("%+v: level %d has %d gates, want %d", tt, L, s.Widths[L-1], want)
+				}
+			}
+		}
+		rng := rand.New(rand.NewPCG(uint64(tt.logW), 1))
+		in := make([]uint64, len(c.Inputs))
+		for i := range in {
+			in[i] = rng.Uint64()
+		}
+		equalOn(t, c, in, map[string]*layered.Circuit{"fusion": l})
+	}
+}
