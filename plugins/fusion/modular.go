@@ -1,6 +1,9 @@
 package fusion
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Values known only modulo 2 (the "round" objective, rule 9).
 //
@@ -87,7 +90,9 @@ func (p *planner) planXor(v int32) error {
 		return err
 	}
 	if p.xorOnly != nil && p.pk[v] != pkConst && p.pk[v] != pkSum {
-		p.trySum(v, p.lev[v])
+		if !p.trySum(v, p.lev[v]) {
+			p.tryPair(v)
+		}
 	}
 	return nil
 }
@@ -198,4 +203,87 @@ func shallower(ctx context.Context, n *normal, outputs []int32, opts Options, pl
 		return d, nil
 	}
 	return pl, nil
+}
+
+// funTable is a switching function F(y) of an integer y ∈ [lo, lo+len(val)),
+// as a ckFun component of a fused node (rule 10).
+type funTable struct {
+	lo  int64
+	val []int8
+}
+
+// table interns the function F(S) of node v's plan over [lo, hi], so that
+// equal functions make equal shapes.
+func (s *solver) table(p *plans, v int32, lo, hi int64) *funTable {
+	t := &funTable{lo: lo, val: make([]int8, hi-lo+1)}
+	f := p.base[v]
+	k := p.swStart[v]
+	for y := lo; y <= hi; y++ {
+		for k < p.swEnd[v] && p.swAt[k] <= y {
+			f = 0
+			if p.swSign[k] > 0 {
+				f = 1
+			}
+			k++
+		}
+		t.val[y-lo] = f
+	}
+	key := make([]byte, 0, 8+len(t.val))
+	key = fmt.Appendf(key, "%d:", lo)
+	for _, b := range t.val {
+		key = append(key, '0'+byte(b))
+	}
+	if s.tables == nil {
+		s.tables = map[string]*funTable{}
+	}
+	if u, ok := s.tables[string(key)]; ok {
+		return u
+	}
+	s.tables[string(key)] = t
+	return t
+}
+
+// tryPair (rule 10, round objective) realises a parity v = c ⊕ x ⊕ y of
+// two switching functions x = F(S_x), y = G(S_y) of level-T sums, which
+// its exact plan puts above level T+1 (Keccak's last χ, read by the
+// outputs: a ⊕ (¬b ∧ c) with a a parity of S_a and ¬b ∧ c a fused
+// function of S_b and S_c), as one switching function of the projection
+// of (S_x, S_y): one level at the cost of the 2-D function's switch
+// points.
+func (p *planner) tryPair(v int32) {
+	if p.opts.Objective != Round || p.pk[v] != pkGates {
+		return
+	}
+	ops, _ := p.n.ops(v)
+	if len(ops) != 2 {
+		return
+	}
+	var sh shape
+	var consts [maxComps]int64
+	T := int32(0)
+	for k, u := range ops {
+		if p.pk[u] != pkGates || p.mat[u] || p.tlev[u] < 0 {
+			return
+		}
+		T = max(T, p.tlev[u])
+		p.tmpNode[k] = append(p.tmpNode[k][:0], p.linNode[p.sStart[u]:p.sEnd[u]]...)
+		p.tmpW[k] = append(p.tmpW[k][:0], p.linW[p.sStart[u]:p.sEnd[u]]...)
+		lo, hi := p.scratchRange(k, p.sConst[u])
+		if hi-lo >= maxBoxRound {
+			return
+		}
+		consts[k] = p.sConst[u]
+		sh.kind[k], sh.lo[k], sh.hi[k] = ckFun, lo, hi
+		sh.fun[k] = p.sol.table(p.plans, u, lo, hi)
+	}
+	if p.lev[v] <= T+1 {
+		return
+	}
+	sh.xorRoot, sh.rootP, sh.n = true, p.n.val[v], 2
+	sol := p.sol.solve(sh)
+	if sol == nil || !p.assemble(v, 2, sol, consts) {
+		return
+	}
+	p.xorRoot[v], p.fused[v] = false, true
+	p.finish(v)
 }

@@ -223,14 +223,15 @@ func (p *planner) loadThr(k int, u int32) (c, s int64, neg bool) {
 	return 0, p.n.val[u], false
 }
 
-// scratchRange returns the range of scratch component k plus c.
+// scratchRange returns the range of scratch component k plus c (a form
+// ranges over [0, hi]: modular.go).
 func (p *planner) scratchRange(k int, c int64) (lo, hi int64) {
 	lo, hi = c, c
-	for _, w := range p.tmpW[k] {
+	for i, w := range p.tmpW[k] {
 		if w < 0 {
-			lo += w
+			lo += w * p.hi[p.tmpNode[k][i]]
 		} else {
-			hi += w
+			hi += w * p.hi[p.tmpNode[k][i]]
 		}
 	}
 	return lo, hi

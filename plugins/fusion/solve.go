@@ -16,6 +16,7 @@ const (
 	ckDirect uint8 = iota // yⱼ itself, weighted (threshold roots)
 	ckPar                 // parity(yⱼ + p)
 	ckThr                 // [yⱼ ≥ p] xor neg
+	ckFun                 // fun(yⱼ): a switching function's table (modular.go)
 )
 
 // maxComps bounds the components of one fused node.
@@ -30,10 +31,11 @@ type shape struct {
 	rootP   int64 // constant parity or threshold
 	n       int8
 	kind    [maxComps]uint8
-	lo, hi  [maxComps]int64 // range of yⱼ
-	p       [maxComps]int64 // ckPar: added constant; ckThr: threshold
-	neg     [maxComps]bool  // ckThr: negated
-	w       [maxComps]int64 // threshold roots: weight of φⱼ
+	lo, hi  [maxComps]int64     // range of yⱼ
+	p       [maxComps]int64     // ckPar: added constant; ckThr: threshold
+	neg     [maxComps]bool      // ckThr: negated
+	w       [maxComps]int64     // threshold roots: weight of φⱼ
+	fun     [maxComps]*funTable // ckFun: the function, interned (solver.table)
 }
 
 // solution is a node realised as F(S), S = Σ mult[j]·yⱼ.
@@ -81,6 +83,8 @@ func (sh *shape) comp(j int8, y int64) int64 {
 			b ^= 1
 		}
 		return b
+	case ckFun:
+		return int64(sh.fun[j].val[y-sh.fun[j].lo])
 	}
 	return y & 1
 }
@@ -108,6 +112,7 @@ type solver struct {
 	memo   map[shape]*solution
 	recent [4]memoEntry
 	next   int // the recent entry to replace next
+	tables map[string]*funTable
 }
 
 // memoEntry is one memoised solution (nil: out of bounds).
