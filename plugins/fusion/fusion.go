@@ -33,11 +33,17 @@
 //  8. Scheduling: gates are moved off their as-soon-as-possible levels
 //     (within the levels their inputs and readers allow) to minimise copy
 //     gates.
+//  9. (round objective) A value only parities read is needed modulo 2: a
+//     parity read only by parities is the integer sum of its operands'
+//     forms, no gate, no level (modular.go).
+//  10. (round objective) A parity of two switching functions of level-T
+//     sums is one switching function of their sums' projection: one level.
 //
 // The objective option picks the end of the depth/size trade-off:
 // "depth" ranks candidate realisations by level, then gates, then edges;
 // "size" ranks them by gates + edges and materialises multi-gate forms
-// read by many gates, which cuts edges (weights) at the cost of levels.
+// read by many gates, which cuts edges (weights) at the cost of levels;
+// "round" is depth first with rules 9 and 10, trading width for depth.
 package fusion
 
 import (
@@ -91,7 +97,7 @@ var Plugin = &sdk.Layerer{
 	Doc:     "Optimizing backend: values as linear forms of threshold gates, parity as switching functions, cone fusion, copy-minimising scheduling; never deeper than reifier.",
 	Params: []sdk.Param{
 		{Name: "objective", Type: sdk.String, Default: "depth", Enum: []string{"depth", "size", "round"},
-			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier)"},
+			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier); \"round\": fewest levels at any width, values only parities read kept as integer forms known modulo 2 (one level a Keccak round; never deeper than \"depth\")"},
 		{Name: "schedule", Type: sdk.Bool, Default: true,
 			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
 	},
