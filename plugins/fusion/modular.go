@@ -247,9 +247,11 @@ func (s *solver) table(p *plans, v int32, lo, hi int64) *funTable {
 // two switching functions x = F(S_x), y = G(S_y) of level-T sums, which
 // its exact plan puts above level T+1 (Keccak's last χ, read by the
 // outputs: a ⊕ (¬b ∧ c) with a a parity of S_a and ¬b ∧ c a fused
-// function of S_b and S_c), as one switching function of the projection
-// of (S_x, S_y): one level at the cost of the 2-D function's switch
-// points.
+// function of S_b and S_c), on level T+1: as x ⊕ y = x + y − 2·[x ∧ y],
+// the forms of x and y (on T+1) plus −2 times the switching function
+// [F(S_x) + G(S_y) ≥ 2] of the projection of (S_x, S_y) (for c = 1, the
+// negation 1 − x − y + 2·[x ∧ y]). The AND has about half the switch
+// points of the 2-D parity F ⊕ G (it changes only where one factor is 1).
 func (p *planner) tryPair(v int32) {
 	if p.opts.Objective != Round || p.pk[v] != pkGates {
 		return
@@ -279,11 +281,41 @@ func (p *planner) tryPair(v int32) {
 	if p.lev[v] <= T+1 {
 		return
 	}
-	sh.xorRoot, sh.rootP, sh.n = true, p.n.val[v], 2
+	sh.rootP, sh.n, sh.w[0], sh.w[1] = 2, 2, 1, 1
 	sol := p.sol.solve(sh)
 	if sol == nil || !p.assemble(v, 2, sol, consts) {
 		return
 	}
 	p.xorRoot[v], p.fused[v] = false, true
+	if p.pair == nil {
+		p.pair = make(map[int32][2]int32)
+	}
+	p.pair[v] = [2]int32{ops[0], ops[1]}
 	p.finish(v)
+	p.terms[v] += p.terms[ops[0]] + p.terms[ops[1]]
+}
+
+// pairOf returns the operands of node v if its plan is rule 10's
+// x + y − 2·[x ∧ y] (still fused: the slack pass may have replaced it).
+func (p *plans) pairOf(v int32) ([2]int32, bool) {
+	xy, ok := p.pair[v]
+	return xy, ok && p.fused[v] && p.pk[v] == pkGates
+}
+
+// pairForm turns node v's form, the switch gates of [x ∧ y], into
+// c + s·(x + y) − 2s·[x ∧ y] with s = 1 − 2c (rule 10).
+func (r *realiser) pairForm(v int32, xy [2]int32) {
+	c := r.n.val[v]
+	s := 1 - 2*c
+	r.fConst[v] = c - 2*s*r.fConst[v]
+	for k := r.fStart[v]; k < int32(len(r.fTerm)); k++ {
+		r.fCoef[k] *= -2 * s
+	}
+	for _, u := range xy {
+		r.fConst[v] += s * r.fConst[u]
+		for k := r.fStart[u]; k < r.fEnd[u]; k++ {
+			r.fTerm = append(r.fTerm, r.fTerm[k])
+			r.fCoef = append(r.fCoef, s*r.fCoef[k])
+		}
+	}
 }

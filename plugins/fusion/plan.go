@@ -77,6 +77,8 @@ type plans struct {
 	hi []int64
 	// xorOnly marks the nodes only parities read (round objective).
 	xorOnly []bool
+	// pair holds the operands of rule 10's plans (modular.go).
+	pair map[int32][2]int32
 }
 
 // nsw returns the number of switch points (gates) of node v's plan.
@@ -818,6 +820,11 @@ func (p *planner) relax(ctx context.Context, outputs []int32) error {
 			if p.fused[v] && !p.outS[v] {
 				if err := p.unfuse(v, alap); err != nil {
 					return err
+				}
+			}
+			if xy, ok := p.pairOf(v); ok {
+				for _, x := range xy {
+					alap[x] = min(alap[x], alap[v])
 				}
 			}
 			top := alap[v] - 1

@@ -357,6 +357,9 @@ func (r *realiser) node(v int32) error {
 				r.fCoef = append(r.fCoef, int64(pl.swSign[s]))
 			}
 		}
+		if xy, ok := pl.pairOf(v); ok {
+			r.pairForm(v, xy)
+		}
 		if pl.mat[v] {
 			r.fEnd[v] = int32(len(r.fTerm))
 			m, err := r.materialise(v, t+2)
