@@ -9,9 +9,9 @@
 #
 # The report draws depth against width, gates and nonzeros (one plot,
 # every point labelled) beside the table; docs/fusion.md ("The depth
-# frontier") explains each point's cost. The round point is heavy: about
+# frontier") explains each point's cost. The round point is heavy: 1½ to
 # 3½ minutes and 7 GB in the fusion plugin, 221 M nonzeros (its flattened
-# circuit would have 73 G edges, so it is verified on its forms).
+# circuit would have 66 G edges, so it is verified on its forms).
 #
 #   go run ./host/cmd/tcforge run --out out configs/frontier.hcl
 pipeline "frontier-sha3-256" {

@@ -62,11 +62,11 @@ func TestRoundObjectiveKeccakLaw(t *testing.T) {
 // objective: depth 25 = 24 rounds + the output level, 457,600 gates (286 a
 // state bit) on every level but the first and the last, and 64 random
 // messages equal to crypto/sha3 (evaluated on the forms: the flattened
-// circuit has 73 G edges). It takes about 3½ minutes and 7 GB, so it runs
+// circuit has 66 G edges). It takes 1½–3½ minutes and 7 GB, so it runs
 // only with TCFORGE_HEAVY=1.
 func TestSHA3_256Round(t *testing.T) {
 	if testing.Short() || os.Getenv("TCFORGE_HEAVY") == "" {
-		t.Skip("full SHA3-256 at one level a round: 3½ minutes, 7 GB; set TCFORGE_HEAVY=1")
+		t.Skip("full SHA3-256 at one level a round: 1½–3½ minutes, 7 GB; set TCFORGE_HEAVY=1")
 	}
 	const msgBytes = 135
 	c := sha3Circuit(msgBytes)
