@@ -42,14 +42,27 @@ type Chart struct {
 	// Predicted: the dashed values come from predict blocks (misses are
 	// deviations from an approximate law), not expect blocks.
 	Predicted bool
+	// Frontier marks a frontier chart (frontier.go): depth against the
+	// size figures of several backends, one series per size figure.
+	Frontier bool
 }
 
 // Name is the chart's file name without extension:
 // "<pipeline>.<figure>-vs-<var>".
-func (c Chart) Name() string { return c.Pipeline + "." + c.Figure + "-vs-" + c.Var }
+func (c Chart) Name() string {
+	if c.Frontier {
+		return c.Pipeline + ".frontier"
+	}
+	return c.Pipeline + "." + c.Figure + "-vs-" + c.Var
+}
 
 // Title is the chart's title: "keccak-arbitrary-input: depth vs blocks".
-func (c Chart) Title() string { return c.Pipeline + ": " + c.Figure + " vs " + c.Var }
+func (c Chart) Title() string {
+	if c.Frontier {
+		return c.Pipeline + ": depth vs " + strings.Join(frontierFigures, ", ")
+	}
+	return c.Pipeline + ": " + c.Figure + " vs " + c.Var
+}
 
 // Mismatches counts the points whose actual value differs from the expected one.
 func (c Chart) Mismatches() int {
@@ -87,6 +100,7 @@ type ChartPoint struct {
 	Actual      int64
 	Expected    int64
 	HasExpected bool
+	Label       string // frontier charts: the point's backend
 }
 
 // Mismatch reports whether the point has an expectation it does not meet.
@@ -136,10 +150,15 @@ func measured(row run.Row) bool { return row.Stats.Depth > 0 || row.Verified }
 
 // Charts returns the pipeline's charts: for each figure among depth, width
 // and the other expected figures, one chart per swept numeric matrix
-// variable. A pipeline without a swept numeric variable has no charts.
+// variable. A pipeline without a swept numeric variable has one frontier
+// chart if it builds several distinct layered circuits (frontier.go), else
+// none.
 func Charts(res *run.Result) []Chart {
 	xs, swept := sweptVars(res)
 	if len(xs) == 0 {
+		if ch, ok := frontierChart(res); ok {
+			return []Chart{ch}
+		}
 		return nil
 	}
 	figures := []string{"depth", "width"}
@@ -288,6 +307,9 @@ func figureLabel(fig string) string {
 // colour per series, and a red ring around every point whose actual value
 // differs from the expected one.
 func (c Chart) Plot() (*plot.Plot, error) {
+	if c.Frontier {
+		return c.frontierPlot()
+	}
 	p := plot.New()
 	p.Title.Text = c.Title()
 	p.Title.TextStyle.Font.Size = vg.Points(13)

@@ -102,7 +102,7 @@ func equalOn(t *testing.T, c *circuit.Circuit, in []uint64, ls map[string]*layer
 func TestRandomCircuits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(42, 7))
 	variants := []fusion.Options{
-		{}, {Objective: fusion.Size}, {ASAP: true}, {Objective: fusion.Size, ASAP: true},
+		{}, {Objective: fusion.Size}, {ASAP: true}, {Objective: fusion.Size, ASAP: true}, {Objective: fusion.Round},
 	}
 	fewer := 0
 	defer func() { t.Logf("scheduling removed copies in %d of 600 layouts", fewer) }()
@@ -126,6 +126,10 @@ func TestRandomCircuits(t *testing.T) {
 				t.Errorf("trial %d %+v: depth %d > reifier's %d", trial, opt, l.Depth(), ref.Depth())
 			}
 			ls[fmt.Sprintf("fusion%+v", opt)] = l
+		}
+		// Values known modulo 2 never cost a level.
+		if r, d := ls[fmt.Sprintf("fusion%+v", fusion.Options{Objective: fusion.Round})].Depth(), ls[fmt.Sprintf("fusion%+v", fusion.Options{})].Depth(); r > d {
+			t.Errorf("trial %d: round objective depth %d > depth first's %d", trial, r, d)
 		}
 		// Scheduling never adds copies to the as-soon-as-possible layout.
 		for _, obj := range []fusion.Objective{fusion.Depth, fusion.Size} {

@@ -33,11 +33,17 @@
 //  8. Scheduling: gates are moved off their as-soon-as-possible levels
 //     (within the levels their inputs and readers allow) to minimise copy
 //     gates.
+//  9. (round objective) A value only parities read is needed modulo 2: a
+//     parity read only by parities is the integer sum of its operands'
+//     forms, no gate, no level (modular.go).
+//  10. (round objective) A parity of two switching functions of level-T
+//     sums is one switching function of their sums' projection: one level.
 //
 // The objective option picks the end of the depth/size trade-off:
 // "depth" ranks candidate realisations by level, then gates, then edges;
 // "size" ranks them by gates + edges and materialises multi-gate forms
-// read by many gates, which cuts edges (weights) at the cost of levels.
+// read by many gates, which cuts edges (weights) at the cost of levels;
+// "round" is depth first with rules 9 and 10, trading width for depth.
 package fusion
 
 import (
@@ -58,12 +64,19 @@ const (
 	Depth Objective = iota
 	// Size minimises edges and gates within the Reifier depth bound.
 	Size
+	// Round minimises depth first, realising values that only parities
+	// read as integer forms known modulo 2 (modular.go): one level where
+	// the exact value needs two, at the cost of width.
+	Round
 )
 
 // String returns the objective's parameter value.
 func (o Objective) String() string {
-	if o == Size {
+	switch o {
+	case Size:
 		return "size"
+	case Round:
+		return "round"
 	}
 	return "depth"
 }
@@ -87,8 +100,8 @@ var Plugin = &sdk.Layerer{
 	Version: "0.1.0",
 	Doc:     "Optimizing backend: values as linear forms of threshold gates, parity as switching functions, cone fusion, copy-minimising scheduling; never deeper than reifier.",
 	Params: []sdk.Param{
-		{Name: "objective", Type: sdk.String, Default: "depth", Enum: []string{"depth", "size"},
-			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier)"},
+		{Name: "objective", Type: sdk.String, Default: "depth", Enum: []string{"depth", "size", "round"},
+			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier); \"round\": fewest levels at any width, values only parities read kept as integer forms known modulo 2 (one level a Keccak round; never deeper than \"depth\")"},
 		{Name: "schedule", Type: sdk.Bool, Default: true,
 			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
 		{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
@@ -96,8 +109,11 @@ var Plugin = &sdk.Layerer{
 	},
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
 		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int("max_weight"))}
-		if pass.Params.String("objective") == "size" {
+		switch pass.Params.String("objective") {
+		case "size":
 			opts.Objective = Size
+		case "round":
+			opts.Objective = Round
 		}
 		return opts, nil
 	},
@@ -125,6 +141,9 @@ func Compile(ctx context.Context, c *circuit.Circuit, opts Options) (*layered.Ci
 	}
 	pl, err := planAll(ctx, n, n.outputs(c), opts)
 	if err != nil {
+		return nil, fmt.Errorf("fusion: %w", err)
+	}
+	if pl, err = shallower(ctx, n, n.outputs(c), opts, pl); err != nil {
 		return nil, fmt.Errorf("fusion: %w", err)
 	}
 	g, err := realise(ctx, c, n, pl)

@@ -12,6 +12,7 @@ const (
 	pkConst              // a constant (base); no gates
 	pkAlias              // form(v) = base ? 1 − form(aliasOf) : form(aliasOf)
 	pkGates              // F(S) over forms of level tlev: gates at tlev+1
+	pkSum                // form(v) = sConst + Σ linW·form(linNode), known mod 2 (modular.go)
 )
 
 // maxItems bounds the parity items of one flattened node.
@@ -70,6 +71,14 @@ type plans struct {
 	swAt    []int64
 	swSign  []int8
 	comp    []int32
+
+	// hi is the top of the range [0, hi] of a node's form: 1 for an exact
+	// value, more for a sum known only modulo 2 (modular.go).
+	hi []int64
+	// xorOnly marks the nodes only parities read (round objective).
+	xorOnly []bool
+	// pair holds the operands of rule 10's plans (modular.go).
+	pair map[int32][2]int32
 }
 
 // nsw returns the number of switch points (gates) of node v's plan.
@@ -114,7 +123,7 @@ func planAll(ctx context.Context, n *normal, outputs []int32, opts Options) (*pl
 			// and per threshold node; fused plans rarely have more.
 			swAt: make([]int64, 0, len(n.opNode)+nn), swSign: make([]int8, 0, len(n.opNode)+nn),
 		},
-		n: n, opts: opts, sol: newSolver(),
+		n: n, opts: opts, sol: newSolver(opts),
 		mark: make([]int32, nn), cnt: make([]int64, nn),
 	}
 	if opts.Objective == Size {
@@ -130,6 +139,7 @@ func planAll(ctx context.Context, n *normal, outputs []int32, opts Options) (*pl
 			}
 		}
 	}
+	p.initModular(outputs)
 	for v := int32(0); v < int32(nn); v++ {
 		if v%65536 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -217,14 +227,15 @@ func (p *planner) loadThr(k int, u int32) (c, s int64, neg bool) {
 	return 0, p.n.val[u], false
 }
 
-// scratchRange returns the range of scratch component k plus c.
+// scratchRange returns the range of scratch component k plus c (a form
+// ranges over [0, hi]: modular.go).
 func (p *planner) scratchRange(k int, c int64) (lo, hi int64) {
 	lo, hi = c, c
-	for _, w := range p.tmpW[k] {
+	for i, w := range p.tmpW[k] {
 		if w < 0 {
-			lo += w
+			lo += w * p.hi[p.tmpNode[k][i]]
 		} else {
-			hi += w
+			hi += w * p.hi[p.tmpNode[k][i]]
 		}
 	}
 	return lo, hi
@@ -365,7 +376,7 @@ func (p *planner) lastMode(ops []int32, tstar int32, xorReader bool) int {
 
 // planXor plans a parity node: flatten XOR operands and keep threshold
 // operands pending where that lowers the level or saves gates (rules 4–6).
-func (p *planner) planXor(v int32) error {
+func (p *planner) planXorExact(v int32) error {
 	ops, _ := p.n.ops(v)
 	tstar, plainT := int32(0), int32(0)
 	anyPend := false
@@ -418,6 +429,14 @@ func (p *planner) planXor(v int32) error {
 		return nil
 	case pkAlias:
 		u := p.items[0]
+		if p.hi[u] > 1 {
+			// u is known only modulo 2 (modular.go): v is its sum or, if
+			// read exactly, its parity counted.
+			if !p.trySum(v, 1<<30) {
+				p.plainXor(v, p.items, c)
+			}
+			return nil
+		}
 		p.pk[v], p.aliasOf[v], p.base[v], p.lev[v] = pkAlias, u, int8(c), p.lev[u]
 		p.terms[v] = p.terms[u]
 		return nil
@@ -494,7 +513,7 @@ func (p *planner) gatherXor(v int32, tstar int32, mode int) candidate {
 	sh.xorRoot, sh.rootP = true, cd.c
 	k := 0
 	if len(p.items) > 0 {
-		sh.kind[0], sh.lo[0], sh.hi[0] = ckPar, 0, int64(len(p.items))
+		sh.kind[0], sh.lo[0], sh.hi[0] = ckPar, 0, p.itemRange(p.items)
 		p.tmpNode[0] = append(p.tmpNode[0][:0], p.items...)
 		p.tmpW[0] = p.tmpW[0][:0]
 		for range p.items {
@@ -525,6 +544,9 @@ func (p *planner) gatherXor(v int32, tstar int32, mode int) candidate {
 // limit is the most switch points a fused plan may have when its plain
 // alternative (the node and its pending operands as gates) has plainCost.
 func (p *planner) limit(plainCost int) int {
+	if p.opts.Objective == Round {
+		return maxBoxRound
+	}
 	return 2 * plainCost
 }
 
@@ -542,7 +564,7 @@ func (p *planner) plainXor(v int32, items []int32, c int64) {
 	p.cStart[v], p.cEnd[v] = int32(len(p.comp)), int32(len(p.comp))
 	p.base[v] = int8(c)
 	p.swStart[v] = int32(len(p.swAt))
-	for s := int64(1); s <= int64(len(items)); s++ {
+	for s := int64(1); s <= p.itemRange(items); s++ {
 		p.swAt = append(p.swAt, s)
 		if (c+s)&1 == 1 {
 			p.swSign = append(p.swSign, 1)
@@ -637,7 +659,7 @@ func (p *planner) gatherThr(v int32, tstar int32, mode int) candidate {
 				p.tmpW[k] = append(p.tmpW[k], 1)
 			}
 			sh.kind[k], sh.p[k] = ckPar, int64(p.pC[u])
-			sh.lo[k], sh.hi[k] = 0, int64(len(p.tmpNode[k]))
+			sh.lo[k], sh.hi[k] = 0, p.itemRange(p.tmpNode[k])
 		}
 		k++
 	}
@@ -791,10 +813,20 @@ func (p *planner) relax(ctx context.Context, outputs []int32) error {
 		case pkAlias:
 			u := p.aliasOf[v]
 			alap[u] = min(alap[u], alap[v])
+		case pkSum:
+			for k := p.sStart[v]; k < p.sEnd[v]; k++ {
+				x := p.linNode[k]
+				alap[x] = min(alap[x], alap[v])
+			}
 		case pkGates:
 			if p.fused[v] && !p.outS[v] {
 				if err := p.unfuse(v, alap); err != nil {
 					return err
+				}
+			}
+			if xy, ok := p.pairOf(v); ok {
+				for _, x := range xy {
+					alap[x] = min(alap[x], alap[v])
 				}
 			}
 			top := alap[v] - 1
@@ -812,6 +844,8 @@ func (p *planner) relax(ctx context.Context, outputs []int32) error {
 			switch p.pk[v] {
 			case pkAlias:
 				p.lev[v] = p.lev[p.aliasOf[v]]
+			case pkSum:
+				p.lev[v] = p.sumLevel(v)
 			case pkGates:
 				p.finish(v)
 			}

@@ -260,6 +260,11 @@ func estimate(pl *plans, outputs int) (gates, rows, entries, terms int) {
 			t[v] = 1
 		case pkAlias:
 			t[v] = t[pl.aliasOf[v]]
+		case pkSum:
+			for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
+				t[v] += t[pl.linNode[k]]
+			}
+			terms += int(t[v])
 		case pkGates:
 			sw := pl.nsw(int32(v))
 			fanin := 0
@@ -292,6 +297,8 @@ func (r *realiser) node(v int32) error {
 		r.fCoef = append(r.fCoef, 1)
 	case pkConst:
 		r.fConst[v] = int64(pl.base[v])
+	case pkSum:
+		r.sumNode(v)
 	case pkAlias:
 		u := pl.aliasOf[v]
 		sign := int64(1)
@@ -349,6 +356,9 @@ func (r *realiser) node(v int32) error {
 				r.fTerm = append(r.fTerm, gid)
 				r.fCoef = append(r.fCoef, int64(pl.swSign[s]))
 			}
+		}
+		if xy, ok := pl.pairOf(v); ok {
+			r.pairForm(v, xy)
 		}
 		if pl.mat[v] {
 			r.fEnd[v] = int32(len(r.fTerm))
@@ -413,7 +423,7 @@ func (r *realiser) materialise(v int32, L int32) (int32, error) {
 // (rule 7). Call it before beginRow.
 func (r *realiser) prepare(v int32, t int32) error {
 	lv := r.pl.lev[v]
-	if lv == t || r.fEnd[v]-r.fStart[v] <= 1 || r.lift[v] >= 0 {
+	if lv == t || r.fEnd[v]-r.fStart[v] <= 1 || r.lift[v] >= 0 || r.pl.hi[v] > 1 {
 		return nil
 	}
 	m, err := r.materialise(v, lv+1)
@@ -427,7 +437,7 @@ func (r *realiser) prepare(v int32, t int32) error {
 // ref returns what a gate at level t+1 reads for node v after prepare: v
 // itself (its form), or its lift gate encoded as −1−id.
 func (r *realiser) ref(v int32, t int32) int32 {
-	if r.pl.lev[v] == t || r.fEnd[v]-r.fStart[v] <= 1 {
+	if r.pl.lev[v] == t || r.fEnd[v]-r.fStart[v] <= 1 || r.pl.hi[v] > 1 {
 		return v
 	}
 	return -1 - r.lift[v]

@@ -214,7 +214,7 @@ func TestSolver(t *testing.T) {
 		{"chi", chi, 2}, {"parity11", par11, 11}, {"and-of-or", andOr, 1}, {"absorb", absorb, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			sol := newSolver().solve(tt.sh)
+			sol := newSolver(Options{}).solve(tt.sh)
 			if sol == nil {
 				t.Fatal("no solution")
 			}

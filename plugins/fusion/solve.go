@@ -16,6 +16,7 @@ const (
 	ckDirect uint8 = iota // yⱼ itself, weighted (threshold roots)
 	ckPar                 // parity(yⱼ + p)
 	ckThr                 // [yⱼ ≥ p] xor neg
+	ckFun                 // fun(yⱼ): a switching function's table (modular.go)
 )
 
 // maxComps bounds the components of one fused node.
@@ -30,10 +31,11 @@ type shape struct {
 	rootP   int64 // constant parity or threshold
 	n       int8
 	kind    [maxComps]uint8
-	lo, hi  [maxComps]int64 // range of yⱼ
-	p       [maxComps]int64 // ckPar: added constant; ckThr: threshold
-	neg     [maxComps]bool  // ckThr: negated
-	w       [maxComps]int64 // threshold roots: weight of φⱼ
+	lo, hi  [maxComps]int64     // range of yⱼ
+	p       [maxComps]int64     // ckPar: added constant; ckThr: threshold
+	neg     [maxComps]bool      // ckThr: negated
+	w       [maxComps]int64     // threshold roots: weight of φⱼ
+	fun     [maxComps]*funTable // ckFun: the function, interned (solver.table)
 }
 
 // solution is a node realised as F(S), S = Σ mult[j]·yⱼ.
@@ -81,13 +83,15 @@ func (sh *shape) comp(j int8, y int64) int64 {
 			b ^= 1
 		}
 		return b
+	case ckFun:
+		return int64(sh.fun[j].val[y-sh.fun[j].lo])
 	}
 	return y & 1
 }
 
 // box returns the number of points of the box of ranges, or -1 if it
 // exceeds maxBox.
-func (sh *shape) box() int64 {
+func (sh *shape) box(maxBox int64) int64 {
 	b := int64(1)
 	for j := int8(0); j < sh.n; j++ {
 		b *= sh.hi[j] - sh.lo[j] + 1
@@ -104,9 +108,11 @@ func (sh *shape) box() int64 {
 // repeat the one before), and comparing shapes is much cheaper than
 // hashing one.
 type solver struct {
+	maxBox int64 // bound of a box's points
 	memo   map[shape]*solution
 	recent [4]memoEntry
 	next   int // the recent entry to replace next
+	tables map[string]*funTable
 }
 
 // memoEntry is one memoised solution (nil: out of bounds).
@@ -116,7 +122,13 @@ type memoEntry struct {
 	set bool
 }
 
-func newSolver() *solver { return &solver{memo: map[shape]*solution{}} }
+func newSolver(opts Options) *solver {
+	s := &solver{memo: map[shape]*solution{}, maxBox: maxBox}
+	if opts.Objective == Round {
+		s.maxBox = maxBoxRound
+	}
+	return s
+}
 
 // solve returns the projection of sh with the fewest switch points, or nil
 // if sh is out of bounds (box too large).
@@ -173,7 +185,7 @@ func (s *solver) search(sh *shape) *solution {
 		}
 		return &solution{mult: [maxComps]int64{1}, at: []int64{sh.rootP}, sign: []int8{1}}
 	}
-	box := sh.box()
+	box := sh.box(s.maxBox)
 	if box < 0 {
 		return nil
 	}

@@ -23,8 +23,12 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 // safe for concurrent use (bitvec.EvalSliced runs it on every core); the
 // circuit must not change while it is in use.
 //
-// A circuit with forms is evaluated as its Flatten.
+// A circuit with forms is evaluated as its Flatten, or, if that has more
+// than flattenLimit edges, on its forms (FormsEvaluator).
 func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
+	if c.FormStart != nil && c.Stats().Edges > flattenLimit {
+		return c.FormsEvaluator()
+	}
 	c = c.Flatten()
 	p := c.evalPlan()
 	nIn, nOut, width := c.NumInputs, c.NumOutputs(), p.width

@@ -119,6 +119,13 @@ func TestFormsEvalMatchesDefinition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		byForms, err := c.FormsEvaluator()(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(out, byForms) {
+			t.Fatalf("circuit %d: FormsEvaluator %x, Eval %x", i, byForms, out)
+		}
 		for l := range 64 {
 			x := make([]uint, c.NumInputs)
 			for j := range x {
