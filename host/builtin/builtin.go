@@ -11,6 +11,7 @@ import (
 	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk"
 )
 
@@ -25,6 +26,7 @@ func Plugins() map[string]sdk.Plugin {
 		noattention.Plugin,
 		reifier.Plugin,
 		tokensasgates.Plugin,
+		tokensasstates.Plugin,
 	} {
 		out[p.Describe().Name] = p
 	}

@@ -11,8 +11,8 @@ import (
 // Serve and the registry require), under the name it is bundled as.
 func TestValidate(t *testing.T) {
 	pls := builtin.Plugins()
-	if len(pls) != 7 {
-		t.Errorf("%d bundled plugins, want 7", len(pls))
+	if len(pls) != 8 {
+		t.Errorf("%d bundled plugins, want 8", len(pls))
 	}
 	for name, pl := range pls {
 		if err := sdk.Validate(pl); err != nil {

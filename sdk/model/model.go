@@ -161,6 +161,9 @@ type FFN struct {
 type Block struct {
 	Attn *Attention
 	FFN  *FFN
+	// Layer, if set, is a stock PyTorch encoder layer (see EncoderLayer);
+	// then Attn and FFN are nil.
+	Layer *EncoderLayer
 }
 
 // Embedding is how input bits enter the residual stream: x starts as the
@@ -285,6 +288,14 @@ func (m *Model) Validate() error {
 		return nil
 	}
 	for bi, b := range m.Blocks {
+		if l := b.Layer; l != nil {
+			if b.Attn != nil || b.FFN != nil {
+				return fmt.Errorf("model: block %d has a stock layer and an attention or FFN sublayer", bi)
+			}
+			if err := validateLayer(fmt.Sprintf("block %d layer", bi), l, m.DModel, get); err != nil {
+				return err
+			}
+		}
 		if a := b.Attn; a != nil {
 			where := fmt.Sprintf("block %d attention", bi)
 			switch a.Mode {
@@ -385,6 +396,10 @@ func (m *Model) Stats() Stats {
 			if t := idx[b.FFN.Gate]; t != nil && t.Rows > s.FFNHidden {
 				s.FFNHidden = t.Rows
 			}
+		}
+		if l := b.Layer; l != nil {
+			s.Heads = max(s.Heads, l.Heads)
+			s.FFNHidden = max(s.FFNHidden, l.FFNWidth(idx))
 		}
 	}
 	for i := range m.Tensors {
