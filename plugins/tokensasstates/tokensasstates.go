@@ -5,11 +5,15 @@
 // encoder layers (model.EncoderLayer: norm_first, ReLU, biases, softmax
 // attention with 1/sqrt(head_dim) scaling), one a circuit level.
 //
-// Tokens. Every gate of level L (level 0: the inputs) belongs to one token
-// (Assign): by default by its index, gate i of a level of width W going to
-// token ⌊i·T/W⌋, with "interleave" to token i mod T (Keccak's state bit
-// 64(5y+x)+z goes to slice z mod T). Within its token a gate has a slot, its
-// rank among the level's gates there; S is the most slots any level needs.
+// Values. The residual stream holds, per level, the circuit's linear forms
+// (the inputs on level 0, the gates themselves on the last level and in a
+// circuit without forms): a form's constant is folded into the thresholds of
+// the gates reading it. Every value of level L belongs to one token
+// (Config): value i of W to token ⌊i·T/W⌋, or with "interleave" to token
+// i mod T (Keccak's state bit 64(5y+x)+z goes to slice z mod T). Within its
+// token a value has a slot, its rank among the level's values there; S is
+// the most slots any level needs. A gate is computed on every token holding
+// a value that reads it.
 //
 // Residual stream of a token (d_model dimensions):
 //
@@ -17,39 +21,42 @@
 //	1, 2     +C, −C (position embedding): they pin LayerNorm's scale
 //	3, 4     cos, sin of 2πz/T (position z): relative-offset attention
 //	5 …      one-hot of z: gates a unit to the tokens that own its gate
-//	R …      S slots: the current level's bits on this token
-//	F …      fetched bits: copies of other tokens' slots for one level
+//	R …      S slots: the current level's values on this token
+//	F …      fetched values: copies of other tokens' slots for one level
 //
 // LayerNorm. Every sublayer reads LN(x) = γ(x − μ)/σ + β. The ±C pair
-// makes σ = C·sqrt(2/d)·(1 + δ) with |δ| ≤ Σ data²/(4C²) (data are bits
-// and unit vectors: δ < 10⁻⁵), and γ = C·sqrt(2/d), β = 0, so LN(x) ≈ x − μ;
+// makes σ = C·sqrt(2/d)·(1 + δ) with |δ| ≤ Σ data²/(4C²), and
+// γ = C·sqrt(2/d), β = 0, so LN(x) ≈ x − μ;
 // every row that reads LN(x) puts −(Σ of its other weights) on the sink,
-// so μ cancels exactly and the row reads (1 + δ')·Σ wᵢxᵢ.
+// so μ cancels exactly and the row reads (1 + δ')·Σ wᵢxᵢ. (Data are small
+// integers and unit vectors: with C = 2¹³, |δ'| < 10⁻⁵.)
 //
 // Block b (computing level b from level b−1):
 //
 //   - attention: one head per offset r with which some gate of level b
-//     reads a gate of level b−1 on token z − r (mod T). Its query is
+//     reads a value of level b−1 on token z − r (mod T). Its query is
 //     A·(cos, sin)(2π(z−r)/T) (a rotation of the position dimensions), its
 //     key (cos, sin)(2πj/T): the score A·cos(2π(j−z+r)/T) peaks at j = z−r
 //     with a gap ≥ Gap, so the softmax is one-hot to e^−Gap. Its value
 //     copies the slots some gate needs from that offset, and the output
 //     projection adds them to fetched dimensions.
-//   - FFN: a gate s = Σ wᵢxᵢ ≥ θ of integer weights over bits is
+//   - FFN: a gate s = Σ wᵢxᵢ ≥ θ (integer weights and values) is
 //     relu(h) − relu(h − 1) with h = K(s − θ + ½), K = Steep: two hidden
-//     units writing slot R+k. For integer s, h ≤ −K/2 or h ≥ K/2 = 2, so the
+//     units adding coef·step to the slot of every value on its token that
+//     reads the gate. For integer s, h ≤ −K/2 or h ≥ K/2 = 2, so the
 //     step saturates and small errors in its inputs do not reach its output
 //     (with relu(s − θ + 1) − relu(s − θ) they would grow by Σ|wᵢ| a level).
-//     Gates of the same slot k with the same weights (over the same local
-//     and fetched dimensions) and threshold share their two units across
+//     Gates with the same weights over the same local and fetched
+//     dimensions, threshold and outputs share their two units across
 //     tokens; if some token lacks such a gate, the units are gated by
-//     M·(Σ one-hots of the tokens having it − 1), M = K·(Σ|wᵢ| + |θ| + 1).
-//     One unit relu(x) per slot and per fetched dimension writes −x: the
-//     level's old bits and the fetched copies are cleared.
+//     M·(Σ one-hots of the tokens having it − 1), M = K·(max |s| + |θ| + 1)
+//     with max |s| over whatever values sit in those dimensions. Two units
+//     relu(x), relu(−x) per slot and per fetched dimension write −x: the
+//     level's old values and the fetched copies are cleared.
 //
-// Readout: output k is its slot ≥ ½. Linear forms are composed into the
-// gates (a gate reading forms of level b−1 reads the level's gates with
-// the composed integer weights).
+// Readout: output k is its slot ≥ ½. Every step's pre-activation is at
+// least K/2 − 1 = 1 from its kinks and every readout ½ from its threshold
+// on exact values; the forward pass reports the measured margin.
 package tokensasstates
 
 import (
@@ -68,7 +75,7 @@ import (
 var Plugin = &sdk.Mapper{
 	Name:    "tokens-as-states",
 	Version: "0.1.0",
-	Doc:     "Several tokens each hold a share of every level; attention moves values between tokens by relative position; one stock PyTorch encoder layer (LayerNorm, softmax MHA, ReLU FFN) per circuit level.",
+	Doc:     "Several tokens each hold a share of every level's forms; attention moves values between tokens by relative position; one stock PyTorch encoder layer (LayerNorm, softmax MHA, ReLU FFN) per circuit level.",
 	Params: []sdk.Param{
 		{Name: "tokens", Type: sdk.Int, Default: 8, Min: sdk.Bound(1), Max: sdk.Bound(4096),
 			Doc: "number of state tokens (at most the widest level)"},
@@ -104,33 +111,72 @@ const (
 	dimSink, dimPlus, dimMinus, dimCos, dimSin, dimOneHot = 0, 1, 2, 3, 4, 5
 )
 
-// gate is one gate with its composed weights over level L−1's gates.
+// gate is one threshold gate over the values of the level below.
 type gate struct {
 	src []int32
 	w   []int64
 	thr int64
 }
 
-// compose returns level L's gates with forms folded in.
-func compose(c *layered.Circuit, L int) []gate {
+// value is what the residual stream holds of a level: Σ coef·gate over
+// the level's gates (a form without its constant, which the gates reading
+// it fold into their thresholds; on the last level, and without forms,
+// one gate).
+type value struct {
+	src  []int32
+	coef []int64
+}
+
+// values returns level L's values (1 ≤ L ≤ depth).
+func values(c *layered.Circuit, L int) []value {
+	if !c.HasForms() || L == c.Depth() {
+		out := make([]value, c.LevelWidth(L))
+		for i := range out {
+			out[i] = value{src: []int32{int32(i)}, coef: []int64{1}}
+		}
+		return out
+	}
+	out := make([]value, c.NumForms(L))
+	f0 := int(c.FormStart[L])
+	for i := range out {
+		_, src, coef := c.Form(f0 + i)
+		v := value{src: src}
+		for _, k := range coef {
+			v.coef = append(v.coef, int64(k))
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// gates returns level L's gates over level L−1's values (level 0: the
+// inputs, the forms of level 0 composed in).
+func gates(c *layered.Circuit, L int) []gate {
 	out := make([]gate, c.LevelWidth(L))
 	g0 := int(c.LevelStart[L-1])
 	for i := range out {
 		src, w := c.Row(g0 + i)
 		acc := map[int32]int64{}
 		thr := int64(c.Threshold[g0+i])
-		if !c.HasForms() {
+		switch {
+		case !c.HasForms():
 			for k, s := range src {
 				acc[s] += int64(w[k])
 			}
-		} else {
-			f0 := int(c.FormStart[L-1])
+		case L == 1:
 			for k, f := range src {
-				k0, fs, fc := c.Form(f0 + int(f))
+				k0, fs, fc := c.Form(int(f))
 				thr -= int64(w[k]) * int64(k0)
 				for e, s := range fs {
 					acc[s] += int64(w[k]) * int64(fc[e])
 				}
+			}
+		default:
+			f0 := int(c.FormStart[L-1])
+			for k, f := range src {
+				k0, _, _ := c.Form(f0 + int(f))
+				thr -= int64(w[k]) * int64(k0)
+				acc[f] += int64(w[k])
 			}
 		}
 		g := gate{thr: thr}
@@ -214,17 +260,21 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	if D < 1 {
 		return nil, fmt.Errorf("tokens-as-states: the circuit has no gate level")
 	}
-	widest := 0
-	for L := 0; L <= D; L++ {
-		widest = max(widest, c.LevelWidth(L))
+	// Level L's values: the inputs (L = 0), forms, or the output gates.
+	vals := make([][]value, D+1)
+	width := make([]int, D+1)
+	width[0] = c.NumInputs
+	for L := 1; L <= D; L++ {
+		vals[L] = values(c, L)
+		width[L] = len(vals[L])
 	}
-	T := min(cfg.Tokens, widest)
-	// tok[L][i], slot[L][i]; S = most slots on one token of one level.
+	T := min(cfg.Tokens, slices.Max(width))
+	// tok[L][i], slot[L][i] of value i; S = most slots on one token.
 	tok := make([][]int32, D+1)
 	slot := make([][]int32, D+1)
 	S := 0
 	for L := 0; L <= D; L++ {
-		W := c.LevelWidth(L)
+		W := width[L]
 		tok[L], slot[L] = make([]int32, W), make([]int32, W)
 		count := make([]int32, T)
 		for i := range W {
@@ -237,12 +287,50 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			S = max(S, int(count[t]))
 		}
 	}
-	gates := make([][]gate, D+1)
+	// A gate is computed on every token holding a value that reads it:
+	// inst[L] lists (gate, token) with the slots and coefficients it adds to.
+	type out struct{ slot, coef int64 }
+	type instance struct {
+		g, t int32
+		outs []out
+	}
+	inst := make([][]instance, D+1)
+	gs := make([][]gate, D+1)
 	for L := 1; L <= D; L++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		gates[L] = compose(c, L)
+		gs[L] = gates(c, L)
+		at := map[[2]int32]int{}
+		for i, v := range vals[L] {
+			t := tok[L][i]
+			for k, g := range v.src {
+				key := [2]int32{g, t}
+				j, ok := at[key]
+				if !ok {
+					j = len(inst[L])
+					at[key] = j
+					inst[L] = append(inst[L], instance{g: g, t: t})
+				}
+				inst[L][j].outs = append(inst[L][j].outs, out{int64(slot[L][i]), v.coef[k]})
+			}
+		}
+	}
+	// bound[L] is the largest magnitude a value of level L takes: a gated
+	// unit reads, on the tokens it is off, whatever values sit there.
+	bound := make([]float64, D+1)
+	for L := range bound {
+		bound[L] = 1
+		if L == 0 || L == D {
+			continue
+		}
+		for _, v := range vals[L] {
+			var lo, hi float64
+			for _, k := range v.coef {
+				lo, hi = lo+float64(min(k, 0)), hi+float64(max(k, 0))
+			}
+			bound[L] = max(bound[L], -lo, hi)
+		}
 	}
 	// needs[L]: per offset r (1..T−1), the sorted slots of level L−1 some
 	// gate of level L reads from token z − r.
@@ -254,9 +342,9 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	nhead, hdNeed, nF := 1, 2, 0
 	for L := 1; L <= D; L++ {
 		sets := map[int]map[int32]bool{}
-		for i, g := range gates[L] {
-			for _, s := range g.src {
-				r := (int(tok[L][i]) - int(tok[L-1][s]) + T) % T
+		for _, in := range inst[L] {
+			for _, s := range gs[L][in.g].src {
+				r := (int(in.t) - int(tok[L-1][s]) + T) % T
 				if r == 0 {
 					continue
 				}
@@ -352,41 +440,47 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 				next++
 			}
 		}
-		// FFN: units by (slot, signature).
+		// FFN: a gate's two units, shared by the tokens on which the gate
+		// reads the same dimensions with the same weights and threshold and
+		// adds to the same slots with the same coefficients.
 		type unit struct {
-			slot int
-			sig  string
 			dims []int
 			w    []int64
 			thr  int64
+			outs []out
 			toks []int32
+			// bound is the largest |s| the unit's sum can take on any token.
+			bound float64
 		}
 		units := map[string]*unit{}
 		var order []string
-		for i, g := range gates[L] {
-			z := tok[L][i]
-			u := &unit{slot: int(slot[L][i]), thr: g.thr}
+		for _, in := range inst[L] {
+			g := gs[L][in.g]
+			u := &unit{thr: g.thr, outs: in.outs}
 			for k, s := range g.src {
+				u.bound += math.Abs(float64(g.w[k])) * bound[L-1]
 				dim := dimR + int(slot[L-1][s])
-				if r := (int(z) - int(tok[L-1][s]) + T) % T; r != 0 {
+				if r := (int(in.t) - int(tok[L-1][s]) + T) % T; r != 0 {
 					dim = fdim[[2]int32{int32(r), slot[L-1][s]}]
 				}
 				u.dims = append(u.dims, dim)
 				u.w = append(u.w, g.w[k])
 			}
-			var sb strings.Builder
-			fmt.Fprintf(&sb, "%d|%d|", u.slot, u.thr)
-			for k := range u.dims {
-				fmt.Fprintf(&sb, "%d:%d,", u.dims[k], u.w[k])
+			// Two gates alike on one token are two units (their outputs add).
+			key := fmt.Sprint(u.thr, u.dims, u.w, u.outs)
+			for n := 0; ; n++ {
+				k := fmt.Sprint(key, "#", n)
+				if units[k] == nil {
+					units[k] = u
+					order = append(order, k)
+				}
+				if !slices.Contains(units[k].toks, in.t) {
+					units[k].toks = append(units[k].toks, in.t)
+					break
+				}
 			}
-			key := sb.String()
-			if units[key] == nil {
-				units[key] = u
-				order = append(order, key)
-			}
-			units[key].toks = append(units[key].toks, z)
 		}
-		width := 2*len(order) + S + (next - dimF)
+		width := 2*len(order) + 2*(next-dimR)
 		F = max(F, width)
 		l1W, l1B := newTensor(p+"linear1.weight", width, d), newTensor(p+"linear1.bias", 1, width)
 		l2W, l2B := newTensor(p+"linear2.weight", d, width), newTensor(p+"linear2.bias", 1, d)
@@ -395,13 +489,11 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			u := units[key]
 			// h = K(s − θ + ½): the step is relu(h) − relu(h − 1), saturated
 			// (h ≤ −K/2 or h ≥ K/2 ≥ 1 + K·error) so input errors die here.
-			M := math.Abs(float64(u.thr)) + 1
+			M := Steep * (u.bound + math.Abs(float64(u.thr)) + 1)
 			for k := range u.dims {
 				l1W.add(h, u.dims[k], Steep*float64(u.w[k]))
 				l1W.add(h+1, u.dims[k], Steep*float64(u.w[k]))
-				M += math.Abs(float64(u.w[k]))
 			}
-			M *= Steep
 			gated := len(u.toks) < T
 			if gated {
 				for _, z := range u.toks {
@@ -417,15 +509,21 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			}
 			l1B.add(0, h, b)
 			l1B.add(0, h+1, b-1)
-			l2W.add(dimR+u.slot, h, 1)
-			l2W.add(dimR+u.slot, h+1, -1)
+			for _, o := range u.outs {
+				l2W.add(dimR+int(o.slot), h, float64(o.coef))
+				l2W.add(dimR+int(o.slot), h+1, -float64(o.coef))
+			}
 			h += 2
 		}
-		for dim := dimR; dim < next; dim++ { // clear the old slots and the fetched copies
+		// Clear the old values and the fetched copies: x = relu(x) − relu(−x).
+		for dim := dimR; dim < next; dim++ {
 			l1W.add(h, dim, 1)
+			l1W.add(h+1, dim, -1)
 			l1W.readLN(h)
+			l1W.readLN(h + 1)
 			l2W.add(dim, h, -1)
-			h++
+			l2W.add(dim, h+1, 1)
+			h += 2
 		}
 		tensors = append(tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
 		m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: nhead, Eps: Eps,
