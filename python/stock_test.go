@@ -93,3 +93,46 @@ func TestStockTokensAsStates(t *testing.T) {
 		}
 	}
 }
+
+// TestStockSnippet runs the README's stock-modules snippet on the toy
+// Keccak model configs/transformers.hcl exports (w = 8, two rounds, fusion)
+// and compares its output bits with the layered circuit's on the all-ones
+// message.
+func TestStockSnippet(t *testing.T) {
+	needTorch(t)
+	ctx := context.Background()
+	c := sdktest.Build(t, keccak.Plugin, map[string]any{"log_w": int64(3), "rate": int64(128), "rounds": int64(2)})
+	l, err := fusion.Compile(ctx, c, fusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{Tokens: 8, Interleave: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := model.Export(m, filepath.Join(dir, "out", "models"), "transformers-keccak.log_w-3.fusion.tokens-as-states-stock", 0); err != nil {
+		t.Fatal(err)
+	}
+	ones := bitvec.NewVec(l.NumInputs)
+	for i := range l.NumInputs {
+		ones.Set(i, 1)
+	}
+	want, err := bitvec.EvalSliced([]bitvec.Vec{ones}, l.NumInputs, l.Evaluator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- snippet: stock -->\n```python\n")
+	snippet, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no <!-- snippet: stock --> python block")
+	}
+	got := strings.TrimSpace(runPython(t, dir, snippet))
+	if w := want[0].Text(l.NumOutputs()); got != w {
+		t.Errorf("README stock snippet printed\n%s\nthe layered circuit gives\n%s", got, w)
+	}
+}
