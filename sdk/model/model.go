@@ -19,6 +19,10 @@
 //	hard:      a_ij = 1 if |s_ij − 1| ≤ HardTol, else 0     (unnormalised, score-1 selection)
 //	softmax:   a_ij = exp(β s_ij) / Σ_k exp(β s_ik)         (over all Tokens keys)
 //
+// A block may instead be one stock PyTorch encoder layer (EncoderLayer:
+// LayerNorm with weight and bias, multi-head softmax attention with biased
+// projections, a ReLU FFN with biases); a model is then all such layers.
+//
 // Every weight matrix is a sparse Tensor in CSR form; blocks refer to
 // tensors by name, so blocks may share weights. The forward pass (Compile,
 // Plan.Run) knows nothing of how a mapper made the weights: it multiplies
