@@ -43,6 +43,9 @@ var impossible = map[string][]struct{ src, param, reason string }{
 	"fusion": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { objective = matrix.rate == 1 ? \"depth\" : \"fast\" }", "objective", "must be one of"},
 	},
+	"tokens-as-states": {
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" {}\nmapper \"tokens-as-states\" { assign = matrix.rate == 1 ? \"chunks\" : \"diagonal\" }", "assign", "must be one of"},
+	},
 	"no-attention": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"no-attention\" { variant = matrix.rate == 1 ? \"mlp\" : \"attention\" }", "variant", "must be one of"},
 	},
