@@ -409,7 +409,10 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	}
 	tensors = append(tensors, base, in)
 
-	A := Gap / (1 - math.Cos(2*math.Pi/float64(T))) * math.Sqrt(float64(hd))
+	A := 0.0 // query scale: a score gap of Gap, MHA's 1/sqrt(head_dim) folded in
+	if T > 1 {
+		A = Gap / (1 - math.Cos(2*math.Pi/float64(T))) * math.Sqrt(float64(hd))
+	}
 	for L := 1; L <= D; L++ {
 		p := fmt.Sprintf("layers.%d.", L-1)
 		n1w, n1b := fill(newTensor(p+"norm1.weight", 1, d), sigma0), newTensor(p+"norm1.bias", 1, d)
