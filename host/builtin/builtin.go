@@ -13,6 +13,7 @@ import (
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/sha2"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk"
 )
 
@@ -29,6 +30,7 @@ func Plugins() map[string]sdk.Plugin {
 		reifier.Plugin,
 		sha2.Plugin,
 		tokensasgates.Plugin,
+		tokensasstates.Plugin,
 	} {
 		out[p.Describe().Name] = p
 	}

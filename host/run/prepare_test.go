@@ -56,6 +56,9 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { objective = matrix.rate == 1 ? \"depth\" : \"fast\" }", "objective", "must be one of"},
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { max_weight = 3 - matrix.rate }", "max_weight", "must be at least 2"},
 	},
+	"tokens-as-states": {
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" {}\nmapper \"tokens-as-states\" { assign = matrix.rate == 1 ? \"chunks\" : \"diagonal\" }", "assign", "must be one of"},
+	},
 	"no-attention": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"no-attention\" { variant = matrix.rate == 1 ? \"mlp\" : \"attention\" }", "variant", "must be one of"},
 	},

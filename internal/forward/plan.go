@@ -42,9 +42,10 @@ type Plan struct {
 	outDyn    []int32   // dynamic index read, or −1 for a static dimension
 	outStat   []float64 // the static value read (while the static part lives)
 	outThr    []float64
-	stLive    bool // the static part survives the last sublayer
-	delta     bool // some sublayer needs a separate output buffer
-	maxV      int  // largest Σ of V rows of one attention sublayer
+	stLive    bool       // the static part survives the last sublayer
+	delta     bool       // some sublayer needs a separate output buffer
+	maxV      int        // largest Σ of V rows of one attention sublayer
+	stock     *stockPlan // set for a model of stock encoder layers (stock.go)
 }
 
 // csr is a compressed sparse row list of (index, value) entries.
@@ -119,6 +120,13 @@ type normPlan struct {
 func Compile(m *model.Model) (*Plan, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
+	}
+	if slices.ContainsFunc(m.Blocks, func(b model.Block) bool { return b.Layer != nil }) {
+		sp, err := compileStock(m)
+		if err != nil {
+			return nil, err
+		}
+		return &Plan{m: m, T: m.Tokens, d: m.DModel, nIn: sp.in.Rows, stock: sp}, nil
 	}
 	idx := m.TensorIndex()
 	p := &Plan{m: m, T: m.Tokens, d: m.DModel, scores: map[[2]string]*scoreMat{},

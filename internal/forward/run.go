@@ -70,6 +70,12 @@ func (p *Plan) Run(inputs []bitvec.Vec, opt Options) (*Result, error) {
 	if opt.Beta < 0 || math.IsNaN(opt.Beta) || math.IsInf(opt.Beta, 0) {
 		return nil, fmt.Errorf("model: bad β override %v", opt.Beta)
 	}
+	if p.stock != nil && opt.Float64 {
+		return stockRun[float64](p.stock, inputs, opt)
+	}
+	if p.stock != nil {
+		return stockRun[float32](p.stock, inputs, opt)
+	}
 	if opt.Float64 {
 		return run[float64](p, inputs, opt)
 	}

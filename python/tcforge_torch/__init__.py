@@ -130,6 +130,9 @@ class Model:
         self.base = self._dense(need(emb["base"], self.tokens, self.d))
         self.input = self._dense(need(emb["input"], self.inputs, self.d))
         self.input_token = torch.tensor(emb["input_token"], dtype=torch.long)
+        self.stock = bool(cfg["blocks"]) and all(blk.get("layer") for blk in cfg["blocks"])
+        if not self.stock and any(blk.get("layer") for blk in cfg["blocks"]):
+            raise FormatError(f"{config_path}: stock encoder layers mixed with other blocks")
         for blk in cfg["blocks"]:
             if blk.get("attention"):
                 a = blk["attention"]
@@ -155,6 +158,130 @@ class Model:
         if len(self.out_token) and (int(self.out_token.max()) >= self.tokens or int(self.out_dim.max()) >= self.d):
             raise FormatError(f"{config_path}: readout outside {self.tokens} tokens × {self.d} dims")
         self.outputs = len(self.out_token)
+        if self.stock:
+            self._check_stock()
+
+    # Stock models: every block a torch.nn.TransformerEncoderLayer.
+
+    _VECTORS = ("norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias", "self_attn.in_proj_bias",
+                "self_attn.out_proj.bias", "linear1.bias", "linear2.bias")
+
+    def _check_stock(self):
+        layers = [blk["layer"] for blk in self.cfg["blocks"]]
+        self.layers = len(layers)
+        self.nhead = int(layers[0]["nhead"])
+        self.eps = float(layers[0]["layer_norm_eps"])
+        self.ffn = self.need(layers[0]["tensors"]["linear1.weight"], None, self.d).shape[0]
+        for i, l in enumerate(layers):
+            if int(l["nhead"]) != self.nhead or float(l["layer_norm_eps"]) != self.eps:
+                raise FormatError(f"{self.path}: layer {i}: nhead/eps differ from layer 0 (a stock encoder repeats one layer)")
+        d, F = self.d, self.ffn
+        shapes = {"norm1.weight": [d], "norm1.bias": [d], "self_attn.in_proj_weight": [3 * d, d],
+                  "self_attn.in_proj_bias": [3 * d], "self_attn.out_proj.weight": [d, d], "self_attn.out_proj.bias": [d],
+                  "norm2.weight": [d], "norm2.bias": [d], "linear1.weight": [F, d], "linear1.bias": [F],
+                  "linear2.weight": [d, F], "linear2.bias": [d]}
+        for i, l in enumerate(layers):
+            if set(l["tensors"]) != set(shapes):
+                raise FormatError(f"{self.path}: layer {i}: tensors {sorted(l['tensors'])}, a stock layer has {sorted(shapes)}")
+            for suffix, name in l["tensors"].items():
+                w = self.need(name)
+                got = [w.shape[1]] if suffix in self._VECTORS and w.shape[0] == 1 else list(w.shape)
+                if got != shapes[suffix]:
+                    raise FormatError(f"{self.path}: layer {i}: {suffix} (tensor {name!r}) is {list(w.shape)}, a stock layer wants {shapes[suffix]}")
+        # Input map and readout as shared nn.Linear over each token's bits.
+        self.in_index = self._per_token(self.input_token.tolist(), self.inputs)
+        self.out_index = self._per_token(self.out_token.tolist(), self.outputs)
+        self.in_weight = self._shared_columns(self.in_index, lambda b: self.input[b], "input map")
+        self.out_weight = self._shared_columns(self.out_index, lambda k: torch.cat([
+            torch.nn.functional.one_hot(self.out_dim[k], self.d).to(torch.float32), -self.out_threshold[k:k + 1]]), "readout")
+
+    def _per_token(self, tokens, n):
+        """[T, k] long: item j of token t (its j-th input or output), -1 if none."""
+        per = [[] for _ in range(self.tokens)]
+        for i in range(n):
+            per[tokens[i]].append(i)
+        k = max((len(p) for p in per), default=0)
+        return torch.tensor([p + [-1] * (k - len(p)) for p in per], dtype=torch.long).reshape(self.tokens, k)
+
+    def _shared_columns(self, index, column, what):
+        """The matrix whose column j serves item j of every token."""
+        cols = []
+        for j in range(index.shape[1]):
+            col = None
+            for t in range(self.tokens):
+                i = int(index[t, j])
+                if i < 0:
+                    continue
+                c = column(i)
+                if col is None:
+                    col = c
+                elif not torch.equal(col, c):
+                    raise FormatError(f"{self.path}: the {what} differs between tokens at item {j}: not one nn.Linear shared by all tokens")
+            cols.append(col)
+        return torch.stack(cols, dim=1) if cols else torch.zeros(0, 0)
+
+    def _layer(self):
+        return torch.nn.TransformerEncoderLayer(self.d, self.nhead, self.ffn, dropout=0.0, activation="relu",
+                                                batch_first=True, norm_first=True, layer_norm_eps=self.eps)
+
+    def state_dict(self):
+        """The stock nn.TransformerEncoder's state dict (keys layers.i.…)."""
+        sd = {}
+        for i, blk in enumerate(self.cfg["blocks"]):
+            for suffix, name in blk["layer"]["tensors"].items():
+                w = self._dense(self.need(name)).to(torch.float32)
+                sd[f"layers.{i}.{suffix}"] = w.reshape(-1) if suffix in self._VECTORS else w
+        return sd
+
+    def encoder(self):
+        """A stock nn.TransformerEncoder with the model's weights (strict load)."""
+        enc = torch.nn.TransformerEncoder(self._layer(), self.layers, enable_nested_tensor=False)
+        enc.load_state_dict(self.state_dict(), strict=True)
+        return enc.eval()
+
+    def input_linear(self):
+        """nn.Linear(bits a token, d_model, bias=False): one token's input bits → its embedding."""
+        lin = torch.nn.Linear(self.in_weight.shape[1], self.d, bias=False)
+        with torch.no_grad():
+            lin.weight.copy_(self.in_weight)
+        return lin
+
+    @property
+    def pos(self):
+        """The position embedding [tokens, d_model]."""
+        return self.base
+
+    def readout_linear(self):
+        """nn.Linear(d_model, outputs a token): output bit = value >= 0."""
+        lin = torch.nn.Linear(self.d, self.out_weight.shape[1])
+        with torch.no_grad():
+            lin.weight.copy_(self.out_weight[:self.d].T)
+            lin.bias.copy_(self.out_weight[self.d])
+        return lin
+
+    def token_bits(self, bits):
+        """[n, inputs] (or [inputs]) 0/1 → [n, tokens, bits a token] float32."""
+        bits = torch.as_tensor(bits).reshape(-1, self.inputs).to(torch.float32)
+        padded = torch.cat([bits, torch.zeros(bits.shape[0], 1)], dim=1)
+        return padded[:, self.in_index]  # index -1 reads the zero column
+
+    def output_bits(self, fired):
+        """[n, tokens, outputs a token] bool → [n, outputs] uint8."""
+        flat = torch.zeros(fired.shape[0], self.outputs, dtype=torch.uint8)
+        for t in range(self.tokens):
+            for j in range(self.out_index.shape[1]):
+                k = int(self.out_index[t, j])
+                if k >= 0:
+                    flat[:, k] = fired[:, t, j].to(torch.uint8)
+        return flat
+
+    def _run_stock(self, bits):
+        if not hasattr(self, "_modules"):
+            self._modules = (self.input_linear(), self.encoder(), self.readout_linear())
+        embed, enc, readout = self._modules
+        with torch.no_grad():
+            y = readout(enc(embed(self.token_bits(bits)) + self.pos))
+        return self.output_bits(y >= 0)
 
     @staticmethod
     def _dense(w):
@@ -209,6 +336,8 @@ class Model:
         bits = torch.as_tensor(bits)
         if bits.dim() != 2 or bits.shape[1] != self.inputs:
             raise ValueError(f"{self.path}: want bits of shape [n, {self.inputs}], got {list(bits.shape)}")
+        if self.stock:
+            return self._run_stock(bits.to(torch.float32))
         if self.tokens > 1:
             batch = 1  # one sample at a time: attention is T×T
         outs = []

@@ -10,7 +10,7 @@ import (
 
 const (
 	magic   = "TCMD"
-	version = 2 // 2: structured transformer IR, CSR tensors
+	version = 3 // 2: structured transformer IR, CSR tensors; 3: stock encoder layers
 )
 
 // MarshalBinary encodes the model in tcforge's compact binary form (packed
@@ -57,6 +57,15 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 			w.Strings([]string{f.Gate, f.Value, f.Out})
 			writeNorm(w, f.Norm)
 			w.U32(boolU32(f.Residual))
+		} else {
+			w.U32(0)
+		}
+		if l := b.Layer; l != nil {
+			w.U32(1)
+			w.I64(int64(l.Heads))
+			w.I64(int64(math.Float64bits(l.Eps)))
+			names := l.Names()
+			w.Strings(names[:])
 		} else {
 			w.U32(0)
 		}
@@ -158,6 +167,17 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 			f.Norm = readNorm(r)
 			f.Residual = r.U32() == 1
 			b.FFN = f
+		}
+		if r.U32() == 1 {
+			l := &EncoderLayer{Heads: int(r.I64()), Eps: math.Float64frombits(uint64(r.I64()))}
+			s := r.Strings()
+			if r.Err() == nil && len(s) != len(StockNames) {
+				return fmt.Errorf("decoding model: block %d layer has %d tensor names, want %d", i, len(s), len(StockNames))
+			}
+			if r.Err() == nil {
+				l.setNames(s)
+			}
+			b.Layer = l
 		}
 		d.Blocks = append(d.Blocks, b)
 	}

@@ -19,6 +19,10 @@
 //	hard:      a_ij = 1 if |s_ij − 1| ≤ HardTol, else 0     (unnormalised, score-1 selection)
 //	softmax:   a_ij = exp(β s_ij) / Σ_k exp(β s_ik)         (over all Tokens keys)
 //
+// A block may instead be one stock PyTorch encoder layer (EncoderLayer:
+// LayerNorm with weight and bias, multi-head softmax attention with biased
+// projections, a ReLU FFN with biases); a model is then all such layers.
+//
 // Every weight matrix is a sparse Tensor in CSR form; blocks refer to
 // tensors by name, so blocks may share weights. The forward pass (Compile,
 // Plan.Run) knows nothing of how a mapper made the weights: it multiplies
@@ -161,6 +165,9 @@ type FFN struct {
 type Block struct {
 	Attn *Attention
 	FFN  *FFN
+	// Layer, if set, is a stock PyTorch encoder layer (see EncoderLayer);
+	// then Attn and FFN are nil.
+	Layer *EncoderLayer
 }
 
 // Embedding is how input bits enter the residual stream: x starts as the
@@ -285,6 +292,14 @@ func (m *Model) Validate() error {
 		return nil
 	}
 	for bi, b := range m.Blocks {
+		if l := b.Layer; l != nil {
+			if b.Attn != nil || b.FFN != nil {
+				return fmt.Errorf("model: block %d has a stock layer and an attention or FFN sublayer", bi)
+			}
+			if err := validateLayer(fmt.Sprintf("block %d layer", bi), l, m.DModel, get); err != nil {
+				return err
+			}
+		}
 		if a := b.Attn; a != nil {
 			where := fmt.Sprintf("block %d attention", bi)
 			switch a.Mode {
@@ -385,6 +400,10 @@ func (m *Model) Stats() Stats {
 			if t := idx[b.FFN.Gate]; t != nil && t.Rows > s.FFNHidden {
 				s.FFNHidden = t.Rows
 			}
+		}
+		if l := b.Layer; l != nil {
+			s.Heads = max(s.Heads, l.Heads)
+			s.FFNHidden = max(s.FFNHidden, l.FFNWidth(idx))
 		}
 	}
 	for i := range m.Tensors {

@@ -327,6 +327,16 @@ type ExportFFN struct {
 type ExportBlock struct {
 	Attention *ExportAttention `json:"attention,omitempty"`
 	FFN       *ExportFFN       `json:"ffn,omitempty"`
+	Layer     *ExportLayer     `json:"layer,omitempty"`
+}
+
+// ExportLayer is a stock EncoderLayer in the config: Tensors maps each
+// PyTorch state-dict suffix (StockNames) to the tensor holding it (vectors
+// are stored 1×n; PyTorch wants them flat).
+type ExportLayer struct {
+	Heads   int               `json:"nhead"`
+	Eps     float64           `json:"layer_norm_eps"`
+	Tensors map[string]string `json:"tensors"`
 }
 
 // ExportReadout is Readout in the config.
@@ -382,6 +392,7 @@ func (m *Model) Config(layout, weights string) ExportConfig {
 			"ffn":     "FFN(x) = w_out @ (silu(w_gate @ x) * (w_value @ x)), no biases",
 			"norm":    "RMSNorm(x) = weight * x / sqrt(mean(x^2) + eps) over d_model",
 			"attn":    "s_ij = (q @ x_i) . (k @ x_j); hard: a_ij = 1 iff |s_ij - 1| <= 1e-3 else 0 (unnormalised); softmax: a_ij = softmax_j(beta * s_ij) over all tokens; out_i = sum_heads o @ sum_j a_ij (v @ x_j)",
+			"layer":   "a block with \"layer\" is a stock torch.nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.0, activation=\"relu\", batch_first=True, norm_first=True, layer_norm_eps): its state-dict entries are the named tensors (vectors stored 1×n)",
 			"csr":     "W.crow_indices int32 [rows+1], W.col_indices int32 [nnz], W.values float32 [nnz]: torch.sparse_csr_tensor(crow, col, values, size=(rows, cols))",
 		},
 	}
@@ -396,6 +407,13 @@ func (m *Model) Config(layout, weights string) ExportConfig {
 		}
 		if f := b.FFN; f != nil {
 			eb.FFN = &ExportFFN{Gate: f.Gate, Value: f.Value, Out: f.Out, Residual: f.Residual, Norm: exportNorm(f.Norm)}
+		}
+		if l := b.Layer; l != nil {
+			el := &ExportLayer{Heads: l.Heads, Eps: l.Eps, Tensors: map[string]string{}}
+			for k, n := range l.Names() {
+				el.Tensors[StockNames[k]] = n
+			}
+			eb.Layer = el
 		}
 		c.Blocks = append(c.Blocks, eb)
 	}
@@ -520,6 +538,15 @@ func Import(configPath string) (*Model, error) {
 		}
 		if f := b.FFN; f != nil {
 			mb.FFN = &FFN{Gate: f.Gate, Value: f.Value, Out: f.Out, Residual: f.Residual, Norm: importNorm(f.Norm)}
+		}
+		if l := b.Layer; l != nil {
+			ml := &EncoderLayer{Heads: l.Heads, Eps: l.Eps}
+			names := make([]string, len(StockNames))
+			for k, sn := range StockNames {
+				names[k] = l.Tensors[sn]
+			}
+			ml.setNames(names)
+			mb.Layer = ml
 		}
 		m.Blocks = append(m.Blocks, mb)
 	}

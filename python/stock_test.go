@@ -1,0 +1,138 @@
+package python_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/internal/forward"
+	"github.com/tcforge/tcforge/plugins/adder"
+	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/md"
+	"github.com/tcforge/tcforge/plugins/merkle"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// TestStockTokensAsStates maps toy Keccak (w = 1, 2, 8), an MD and a Merkle
+// point and the adder with tokens-as-states, exports them, and runs each in
+// stock PyTorch modules (nn.TransformerEncoder loaded with strict=True, an
+// nn.Linear input map, the position embedding and an nn.Linear readout) on
+// 32 random inputs, bit for bit against the layered circuit and the host's
+// own float32 pass.
+func TestStockTokensAsStates(t *testing.T) {
+	needTorch(t)
+	ctx := context.Background()
+	points := []struct {
+		name   string
+		plugin *sdk.Construction
+		values map[string]any
+		cfg    tokensasstates.Config
+	}{
+		{"keccak-w1", keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(2)}, tokensasstates.Config{Tokens: 4}},
+		{"keccak-w2", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2)}, tokensasstates.Config{Tokens: 2, Interleave: true}},
+		{"keccak-w8", keccak.Plugin, map[string]any{"log_w": int64(3), "rate": int64(100), "rounds": int64(2)}, tokensasstates.Config{Tokens: 8, Interleave: true}},
+		{"md", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, tokensasstates.Config{Tokens: 4}},
+		{"merkle", merkle.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "leaves": int64(2)}, tokensasstates.Config{Tokens: 4}},
+		{"adder", adder.Plugin, map[string]any{"n": int64(8)}, tokensasstates.Config{Tokens: 8, Interleave: true}},
+	}
+	dir := t.TempDir()
+	var args []string
+	want := map[string]string{}
+	for i, p := range points {
+		c := sdktest.Build(t, p.plugin, p.values)
+		l, err := fusion.Compile(ctx, c, fusion.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tokensasstates.Map(ctx, l, p.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := bitvec.Random(rand.New(rand.NewPCG(15, uint64(i))), 32, l.NumInputs)
+		out, err := bitvec.EvalSliced(in, l.NumInputs, l.Evaluator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, err := forward.Forward(m, in, forward.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sb, hb strings.Builder
+		for s := range out {
+			sb.WriteString(out[s].Text(l.NumOutputs()) + "\n")
+			hb.WriteString(host.Outputs[s].Text(l.NumOutputs()) + "\n")
+		}
+		if sb.String() != hb.String() {
+			t.Fatalf("%s: the host's float32 pass differs from the layered circuit", p.name)
+		}
+		info, err := model.Export(m, dir, p.name+".tokens-as-states", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inFile := filepath.Join(dir, p.name+".in")
+		writeInputs(t, inFile, in, l.NumInputs)
+		args = append(args, info.Config, inFile)
+		want[inFile] = sb.String()
+	}
+	runPython(t, dir, runAll, args...)
+	for inFile, w := range want {
+		got, err := os.ReadFile(inFile + ".out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != w {
+			t.Errorf("%s: PyTorch outputs\n%s\nlayered circuit\n%s", filepath.Base(inFile), got, w)
+		}
+	}
+}
+
+// TestStockSnippet runs the README's stock-modules snippet on the toy
+// Keccak model configs/transformers.hcl exports (w = 8, two rounds, fusion)
+// and compares its output bits with the layered circuit's on the all-ones
+// message.
+func TestStockSnippet(t *testing.T) {
+	needTorch(t)
+	ctx := context.Background()
+	c := sdktest.Build(t, keccak.Plugin, map[string]any{"log_w": int64(3), "rate": int64(128), "rounds": int64(2)})
+	l, err := fusion.Compile(ctx, c, fusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{Tokens: 8, Interleave: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := model.Export(m, filepath.Join(dir, "out", "models"), "transformers-keccak.log_w-3.fusion.tokens-as-states-stock", 0); err != nil {
+		t.Fatal(err)
+	}
+	ones := bitvec.NewVec(l.NumInputs)
+	for i := range l.NumInputs {
+		ones.Set(i, 1)
+	}
+	want, err := bitvec.EvalSliced([]bitvec.Vec{ones}, l.NumInputs, l.Evaluator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- snippet: stock -->\n```python\n")
+	snippet, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no <!-- snippet: stock --> python block")
+	}
+	got := strings.TrimSpace(runPython(t, dir, snippet))
+	if w := want[0].Text(l.NumOutputs()); got != w {
+		t.Errorf("README stock snippet printed\n%s\nthe layered circuit gives\n%s", got, w)
+	}
+}
