@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -16,6 +17,10 @@ import (
 // hangMarkEnv names a file the "hangs" layerer creates when it starts
 // hanging.
 const hangMarkEnv = "TCFORGE_TEST_HANG_MARK"
+
+// checkLogEnv names a file the "counting" construction appends a line to
+// at every Check call.
+const checkLogEnv = "TCFORGE_TEST_CHECK_LOG"
 
 // testBuiltins are the bundled plugins plus misbehaving ones. They are
 // served, like bundled plugins, by re-executing the test binary, so every
@@ -81,6 +86,20 @@ func testBuiltins() map[string]sdk.Plugin {
 		},
 		Reference: keccak.Plugin.Reference,
 	}
+	// keccak, counting its Check calls (one line each in $checkLogEnv).
+	m["counting"] = &sdk.Construction{Name: "counting", Version: "0.0.1", Doc: "keccak, logging every Check call",
+		Params: keccak.Plugin.Params, Build: keccak.Plugin.Build, Reference: keccak.Plugin.Reference, Estimate: keccak.Plugin.Estimate,
+		Check: func(ctx context.Context, p sdk.Params) error {
+			if path := os.Getenv(checkLogEnv); path != "" {
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(f, "rounds=%d\n", p.Int("rounds"))
+				f.Close()
+			}
+			return keccak.Plugin.Check(ctx, p)
+		}}
 	// Served with another protocol version (see TestMain).
 	m["oldproto"] = &sdk.Layerer{Name: "oldproto", Version: "0.0.1", Doc: "speaks protocol 0",
 		Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {

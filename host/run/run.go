@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,9 @@ type Result struct {
 	// Complete is false when the run was interrupted before every point
 	// finished; Rows then hold the points that did.
 	Complete bool
+	// Stopped says why an incomplete run stopped ("interrupted"): the
+	// context's cancellation cause, which the caller may reword.
+	Stopped string
 }
 
 // OK reports whether every row is OK and there is at least one.
@@ -115,6 +119,9 @@ type Runner struct {
 	// Progress, if set, is called before each point of a pipeline is run
 	// (done false) and after it (done true), for progress display.
 	Progress func(p *config.Pipeline, pt config.Point, done bool)
+	// Checking, if set, is called as Check reaches each point of a
+	// pipeline, for progress display during a long check.
+	Checking func(p *config.Pipeline, pt config.Point)
 	// MaxEdges refuses points whose construction estimates a logic
 	// circuit of more edges (0: no limit).
 	MaxEdges int64
@@ -206,20 +213,44 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 	if out.broken != nil {
 		return &out, diags
 	}
+	// Each block's values are decoded at every point, but the plugins
+	// are asked about each distinct set of values once: a sweep costs
+	// plugin calls in proportion to its distinct parameter sets.
+	done := map[string]bool{}
 	for _, pt := range p.Points() {
-		d := r.checkBlock(ctx, p.Construction, out.construction, pt)
-		if !d.HasErrors() {
+		if r.Checking != nil {
+			r.Checking(p, pt)
+		}
+		d, fresh := r.checkBlock(ctx, p.Construction, out.construction, pt, done)
+		if fresh && !d.HasErrors() {
 			d = append(d, r.checkSize(ctx, p.Construction, out.construction, pt)...)
 		}
 		diags = append(diags, d...)
 		for i, b := range p.Layerers {
-			diags = append(diags, r.checkBlock(ctx, b, out.layerers[i], pt)...)
+			d, _ := r.checkBlock(ctx, b, out.layerers[i], pt, done)
+			diags = append(diags, d...)
 		}
 		for i, b := range p.Mappers {
-			diags = append(diags, r.checkBlock(ctx, b, out.mappers[i], pt)...)
+			d, _ := r.checkBlock(ctx, b, out.mappers[i], pt, done)
+			diags = append(diags, d...)
 		}
 	}
 	return &out, diags
+}
+
+// paramsKey identifies block b with the decoded values vals.
+func paramsKey(b *config.Block, vals map[string]any) string {
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%p", b)
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "\x00%s=%#v", k, vals[k])
+	}
+	return sb.String()
 }
 
 // checkSize refuses a point whose estimated logic circuit exceeds
@@ -252,21 +283,28 @@ func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construc
 
 // checkBlock decodes block b at point pt against plugin pl's schema and
 // asks the plugin to validate the values (sdk.CheckParams), so impossible
-// parameters are rejected, located, before anything is built.
-func (r *Runner) checkBlock(ctx context.Context, b *config.Block, pl sdk.Plugin, pt config.Point) hcl.Diagnostics {
+// parameters are rejected, located, before anything is built. Values
+// already in done (by paramsKey) are not sent again; fresh reports
+// whether they were new.
+func (r *Runner) checkBlock(ctx context.Context, b *config.Block, pl sdk.Plugin, pt config.Point, done map[string]bool) (diags hcl.Diagnostics, fresh bool) {
 	vals, diags := b.Decode(pt, pl.Describe().Params)
 	if diags.HasErrors() {
-		return diags
+		return diags, true
 	}
+	key := paramsKey(b, vals)
+	if done[key] {
+		return diags, false
+	}
+	done[key] = true
 	if _, err := sdk.CheckParams(ctx, pl, vals); err != nil {
 		if pe, ok := sdk.AsParamError(err); ok {
-			return append(diags, b.ParamDiag(pt, pe))
+			return append(diags, b.ParamDiag(pt, pe)), true
 		}
 		return append(diags, &hcl.Diagnostic{Severity: hcl.DiagError,
 			Summary: fmt.Sprintf("The %s %q cannot check its parameters", b.Kind, b.Name),
-			Detail:  err.Error(), Subject: b.DefRange.Ptr()})
+			Detail:  err.Error(), Subject: b.DefRange.Ptr()}), true
 	}
-	return diags
+	return diags, true
 }
 
 // Run runs every point of the pipeline. It returns the rows even when some
@@ -350,6 +388,7 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 	}
 	res.Complete = done == len(points)
 	if err := ctx.Err(); err != nil {
+		res.Stopped = context.Cause(ctx).Error()
 		return res, fmt.Errorf("pipeline %q interrupted after %d of %d points: %w", p.Name, done, len(points), err)
 	}
 	return res, nil

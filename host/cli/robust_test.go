@@ -1,0 +1,416 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// writeFile writes src to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// smallPipeline is a two-point pipeline of the given name and layerer.
+func smallPipeline(name, layerer string) string {
+	return `pipeline "` + name + `" {
+  matrix {
+    rounds = [1, 2]
+  }
+  construction "keccak" {
+    log_w  = 0
+    rate   = 12
+    rounds = matrix.rounds
+  }
+  layerer "` + layerer + `" {}
+}
+`
+}
+
+// TestUsageErrors: command-line mistakes are refused before anything
+// runs, with the reason and the usage, exit status 2, writing nothing.
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
+	afile := writeFile(t, dir, "afile", "")
+	out := filepath.Join(dir, "out")
+	tests := []struct {
+		args  []string
+		want  string
+		usage string // the usage line shown
+	}{
+		{[]string{"run", "--samples", "0", cfg}, "--samples must be at least 1, got 0", "tcforge run [flags] FILE..."},
+		{[]string{"run", "--samples", "-5", cfg}, "--samples must be at least 1, got -5", "tcforge run [flags] FILE..."},
+		{[]string{"run", "--jobs", "0", cfg}, "--jobs must be at least 1, got 0", "tcforge run [flags] FILE..."},
+		{[]string{"run", "--jobs", "-3", cfg}, "--jobs must be at least 1, got -3", "tcforge run [flags] FILE..."},
+		{[]string{"run", "--max-edges", "-1", cfg}, "--max-edges must be at least 0 (0: no limit), got -1", "tcforge run [flags] FILE..."},
+		{[]string{"run", "--max-points", "-1", cfg}, "--max-points must be at least 0 (0: no limit), got -1", "tcforge run [flags] FILE..."},
+		{[]string{"run", "--timeout", "-5s", cfg}, "--timeout must be a duration of at least 0 (0: no limit), got -5s", "tcforge run [flags] FILE..."},
+		{[]string{"run", "--log-level", "bogus", cfg}, `--log-level must be one of trace, debug, info, warn, error, disabled, got "bogus"`, "tcforge run [flags] FILE..."},
+		{[]string{"run", "--log-format", "xml", cfg}, `--log-format must be auto, console or json, got "xml"`, "tcforge run [flags] FILE..."},
+		{[]string{"run", "--progress", "sometimes", cfg}, `--progress: progress mode must be auto, always or never, got "sometimes"`, "tcforge run [flags] FILE..."},
+		{[]string{"run", "--samples", "many", cfg}, `invalid argument "many" for "--samples"`, "tcforge run [flags] FILE..."},
+		{[]string{"run", "--bogus", cfg}, "unknown flag: --bogus", "tcforge run [flags] FILE..."},
+		{[]string{"run"}, "missing FILE: run needs at least one pipeline file", "tcforge run [flags] FILE..."},
+		{[]string{"bogus"}, `unknown command "bogus" for "tcforge"`, "tcforge [command]"},
+		{[]string{"inspect"}, "accepts 1 arg(s), received 0", "tcforge inspect [flags] FILE.hcl"},
+		{[]string{"inspect", "--samples", "0", cfg}, "--samples must be at least 1, got 0", "tcforge inspect [flags] FILE.hcl"},
+		{[]string{"run", "--out", afile, cfg}, "--out " + afile + ": is a file, not a directory", "tcforge run [flags] FILE..."},
+		{[]string{"run", "--out", filepath.Join(afile, "sub"), cfg}, "--out " + filepath.Join(afile, "sub") + ": " + afile + " is a file, not a directory", "tcforge run [flags] FILE..."},
+	}
+	if runtime.GOOS == "linux" {
+		// /proc takes no new files, even for root.
+		tests = append(tests, struct {
+			args        []string
+			want, usage string
+		}{[]string{"run", "--out", "/proc/tcforge-test/out", cfg}, "--out /proc/tcforge-test/out: cannot create files in /proc: ", "tcforge run [flags] FILE..."})
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := tt.args
+			if args[0] == "run" && !strings.Contains(strings.Join(args, " "), "--out") && len(args) > 1 {
+				args = append([]string{"run", "--out", out}, args[1:]...)
+			}
+			r := tcforge(t, args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.HasPrefix(r.stderr, "Error: "+tt.want) {
+				t.Errorf("stderr does not start with %q:\n%s", "Error: "+tt.want, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "\nUsage:\n  "+tt.usage) {
+				t.Errorf("stderr lacks the usage %q:\n%s", tt.usage, r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout: %s", r.stdout)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a refused command wrote %s", out)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(afile, "sub")); err == nil {
+		t.Error("--out under a file created something")
+	}
+}
+
+// TestOddInputs: a file without pipelines is an error naming it; a
+// binary file gives a capped list of diagnostics with control bytes
+// escaped. Both exit 1 and write nothing.
+func TestOddInputs(t *testing.T) {
+	dir := t.TempDir()
+	bin := make([]byte, 4096)
+	x := uint32(1)
+	for i := range bin {
+		x = x*1664525 + 1013904223
+		bin[i] = byte(x >> 24)
+	}
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"empty.hcl", "", []string{"Error: No pipelines in " + filepath.Join(dir, "empty.hcl")}},
+		{"comments.hcl", "# only\n// comments\n", []string{"Error: No pipelines in " + filepath.Join(dir, "comments.hcl")}},
+		{"random.bin", string(bin), []string{"more errors (not shown; the first 10 are above)."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, dir, tt.name, tt.src)
+			out := filepath.Join(dir, "out")
+			r := tcforge(t, "run", "--out", out, path)
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if n := strings.Count(r.stderr, "Error: "); n > 10 {
+				t.Errorf("%d diagnostics printed", n)
+			}
+			for _, c := range r.stderr {
+				if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == '\uFFFD' {
+					t.Fatalf("raw control character %U in the diagnostics", c)
+				}
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("wrote %s", out)
+			}
+		})
+	}
+}
+
+// TestHugeSweep: a sweep over --max-points is refused at once, located,
+// before a single point is made; the pre-run check asks a plugin about
+// each distinct parameter set once, however many points share it.
+func TestHugeSweep(t *testing.T) {
+	dir := t.TempDir()
+	huge := writeFile(t, dir, "huge.hcl", `pipeline "huge" {
+  matrix {
+    a = range(1000)
+    b = range(1000)
+    c = range(1000)
+  }
+  construction "keccak" {
+    log_w  = 0
+    rate   = 12
+    rounds = 1
+  }
+  layerer "reifier" {}
+}
+`)
+	out := filepath.Join(dir, "out")
+	start := time.Now()
+	r := tcforge(t, "run", "--out", out, huge)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{"Error: Too many points", "huge.hcl:2:3", "1000000000 matrix points", "over the limit of 100000 points per run (--max-points)"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("a refused sweep wrote results")
+	}
+	t.Logf("refused 10^9 points in %v", time.Since(start))
+
+	// 120 points, two distinct construction parameter sets (rounds 1, 2).
+	cfg := writeFile(t, dir, "repeat.hcl", `pipeline "repeat" {
+  matrix {
+    copy   = range(60)
+    rounds = [1, 2]
+  }
+  construction "counting" {
+    log_w  = 0
+    rate   = 12
+    rounds = matrix.rounds
+  }
+  layerer "reifier" {}
+}
+`)
+	log := filepath.Join(dir, "checks.log")
+	t.Setenv(checkLogEnv, log)
+	r = tcforge(t, "run", "--log-level", "warn", "--max-points", "120", "--samples", "8", "--progress", "always", cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Fields(string(b))
+	// The check before the run and the one Run makes on opening the
+	// pipeline: each asks about rounds=1 and rounds=2 once.
+	seen := map[string]int{}
+	for _, c := range calls {
+		seen[c]++
+	}
+	if len(seen) != 2 || len(calls) > 4 {
+		t.Errorf("%d Check calls for 2 distinct parameter sets over 120 points: %v", len(calls), seen)
+	}
+	// The check shows its progress on the bar (--progress always here;
+	// auto does on a terminal).
+	if !strings.Contains(r.stderr, "checking repeat: point 120 of 120") {
+		t.Errorf("no progress of the check on stderr:\n%q", r.stderr[:min(len(r.stderr), 400)])
+	}
+	if !strings.Contains(r.stdout, "1 pipelines, 120 points, 120 rows: 120 verified") {
+		t.Errorf("summary:\n%s", r.stdout[max(0, len(r.stdout)-200):])
+	}
+}
+
+// readJSON decodes a JSON file into v.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// manifest is the part of DIR/tcforge-run.json the tests read.
+type manifest struct {
+	Status    string   `json:"status"`
+	Files     []string `json:"files"`
+	Pipelines []struct {
+		Name, Status string
+		Rows         int
+	} `json:"pipelines"`
+}
+
+// stoppedRun writes a config of three pipelines ("done", "stuck" whose
+// layerer hangs, "never") into dir, with files an earlier run left in
+// dir/out, and returns the config and the hang mark's path.
+func stoppedRun(t *testing.T, dir string) (cfg, out, mark string) {
+	t.Helper()
+	cfg = writeFile(t, dir, "int.hcl", smallPipeline("done", "reifier")+smallPipeline("stuck", "hangs")+smallPipeline("never", "reifier"))
+	out = filepath.Join(dir, "out")
+	// An earlier, complete run into the same directory.
+	if err := os.MkdirAll(filepath.Join(out, "plots"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"never.csv", "never.json", "stuck.md", "report.html", "plots/never.depth-vs-rounds.svg", "other.csv", "plots/never.x.depth-vs-rounds.svg"} {
+		writeFile(t, out, f, "from an earlier run: all ok\n")
+	}
+	mark = filepath.Join(dir, "stuck-now")
+	t.Setenv(hangMarkEnv, mark)
+	return cfg, out, mark
+}
+
+// checkStopped checks the output directory of a run stopped while
+// pipeline "stuck" hung: finished rows written, the stop said in every
+// format, nothing of the earlier run presented as this one's.
+func checkStopped(t *testing.T, out, why string) {
+	t.Helper()
+	if rows := sdktest.Table(t, filepath.Join(out, "done.csv")); len(rows) != 2 || rows[1]["verified"] != "true" || rows[1]["error"] != "" {
+		t.Errorf("done.csv: %v", rows)
+	}
+	rows := sdktest.Table(t, filepath.Join(out, "stuck.csv"))
+	if len(rows) != 2 {
+		t.Fatalf("stuck.csv: %v", rows)
+	}
+	for _, row := range rows {
+		if row["error"] != "not run: "+why || row["depth"] != "" || row["verified"] != "false" || row["expect_ok"] != "false" {
+			t.Errorf("stuck.csv row %v, want a not-run marker", row)
+		}
+	}
+	var js struct {
+		Complete bool             `json:"complete"`
+		OK       bool             `json:"ok"`
+		Stopped  string           `json:"stopped"`
+		NotRun   []map[string]any `json:"not_run"`
+	}
+	readJSON(t, filepath.Join(out, "stuck.json"), &js)
+	if js.Complete || js.OK || js.Stopped != why || len(js.NotRun) != 2 {
+		t.Errorf("stuck.json: %+v", js)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "stuck.md"))
+	if !strings.Contains(string(md), "**Incomplete ("+why+"): 0 of 2 points finished**") || strings.Contains(string(md), "all rows verified") {
+		t.Errorf("stuck.md:\n%s", md)
+	}
+	html, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	for _, w := range []string{"INCOMPLETE", "This run stopped early (" + why + ")", `id="p-done"`, `id="p-stuck"`} {
+		if !strings.Contains(string(html), w) {
+			t.Errorf("report.html lacks %q", w)
+		}
+	}
+	if strings.Contains(string(html), `id="p-never"`) || strings.Contains(string(html), "all ok") {
+		t.Error("report.html shows what did not run")
+	}
+	var m manifest
+	readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+	if m.Status != "stopped: "+why || len(m.Pipelines) != 3 || m.Pipelines[0].Status != "ok" || m.Pipelines[1].Status != "incomplete" || m.Pipelines[2].Status != "not run" {
+		t.Errorf("manifest: %+v", m)
+	}
+	// The earlier run's files of these pipelines are gone; another
+	// pipeline's stay (the manifest does not list them).
+	for _, f := range []string{"never.csv", "never.json", "plots/never.depth-vs-rounds.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); !os.IsNotExist(err) {
+			t.Errorf("the earlier run's %s is still there", f)
+		}
+	}
+	for _, f := range []string{"other.csv", "plots/never.x.depth-vs-rounds.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("another pipeline's %s was removed", f)
+		}
+		for _, g := range m.Files {
+			if g == f {
+				t.Errorf("the manifest lists %s", f)
+			}
+		}
+	}
+	// No temporary files are left behind.
+	tmps, _ := filepath.Glob(filepath.Join(out, ".*.tmp-*"))
+	if len(tmps) > 0 {
+		t.Errorf("temporary files left: %v", tmps)
+	}
+}
+
+// waitFor waits until path exists.
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
+// TestSIGTERM: SIGTERM to a real tcforge process stops the run as Ctrl-C
+// does: the finished rows and report.html are written, the stop is said
+// in every format, exit status 143.
+func TestSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	cfg, out, mark := stoppedRun(t, dir)
+	cmd := exec.Command(os.Args[0], "run", "--log-level", "warn", "--jobs", "1", "--out", out, cfg)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, mark)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 143 {
+		t.Fatalf("exit %d (%v), want 143", code, err)
+	}
+	checkStopped(t, out, "terminated (SIGTERM)")
+}
+
+// TestClosedStdout: `tcforge run … | head -2`: when standard output is
+// closed, the host stops as on an interrupt, without a crash or a goroutine
+// dump, writes what finished and exits 141.
+func TestClosedStdout(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("first", "reifier")+smallPipeline("second", "reifier"))
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(os.Args[0], "run", "--log-level", "warn", "--out", out, cfg)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close() // the reader is gone before the first line
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 141 {
+		t.Fatalf("exit %d, want 141\n%s", code, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "goroutine ") || strings.Contains(stderr.String(), "panic") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "standard output closed") {
+		t.Errorf("stderr does not say why it stopped:\n%s", stderr.String())
+	}
+	if rows := sdktest.Table(t, filepath.Join(out, "first.csv")); len(rows) != 2 || rows[0]["verified"] != "true" {
+		t.Errorf("first.csv: %v", rows)
+	}
+	var m manifest
+	readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+	if !strings.HasPrefix(m.Status, "stopped: standard output closed") || m.Pipelines[1].Status != "not run" {
+		t.Errorf("manifest: %+v", m)
+	}
+}
