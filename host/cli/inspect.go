@@ -199,7 +199,7 @@ func drawFile(path string, c *layered.Circuit, title string) error {
 	if err := draw.SVG(&buf, c, draw.Options{Title: title}); err != nil {
 		return fmt.Errorf("drawing %s: %w", path, err)
 	}
-	return report.WriteFile(path, buf.Bytes())
+	return report.WriteFileAtomic(path, buf.Bytes())
 }
 
 // levelRows returns the per-level table's rows: level, width, kinds,

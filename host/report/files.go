@@ -12,10 +12,10 @@ import (
 	"github.com/tcforge/tcforge/host/run"
 )
 
-// WriteFile writes data to path atomically: into a temporary file in the
+// WriteFileAtomic writes data to path atomically: into a temporary file in the
 // same directory, renamed over path once complete. A reader never sees a
 // partial file, and a write cut short leaves the old file or none.
-func WriteFile(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ func WriteManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	return WriteFile(filepath.Join(dir, ManifestFile), append(b, '\n'))
+	return WriteFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n'))
 }
 
 // ReadManifest reads DIR/tcforge-run.json; a missing one is (nil, nil).

@@ -65,7 +65,7 @@ func WriteReports(dir string, res *run.Result, png bool) (*Section, error) {
 		name string
 		b    []byte
 	}{{name + ".json", jb.Bytes()}, {name + ".md", mb.Bytes()}} {
-		if err := WriteFile(filepath.Join(dir, f.name), f.b); err != nil {
+		if err := WriteFileAtomic(filepath.Join(dir, f.name), f.b); err != nil {
 			return nil, fmt.Errorf("writing report: %w", err)
 		}
 		sec.Files = append(sec.Files, f.name)
@@ -214,7 +214,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		return "", fmt.Errorf("rendering report.html: %w", err)
 	}
 	path := filepath.Join(dir, "report.html")
-	if err := WriteFile(path, buf.Bytes()); err != nil {
+	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return "", err
 	}
 	return path, nil

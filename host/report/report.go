@@ -147,7 +147,7 @@ func WriteFiles(dir string, res *run.Result) (string, error) {
 	if err := WriteCSV(&buf, res); err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
-	return path, WriteFile(path, buf.Bytes())
+	return path, WriteFileAtomic(path, buf.Bytes())
 }
 
 // WriteTable prints the result in the paper's layout: the matrix
