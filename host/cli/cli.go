@@ -600,6 +600,9 @@ func newPluginCmd(env *Env) *cobra.Command {
 			if !ok {
 				return fmt.Errorf("no bundled plugin named %q", args[0])
 			}
+			// A plugin keeps the default SIGPIPE action Main turned off:
+			// writing to the pipes of a host that is gone ends it.
+			signal.Reset(syscall.SIGPIPE)
 			sdk.Serve(p)
 			return nil
 		},
