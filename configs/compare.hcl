@@ -7,13 +7,27 @@
 #
 # (--jobs 1 keeps the measured compile times free of other points' load.)
 #
-# Laws (derived in docs/fusion.md; z = rounds whose w-bit round constant is
-# 0, which reifier skips and fusion does not care about):
+# The Keccak, MD and Merkle pipelines run reifier in both modes (matrix
+# variable reifier): "paper", the form behind the paper's tables, and
+# "current", today's Reifier release (compile_keccak; docs/design.md), so
+# that fusion's ratios can be quoted against either.
+#
+# Laws (derived in docs/fusion.md and docs/design.md; z = rounds whose w-bit
+# round constant is 0, which the paper's reifier skips and the others do not
+# care about; m = message bits, the circuit's inputs — the padded input when
+# padding = "none" — never the padding constants; n_m = ⌈m/r⌉ the blocks
+# holding message bits):
 #
 #   reifier, the paper's:  Keccak  depth = 2 + n_b·(2 + 6·rounds − z)
-#                                  width = 11·25w + p − r
+#                                  width = 11·25w + max(0, m − r)
+#   reifier, current:      Keccak  depth = 5·rounds·n_b + 2·(n_m − 1) + 1
+#                                  width = 11·25w + max(0, m − r)
+#                          MD      depth = (5·rounds + 2)·n_b − 1
+#                                  width = 11·25w + (n_b − 1)·block_bits
+#                          Merkle  depth = (5·rounds + 2)·log₂ n + 5·rounds + 1
+#                                  width = n·11·25w
 #   fusion, depth first:   Keccak  depth = 2·rounds·n_b + 1
-#                                  width = 11·25w + p − r            (rounds ≥ 3)
+#                                  width = 11·25w + max(0, m − r)    (rounds ≥ 3)
 #                          MD      depth = 2·rounds·n_b + 1
 #                                  width = 11·25w + (n_b − 1)·block_bits
 #                          Merkle  depth = 2·rounds·(log₂ n + 1) + 1
@@ -35,6 +49,7 @@ pipeline "compare-keccak-lanes" {
   matrix {
     log_w     = [0, 1, 2, 3, 4, 5, 6]
     blocks    = [1, 2]
+    reifier   = ["paper", "current"]
     objective = ["depth", "size"]
   }
 
@@ -45,13 +60,17 @@ pipeline "compare-keccak-lanes" {
     padding = "none"
   }
 
-  layerer "reifier" {}
+  layerer "reifier" {
+    mode = matrix.reifier
+  }
   layerer "fusion" {
     objective = matrix.objective
   }
 
+  # Current: five levels a round, two for each absorb after the first
+  # (the first block is xored into constants: a wire), one output row.
   expect "reifier" {
-    depth = 2 + matrix.blocks * (2 + 6 * construction.rounds - construction.zero_rc_rounds)
+    depth = matrix.reifier == "paper" ? 2 + matrix.blocks * (2 + 6 * construction.rounds - construction.zero_rc_rounds) : matrix.blocks * (5 * construction.rounds + 2) - 1
     width = 11 * construction.b + (matrix.blocks - 1) * construction.rate
   }
 
@@ -69,7 +88,8 @@ pipeline "compare-keccak-rounds" {
   # w = 64, SHA3-256's instance (1080-bit message, sha3 padding, 256
   # output bits) with 1 to 24 rounds.
   matrix {
-    rounds = [1, 2, 4, 8, 12, 24]
+    rounds  = [1, 2, 4, 8, 12, 24]
+    reifier = ["paper", "current"]
   }
 
   construction "keccak" {
@@ -77,11 +97,15 @@ pipeline "compare-keccak-rounds" {
     rounds = matrix.rounds
   }
 
-  layerer "reifier" {}
+  layerer "reifier" {
+    mode = matrix.reifier
+  }
   layerer "fusion" {}
 
+  # Both modes keep every round's full θ level (gates and edges of the
+  # current mode: configs/sha3.hcl).
   expect "reifier" {
-    depth = 2 + (2 + 6 * matrix.rounds - construction.zero_rc_rounds)
+    depth = matrix.reifier == "paper" ? 2 + (2 + 6 * matrix.rounds - construction.zero_rc_rounds) : 5 * matrix.rounds + 1
     width = 11 * construction.b
   }
 
@@ -104,6 +128,7 @@ pipeline "compare-sha3-256" {
   samples = 256
 
   matrix {
+    reifier   = ["paper", "current"]
     objective = ["depth", "size"]
   }
 
@@ -111,13 +136,15 @@ pipeline "compare-sha3-256" {
     preset = "sha3-256"
   }
 
-  layerer "reifier" {}
+  layerer "reifier" {
+    mode = matrix.reifier
+  }
   layerer "fusion" {
     objective = matrix.objective
   }
 
   expect "reifier" {
-    depth = 2 + (2 + 6 * construction.rounds)
+    depth = matrix.reifier == "paper" ? 2 + (2 + 6 * construction.rounds) : 5 * construction.rounds + 1
     width = 11 * construction.b
   }
 
@@ -127,13 +154,80 @@ pipeline "compare-sha3-256" {
   }
 }
 
+pipeline "compare-keccak-padded" {
+  # Padded messages over several blocks (sha3 padding), toy instances: the
+  # width law's p − r counts message bits, not the padding constants. The
+  # last block may hold only padding; it then costs the current mode no
+  # absorb levels (n_m, not n_b).
+  matrix {
+    log_w        = [2, 3, 4]
+    rounds       = [3, 4]
+    message_bits = [100, 333]
+    reifier      = ["paper", "current"]
+  }
+
+  construction "keccak" {
+    log_w        = matrix.log_w
+    rounds       = matrix.rounds
+    rate         = floor(25 * pow(2, matrix.log_w) / 2)
+    message_bits = matrix.message_bits
+    padding      = "sha3"
+  }
+
+  layerer "reifier" {
+    mode = matrix.reifier
+  }
+  layerer "fusion" {}
+
+  expect "reifier" {
+    depth = matrix.reifier == "paper" ? 2 + construction.blocks * (2 + 6 * construction.rounds - construction.zero_rc_rounds) : 5 * construction.rounds * construction.blocks + 2 * (ceil(construction.message_bits / construction.rate) - 1) + 1
+    width = 11 * construction.b + max(0, construction.message_bits - construction.rate)
+  }
+
+  expect "fusion" {
+    depth = 2 * construction.rounds * construction.blocks + 1
+    width = 11 * construction.b + max(0, construction.message_bits - construction.rate)
+  }
+}
+
+pipeline "compare-sha3-256-padded" {
+  # Full SHA3-256 over two blocks: the longest whole-byte message, 2168
+  # bits. Every backend is 18,680 wide (11·1600 + m − r); counting the
+  # padded input would say 18,688.
+  matrix {
+    blocks  = [2]
+    reifier = ["paper", "current"]
+  }
+
+  construction "keccak" {
+    preset = "sha3-256"
+    blocks = matrix.blocks
+  }
+
+  layerer "reifier" {
+    mode = matrix.reifier
+  }
+  layerer "fusion" {}
+
+  expect "reifier" {
+    depth = matrix.reifier == "paper" ? 2 + matrix.blocks * (2 + 6 * construction.rounds) : (5 * construction.rounds + 2) * matrix.blocks - 1
+    width = 11 * construction.b + construction.message_bits - construction.rate
+  }
+
+  expect "fusion" {
+    depth = 2 * construction.rounds * matrix.blocks + 1
+    width = 11 * construction.b + construction.message_bits - construction.rate
+  }
+}
+
 pipeline "compare-md" {
   # Merkle–Damgård chains whose chain values fill half the state
   # (block = chain = ⌊25w/2⌋ bits), three and four rounds.
   matrix {
-    log_w  = [1, 2, 3]
-    rounds = [3, 4]
-    blocks = [1, 2, 3, 4]
+    log_w   = [1, 2, 3]
+    rounds  = [3, 4]
+    blocks  = [1, 2, 3, 4]
+    reifier = ["paper", "current"]
   }
 
   construction "md" {
@@ -144,11 +238,15 @@ pipeline "compare-md" {
     blocks     = matrix.blocks
   }
 
-  layerer "reifier" {}
+  layerer "reifier" {
+    mode = matrix.reifier
+  }
   layerer "fusion" {}
 
+  # Current: the zero chain, state building and the first block's xor are
+  # wires; each further h ⊕ block is two levels.
   expect "reifier" {
-    depth = 1 + matrix.blocks * (3 + 6 * matrix.rounds - construction.zero_rc_rounds) + 1
+    depth = matrix.reifier == "paper" ? 1 + matrix.blocks * (3 + 6 * matrix.rounds - construction.zero_rc_rounds) + 1 : (5 * matrix.rounds + 2) * matrix.blocks - 1
     width = 11 * 25 * pow(2, matrix.log_w) + (matrix.blocks - 1) * floor(25 * pow(2, matrix.log_w) / 2)
   }
 
@@ -165,9 +263,10 @@ pipeline "compare-merkle" {
   # Merkle trees over half-state blocks (⌊25w/2⌋ bits), three and four
   # rounds.
   matrix {
-    log_w  = [1, 2, 3]
-    rounds = [3, 4]
-    leaves = [1, 2, 4, 8]
+    log_w   = [1, 2, 3]
+    rounds  = [3, 4]
+    leaves  = [1, 2, 4, 8]
+    reifier = ["paper", "current"]
   }
 
   construction "merkle" {
@@ -177,11 +276,15 @@ pipeline "compare-merkle" {
     leaves     = matrix.leaves
   }
 
-  layerer "reifier" {}
+  layerer "reifier" {
+    mode = matrix.reifier
+  }
   layerer "fusion" {}
 
+  # Current: a leaf is f (5 levels a round), a node left ⊕ right (two
+  # levels) then f; one output row.
   expect "reifier" {
-    depth = log2(matrix.leaves) * (3 + 6 * matrix.rounds - construction.zero_rc_rounds) + 2 + 6 * matrix.rounds - construction.zero_rc_rounds
+    depth = matrix.reifier == "paper" ? log2(matrix.leaves) * (3 + 6 * matrix.rounds - construction.zero_rc_rounds) + 2 + 6 * matrix.rounds - construction.zero_rc_rounds : (5 * matrix.rounds + 2) * log2(matrix.leaves) + 5 * matrix.rounds + 1
     width = matrix.leaves * 11 * 25 * pow(2, matrix.log_w)
   }
 

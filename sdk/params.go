@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -121,7 +122,9 @@ func NewParams(schema []Param, values map[string]any) (Params, error) {
 		if !ok {
 			return Params{}, &ParamError{Param: name, Msg: "unknown parameter"}
 		}
-		if f, isFloat := v.(float64); isFloat && d.Type == Int && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		if n, ok := normalize(d.Type, v); ok {
+			v = n
+		} else if f, isFloat := v.(float64); isFloat && d.Type == Int && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
 			v = int64(f)
 		}
 		if err := d.Check(v); err != nil {
@@ -154,62 +157,53 @@ func (p Params) Has(name string) bool {
 	return ok
 }
 
-func (p Params) get(name string) any {
-	if v, ok := p.set[name]; ok {
-		return v
-	}
+// get returns parameter name's value (the set one, else the default, else
+// nil) as the Go type of t. Asking for an undeclared parameter, or for a
+// declared one as another type (but an Int as a Number), is a bug in the
+// plugin: it panics.
+func (p Params) get(name string, t Type) any {
 	d, ok := p.decl(name)
 	if !ok {
 		panic(fmt.Sprintf("sdk: parameter %q is not declared in the schema", name))
 	}
-	return d.Default
+	if d.Type != t && !(d.Type == Int && t == Number) {
+		panic(fmt.Sprintf("sdk: parameter %q is declared %s, read as %s", name, d.Type, t))
+	}
+	v, ok := p.set[name]
+	if !ok {
+		v = d.Default
+	}
+	v, _ = normalize(t, v)
+	return v
 }
 
 // Int returns an Int parameter (its default if unset, 0 if it has none).
 func (p Params) Int(name string) int {
-	switch v := p.get(name).(type) {
-	case int64:
-		return int(v)
-	case int:
-		return v
-	case float64:
-		return int(v)
-	}
-	return 0
+	n, _ := p.get(name, Int).(int64)
+	return int(n)
 }
 
-// Float returns a Number parameter.
+// Float returns a Number parameter (its default if unset, 0 if it has none).
 func (p Params) Float(name string) float64 {
-	switch v := p.get(name).(type) {
-	case float64:
-		return v
-	case int64:
-		return float64(v)
-	case int:
-		return float64(v)
-	}
-	return 0
+	f, _ := p.get(name, Number).(float64)
+	return f
 }
 
-// String returns a String parameter.
+// String returns a String parameter (its default if unset, "" if it has none).
 func (p Params) String(name string) string {
-	s, _ := p.get(name).(string)
+	s, _ := p.get(name, String).(string)
 	return s
 }
 
-// Bool returns a Bool parameter.
+// Bool returns a Bool parameter (its default if unset, false if it has none).
 func (p Params) Bool(name string) bool {
-	b, _ := p.get(name).(bool)
+	b, _ := p.get(name, Bool).(bool)
 	return b
 }
 
 // Values returns the explicitly set values (a copy).
 func (p Params) Values() map[string]any {
-	out := make(map[string]any, len(p.set))
-	for k, v := range p.set {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.set)
 }
 
 // Errorf returns a *ParamError blaming parameter name.
@@ -219,11 +213,7 @@ func (p Params) Errorf(name, format string, args ...any) error {
 
 // MarshalJSON encodes the explicitly set values, sorted by name.
 func (p Params) MarshalJSON() ([]byte, error) {
-	keys := make([]string, 0, len(p.set))
-	for k := range p.set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(p.set))
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for i, k := range keys {
@@ -243,8 +233,8 @@ func (p Params) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeParams decodes JSON written by Params.MarshalJSON against schema.
-func DecodeParams(schema []Param, data []byte) (Params, error) {
+// decodeParams decodes JSON written by Params.MarshalJSON against schema.
+func decodeParams(schema []Param, data []byte) (Params, error) {
 	raw := map[string]any{}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

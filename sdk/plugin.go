@@ -1,28 +1,34 @@
 // Package sdk is all a tcforge plugin author imports: the three plugin kinds
-// (construction, layerer, mapper) declared as struct values, their parameter
-// schemas, and Serve, which runs a plugin as a go-plugin gRPC server.
+// (construction, layerer, mapper) declared as struct values in the manner of
+// golang.org/x/tools/go/analysis.Analyzer, their parameter schemas, the
+// per-call Pass, and Serve, which runs a plugin as a plugin process.
 //
 // A plugin is one value and one line of main:
 //
 //	var Plugin = &sdk.Construction{
-//		Name:   "toy",
-//		Doc:    "x AND y",
-//		Params: []sdk.Param{{Name: "n", Type: sdk.Int, Default: 1, Doc: "…"}},
-//		Build:  build,
+//		Name:      "toy",
+//		Doc:       "x AND y",
+//		Params:    []sdk.Param{{Name: "n", Type: sdk.Int, Default: 1, Doc: "…"}},
+//		Prepare:   prepare,   // resolves and checks the parameters, once per call
+//		Build:     build,
 //		Reference: reference,
 //	}
 //
 //	func main() { sdk.Serve(Plugin) }
 //
-// The host talks to every plugin, bundled or external, through the same
-// interface: the client side of the RPC returns values of these same types
-// whose funcs call across the process boundary.
+// The host runs every block's Prepare for every matrix point before the first
+// point runs, so values the schema cannot rule out (a chain longer than the
+// state, a tree of no leaves) are refused, located in the config, before any
+// Build runs and before anything is written.
 package sdk
 
 import (
 	"context"
+	"fmt"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/rs/zerolog"
+
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
@@ -58,6 +64,20 @@ type Plugin interface {
 	Describe() Description
 }
 
+// Pass is what one call of a plugin func gets from the host, in the spirit
+// of analysis.Pass: fields are added here, never to the funcs' signatures,
+// so a plugin keeps compiling when the host learns to hand it more.
+type Pass struct {
+	// Params are the block's parameter values, checked against the schema.
+	Params Params
+	// Prepared is what the plugin's Prepare returned for Params (its
+	// resolved configuration); the funcs of a call always see it set.
+	Prepared any
+	// Log is the call's logger: inside a plugin process its lines reach
+	// the host's log with the plugin's name and the call attached.
+	Log *zerolog.Logger
+}
+
 // Construction builds the logic circuit of a hash construction and computes
 // its reference outputs without the circuit.
 type Construction struct {
@@ -66,22 +86,23 @@ type Construction struct {
 	Doc     string
 	Params  []Param
 
-	// Build returns the logic circuit for the given parameters.
-	Build func(ctx context.Context, p Params) (*circuit.Circuit, error)
+	// Prepare resolves and checks the parameters without building
+	// anything; what it returns is Pass.Prepared in the other funcs.
+	// Required: the host runs it for every point before the first point
+	// runs, so impossible values are refused before any Build.
+	Prepare func(ctx context.Context, pass *Pass) (any, error)
+
+	// Build returns the logic circuit.
+	Build func(ctx context.Context, pass *Pass) (*circuit.Circuit, error)
 
 	// Reference computes the construction's outputs for each input vector
 	// (bit i of inputs[k] is circuit input i) independently of the circuit.
-	Reference func(ctx context.Context, p Params, inputs []bits.Vec) ([]bits.Vec, error)
+	Reference func(ctx context.Context, pass *Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error)
 
 	// Estimate, if set, predicts the size of the circuit Build would
 	// return, cheaply and without building it, so the host can refuse a
 	// point over its size limit before spending the memory.
-	Estimate func(ctx context.Context, p Params) (Size, error)
-
-	// Check, if set, validates parameters without building anything, so
-	// the host can reject impossible ones (with the reason) before a run
-	// starts. Build must still reject what Check rejects.
-	Check func(ctx context.Context, p Params) error
+	Estimate func(ctx context.Context, pass *Pass) (Size, error)
 }
 
 // Describe implements Plugin.
@@ -96,13 +117,12 @@ type Layerer struct {
 	Doc     string
 	Params  []Param
 
-	// Layer compiles c with the given options.
-	Layer func(ctx context.Context, c *circuit.Circuit, p Params) (*layered.Circuit, error)
+	// Prepare resolves and checks the options (required; see
+	// Construction.Prepare).
+	Prepare func(ctx context.Context, pass *Pass) (any, error)
 
-	// Check, if set, validates parameters without building anything, so
-	// the host can reject impossible ones (with the reason) before a run
-	// starts. Build must still reject what Check rejects.
-	Check func(ctx context.Context, p Params) error
+	// Layer compiles c.
+	Layer func(ctx context.Context, pass *Pass, c *circuit.Circuit) (*layered.Circuit, error)
 }
 
 // Describe implements Plugin.
@@ -117,13 +137,12 @@ type Mapper struct {
 	Doc     string
 	Params  []Param
 
-	// Map builds the model for c with the given options.
-	Map func(ctx context.Context, c *layered.Circuit, p Params) (*model.Model, error)
+	// Prepare resolves and checks the options (required; see
+	// Construction.Prepare).
+	Prepare func(ctx context.Context, pass *Pass) (any, error)
 
-	// Check, if set, validates parameters without building anything, so
-	// the host can reject impossible ones (with the reason) before a run
-	// starts. Build must still reject what Check rejects.
-	Check func(ctx context.Context, p Params) error
+	// Map builds the model for c.
+	Map func(ctx context.Context, pass *Pass, c *layered.Circuit) (*model.Model, error)
 }
 
 // Describe implements Plugin.
@@ -137,27 +156,40 @@ type Size struct {
 	Edges int64 `json:"edges"` // operand references
 }
 
-// CheckParams validates p against plugin pl: its schema, then its own
-// Check func if it has one.
-func CheckParams(ctx context.Context, pl Plugin, values map[string]any) (Params, error) {
-	d := pl.Describe()
-	p, err := NewParams(d.Params, values)
+// NewPass checks values against pl's schema, runs pl's Prepare on them and
+// returns the Pass the plugin's other funcs are called with: what the host
+// does before every call, and what a plugin's own tests do (see sdktest).
+// Its error is a *ParamError when one parameter is to blame.
+func NewPass(ctx context.Context, pl Plugin, values map[string]any) (*Pass, error) {
+	p, err := NewParams(pl.Describe().Params, values)
 	if err != nil {
-		return Params{}, err
+		return nil, err
 	}
-	var check func(context.Context, Params) error
+	return prepare(ctx, pl, p, nil)
+}
+
+// prepare runs pl's Prepare on p.
+func prepare(ctx context.Context, pl Plugin, p Params, log *zerolog.Logger) (*Pass, error) {
+	if log == nil {
+		l := *zerolog.Ctx(ctx) // a copy: zerolog's fallbacks are shared
+		log = &l
+	}
+	pass := &Pass{Params: p, Log: log}
+	var fn func(context.Context, *Pass) (any, error)
 	switch v := pl.(type) {
 	case *Construction:
-		check = v.Check
+		fn = v.Prepare
 	case *Layerer:
-		check = v.Check
+		fn = v.Prepare
 	case *Mapper:
-		check = v.Check
+		fn = v.Prepare
 	}
-	if check != nil {
-		if err := check(ctx, p); err != nil {
-			return Params{}, err
-		}
+	if fn == nil {
+		return nil, fmt.Errorf("plugin %q has no Prepare", pl.Describe().Name)
 	}
-	return p, nil
+	var err error
+	if pass.Prepared, err = fn(ctx, pass); err != nil {
+		return nil, err
+	}
+	return pass, nil
 }

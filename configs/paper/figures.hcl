@@ -82,7 +82,8 @@ pipeline "fig-keccak-depth" {
 }
 
 # Figure "Plot for Keccak width scaling": arbitrary-length inputs, where the
-# unabsorbed message bits are carried along: width = 11·25w + p − r.
+# unabsorbed message bits are carried along: width = 11·25w + p − r, p the
+# input bits (the padded message here; padding constants do not count).
 pipeline "fig-keccak-width" {
   samples = 64
 

@@ -25,7 +25,9 @@ pipeline "keccak-arbitrary-input" {
 
   layerer "reifier" {}
 
-  # depth = 2 + n_b(2 + 6 n_rounds);  width = 11·25w + p − r
+  # depth = 2 + n_b(2 + 6 n_rounds);  width = 11·25w + p − r, p the input
+  # bits (here the padded message; padding constants a construction adds
+  # are not inputs and do not count: configs/compare.hcl, compare-*-padded)
   expect "reifier" {
     depth = 2 + matrix.blocks * (2 + 6 * matrix.rounds)
     width = 11 * 25 * pow(2, matrix.log_w) + (matrix.blocks - 1) * 25 * pow(2, matrix.log_w - 1)

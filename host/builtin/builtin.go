@@ -8,9 +8,9 @@ import (
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
 	"github.com/tcforge/tcforge/plugins/merkle"
-	"github.com/tcforge/tcforge/plugins/noattn"
+	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
-	"github.com/tcforge/tcforge/plugins/tokens"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk"
 )
 
@@ -22,9 +22,9 @@ func Plugins() map[string]sdk.Plugin {
 		keccak.Plugin,
 		md.Plugin,
 		merkle.Plugin,
-		noattn.Plugin,
+		noattention.Plugin,
 		reifier.Plugin,
-		tokens.Plugin,
+		tokensasgates.Plugin,
 	} {
 		out[p.Describe().Name] = p
 	}

@@ -56,7 +56,7 @@ func BenchmarkRunSHA3_256(b *testing.B) {
 // from a plugin process and in-process: the transfer's cost.
 func BenchmarkLayerSHA3_512(b *testing.B) {
 	ctx := context.Background()
-	kp, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-512"})
+	kp, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-512"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,9 +77,12 @@ func BenchmarkLayerSHA3_512(b *testing.B) {
 				b.Fatal(err)
 			}
 			l := pl.(*sdk.Layerer)
-			p, _ := sdk.NewParams(l.Params, nil)
+			p, err := sdk.NewPass(ctx, l, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
-				lc, err := l.Layer(ctx, c, p)
+				lc, err := l.Layer(ctx, p, c)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -97,7 +100,7 @@ func BenchmarkLayerSHA3_512(b *testing.B) {
 // validating each alone, so that the decoders' share can be told apart.
 func BenchmarkCodecSHA3_256(b *testing.B) {
 	ctx := context.Background()
-	kp, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	kp, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -45,11 +45,12 @@ type Env struct {
 	Builtins map[string]sdk.Plugin
 }
 
-// ExitError carries a process exit status.
-type ExitError struct{ Code int }
+// exitStatus is an error that carries the process exit status Main returns
+// (plugin processes that exit are wire.ExitError).
+type exitStatus struct{ Code int }
 
 // Error reports the exit status.
-func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // usageError is a mistake in the command line itself (an unknown command
 // or flag, a missing FILE, a flag value out of range): reported with the
@@ -92,7 +93,7 @@ func Main(ctx context.Context, env Env, args []string) int {
 	cmd.SetOut(env.Stdout)
 	cmd.SetErr(env.Stderr)
 	c, err := cmd.ExecuteContextC(ctx)
-	var ee ExitError
+	var ee exitStatus
 	var ue usageError
 	switch {
 	case err == nil:
@@ -425,7 +426,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	if diags.HasErrors() {
 		printDiags(diags)
-		return ExitError{1}
+		return exitStatus{1}
 	}
 	printDiags(diags)
 	var pipelines []*config.Pipeline
@@ -435,7 +436,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	// Refuse a huge sweep before a single point is made.
 	if d := config.CheckPointLimit(pipelines, g.maxPoints); d.HasErrors() {
 		printDiags(d)
-		return ExitError{1}
+		return exitStatus{1}
 	}
 	reg := g.registry(env, log)
 	defer reg.Close()
@@ -460,11 +461,11 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	if ctx.Err() != nil {
 		stop := stopped(ctx)
 		log.Warn().Str("why", stop.why).Msg("stopped during the check before the run: nothing was written")
-		return ExitError{stop.code}
+		return exitStatus{stop.code}
 	}
 	printDiags(checked)
 	if checked.HasErrors() {
-		return ExitError{1}
+		return exitStatus{1}
 	}
 	if err := ro.begin(paths, pipelines, start); err != nil {
 		return err
@@ -501,7 +502,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 				return err
 			}
 			ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
-			return ExitError{stop.code}
+			return exitStatus{stop.code}
 		}
 		if err == nil && !res.OK() {
 			failed++
@@ -516,7 +517,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 	if failed > 0 {
-		return ExitError{1}
+		return exitStatus{1}
 	}
 	return nil
 }
@@ -565,7 +566,7 @@ func newPluginsCmd(env *Env, g *globals) *cobra.Command {
 				}
 			}
 			if bad > 0 {
-				return ExitError{1}
+				return exitStatus{1}
 			}
 			return nil
 		},

@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/tcforge/tcforge/host/cli"
+	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
@@ -28,15 +32,23 @@ const childEnv = "TCFORGE_CLI_TEST_CHILD"
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "oldproto" {
-			cfg := sdk.ServeConfig(testBuiltins()["oldproto"])
-			cfg.HandshakeConfig.ProtocolVersion = sdk.ProtocolVersion + 99
-			plugin.Serve(cfg)
+			plugin.Serve(wire.ServeConfig(describer{testBuiltins()["oldproto"].Describe()}, sdk.ProtocolVersion+99))
 			os.Exit(0)
 		}
 		os.Exit(cli.Main(context.Background(), cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Builtins: testBuiltins()}, os.Args[1:]))
 	}
 	os.Setenv(childEnv, "1")
 	os.Exit(m.Run())
+}
+
+// describer serves a description and nothing else (the handshake of the
+// "oldproto" fixture fails before any call).
+type describer struct{ d sdk.Description }
+
+func (h describer) Describe() ([]byte, error) { return json.Marshal(h.d) }
+
+func (h describer) Call(context.Context, string, []byte, []byte, *wire.Times) ([]byte, error) {
+	return nil, errors.New("not served")
 }
 
 // result is one tcforge invocation's outcome.
@@ -161,20 +173,51 @@ func TestPaperTables(t *testing.T) {
 	}
 }
 
+// adder is the example plugin's executable, built once per test binary.
+var adder struct {
+	once sync.Once
+	exe  []byte
+	err  error
+}
+
+// adderPlugin copies the example plugin's executable (built on first use)
+// into a fresh plugin directory of the test and returns both paths.
+func adderPlugin(t *testing.T) (dir, bin string) {
+	t.Helper()
+	adder.once.Do(func() {
+		tmp, err := os.MkdirTemp("", "tcforge-adder")
+		if err != nil {
+			adder.err = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		exe := filepath.Join(tmp, "adder")
+		build := exec.Command("go", "build", "-o", exe, "../../plugins/adder/cmd/tcforge-plugin-adder")
+		build.Env = append(os.Environ(), childEnv+"=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			adder.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		adder.exe, adder.err = os.ReadFile(exe)
+	})
+	if adder.err != nil {
+		t.Fatal(adder.err)
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "tcforge-plugin-adder")
+	if err := os.WriteFile(bin, adder.exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bin
+}
+
 // TestExternalPlugin builds the example plugin binary and runs a pipeline
 // that uses it from a plugin directory.
 func TestExternalPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a plugin binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "tcforge-plugin-adder")
-	build := exec.Command("go", "build", "-o", bin, "../../plugins/adder/cmd/tcforge-plugin-adder")
-	build.Env = append(os.Environ(), childEnv+"=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-
+	dir, bin := adderPlugin(t)
 	r := tcforge(t, "plugins", "--plugin-dir", dir, "adder")
 	if r.code != 0 || !strings.Contains(r.stdout, "adder (construction 1.0.0, "+bin+")") {
 		t.Fatalf("plugins adder: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -204,13 +247,7 @@ func TestPluginLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a plugin binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "tcforge-plugin-adder")
-	build := exec.Command("go", "build", "-o", bin, "../../plugins/adder/cmd/tcforge-plugin-adder")
-	build.Env = append(os.Environ(), childEnv+"=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin := adderPlugin(t)
 	lock := filepath.Join(dir, "lock.hcl")
 	r := tcforge(t, "plugins", "lock", "--lock", lock, "--plugin-dir", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "  adder\n") {
@@ -291,6 +328,51 @@ func TestBadConfig(t *testing.T) {
   }
   layerer "nosuch" {}
 }`, []string{`bad.hcl:6:11`, `"nosuch"`}},
+		{"impossible md, merkle and mapper values", `pipeline "ok" {
+  construction "md" {
+    log_w      = 1
+    block_bits = 4
+  }
+  layerer "reifier" {}
+}
+pipeline "md" {
+  construction "md" {
+    log_w      = 2
+    block_bits = 8
+    chain_bits = 5000
+  }
+  layerer "reifier" {}
+}
+pipeline "leaves" {
+  construction "merkle" {
+    log_w      = 1
+    block_bits = 4
+    leaves     = 0
+  }
+  layerer "reifier" {}
+}
+pipeline "digest" {
+  construction "merkle" {
+    log_w       = 1
+    block_bits  = 4
+    digest_bits = 1000
+  }
+  layerer "reifier" {}
+}
+pipeline "beta" {
+  construction "keccak" {
+    log_w = 1
+    rate  = 25
+  }
+  layerer "reifier" {}
+  mapper "tokens-as-gates" {
+    attention = "softmax"
+    beta      = -1
+  }
+}`, []string{`bad.hcl:12:18`, `5000 is larger than the Keccak-p state of 25w = 100 bits`,
+			`bad.hcl:20:18`, `needs at least one leaf, got 0`,
+			`bad.hcl:28:19`, `digest_bits`, `larger than the Keccak-p state`,
+			`bad.hcl:40:17`, `must be ≥ 0 and finite, got -1`}},
 		{"syntax", `pipeline "p" {
   construction "keccak" {
     log_w = = 1
@@ -331,13 +413,19 @@ func TestInterrupt(t *testing.T) {
 	// Cancel once the "hangs" layerer is stuck in the second pipeline.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// A named pipe: opening it blocks until the plugin opens it to write.
+	if err := syscall.Mkfifo(mark, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		for {
-			if _, err := os.Stat(mark); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+		if f, err := os.Open(mark); err == nil {
+			f.Close()
+		}
+		cancel()
+	}()
+	defer func() { // release the reader if the plugin never got there
+		if f, err := os.OpenFile(mark, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
 		}
 	}()
 	var out, errb bytes.Buffer

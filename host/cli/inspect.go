@@ -124,7 +124,7 @@ func inspect(ctx context.Context, env *Env, g *globals, log zerolog.Logger, path
 	}
 	printDiags(diags)
 	if diags.HasErrors() {
-		return ExitError{1}
+		return exitStatus{1}
 	}
 	p, err := findPipeline(files, f.pipeline)
 	if err != nil {

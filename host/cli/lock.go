@@ -2,7 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +34,7 @@ func newLockCmd(env *Env, g *globals) *cobra.Command {
 			for n := range lock.Plugins {
 				names = append(names, n)
 			}
-			sort.Strings(names)
+			slices.Sort(names)
 			for _, n := range names {
 				fmt.Fprintf(env.Stdout, "%s  %s\n", lock.Plugins[n], n)
 			}

@@ -38,7 +38,11 @@ func TestPluginsHelp(t *testing.T) {
 		},
 		{
 			args: []string{"plugins", "reifier"},
-			want: []string{"reifier (layerer 0.1.0, bundled)", "  no parameters\n", "    layerer \"reifier\" {\n    }\n"},
+			want: []string{"reifier (layerer 0.1.0, bundled)", `mode  string  default "paper", one of paper|current`, "    layerer \"reifier\" {\n      # mode = \"paper\"\n    }\n"},
+		},
+		{
+			args: []string{"plugins", "lies"},
+			want: []string{"lies (layerer 0.0.1, bundled)", "  no parameters\n", "    layerer \"lies\" {\n    }\n"},
 		},
 	}
 	for _, tt := range tests {

@@ -25,11 +25,29 @@ const checkLogEnv = "TCFORGE_TEST_CHECK_LOG"
 // testBuiltins are the bundled plugins plus misbehaving ones. They are
 // served, like bundled plugins, by re-executing the test binary, so every
 // misbehaviour happens in a real plugin process behind real RPC.
+// logCall appends "what:rounds=N" to the file $checkLogEnv names, if set.
+func logCall(what string, pass *sdk.Pass) error {
+	path := os.Getenv(checkLogEnv)
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s:rounds=%d\n", what, pass.Params.Int("rounds"))
+	return err
+}
+
+// noPrepare is the Prepare of the test layerers: nothing to resolve.
+func noPrepare(context.Context, *sdk.Pass) (any, error) { return nil, nil }
+
 func testBuiltins() map[string]sdk.Plugin {
 	m := builtin.Plugins()
 	// reifierThen compiles with the real backend, then corrupts the result.
-	reifierThen := func(corrupt func(*layered.Circuit)) func(context.Context, *circuit.Circuit, sdk.Params) (*layered.Circuit, error) {
-		return func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+	reifierThen := func(corrupt func(*layered.Circuit)) func(context.Context, *sdk.Pass, *circuit.Circuit) (*layered.Circuit, error) {
+		return func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			lc, err := reifier.Compile(ctx, c)
 			if err != nil {
 				return nil, err
@@ -41,16 +59,16 @@ func testBuiltins() map[string]sdk.Plugin {
 	lastLevel := func(lc *layered.Circuit) int32 { return lc.LevelStart[len(lc.LevelStart)-2] }
 	for _, p := range []*sdk.Layerer{
 		{Name: "panics", Version: "0.0.1", Doc: "panics in Layer",
-			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 				panic("layering is hard")
 			}},
 		{Name: "dies", Version: "0.0.1", Doc: "exits in the middle of Layer",
-			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 				os.Exit(3)
 				return nil, nil
 			}},
 		{Name: "hangs", Version: "0.0.1", Doc: "never answers Layer (and ignores cancellation)",
-			Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 				if mark := os.Getenv(hangMarkEnv); mark != "" {
 					os.WriteFile(mark, nil, 0o644) // tell the test we are stuck
 				}
@@ -70,12 +88,14 @@ func testBuiltins() map[string]sdk.Plugin {
 				lc.LevelStart[len(lc.LevelStart)-1]--
 			})},
 	} {
+		p.Prepare = noPrepare
 		m[p.Name] = p
 	}
 	// A construction whose circuit has a cycle: a node reading itself.
 	m["cyclic"] = &sdk.Construction{Name: "cyclic", Version: "0.0.1", Doc: "returns a circuit with a cycle",
-		Params: keccak.Plugin.Params,
-		Build: func(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
+		Params:  keccak.Plugin.Params,
+		Prepare: keccak.Plugin.Prepare,
+		Build: func(ctx context.Context, p *sdk.Pass) (*circuit.Circuit, error) {
 			c, err := keccak.Plugin.Build(ctx, p)
 			if err != nil {
 				return nil, err
@@ -86,23 +106,27 @@ func testBuiltins() map[string]sdk.Plugin {
 		},
 		Reference: keccak.Plugin.Reference,
 	}
-	// keccak, counting its Check calls (one line each in $checkLogEnv).
-	m["counting"] = &sdk.Construction{Name: "counting", Version: "0.0.1", Doc: "keccak, logging every Check call",
-		Params: keccak.Plugin.Params, Build: keccak.Plugin.Build, Reference: keccak.Plugin.Reference, Estimate: keccak.Plugin.Estimate,
-		Check: func(ctx context.Context, p sdk.Params) error {
-			if path := os.Getenv(checkLogEnv); path != "" {
-				f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(f, "rounds=%d\n", p.Int("rounds"))
-				f.Close()
+	// keccak, logging every Prepare and Estimate call (one line each in
+	// $checkLogEnv: "prepare:rounds=N", "estimate:rounds=N"). The plugin
+	// process runs Prepare for every call it serves; the host asks for an
+	// Estimate only while checking a distinct parameter set.
+	m["counting"] = &sdk.Construction{Name: "counting", Version: "0.0.1", Doc: "keccak, logging every Prepare and Estimate call",
+		Params: keccak.Plugin.Params, Build: keccak.Plugin.Build, Reference: keccak.Plugin.Reference,
+		Prepare: func(ctx context.Context, pass *sdk.Pass) (any, error) {
+			if err := logCall("prepare", pass); err != nil {
+				return nil, err
 			}
-			return keccak.Plugin.Check(ctx, p)
+			return keccak.Plugin.Prepare(ctx, pass)
+		},
+		Estimate: func(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
+			if err := logCall("estimate", pass); err != nil {
+				return sdk.Size{}, err
+			}
+			return keccak.Plugin.Estimate(ctx, pass)
 		}}
 	// Served with another protocol version (see TestMain).
-	m["oldproto"] = &sdk.Layerer{Name: "oldproto", Version: "0.0.1", Doc: "speaks protocol 0",
-		Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
+	m["oldproto"] = &sdk.Layerer{Name: "oldproto", Version: "0.0.1", Doc: "speaks protocol 0", Prepare: noPrepare,
+		Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			return reifier.Compile(ctx, c)
 		}}
 	return m

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,15 +215,18 @@ func TestHugeSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := strings.Fields(string(b))
 	// The check before the run and the one Run makes on opening the
-	// pipeline: each asks about rounds=1 and rounds=2 once.
+	// pipeline each prepare and estimate rounds=1 and rounds=2 once; the
+	// plugin process also prepares for each of the 120 points' Build and
+	// Reference. Checking every point would be 120×2 Check and Estimate
+	// calls (720 prepares, 240 estimates).
 	seen := map[string]int{}
-	for _, c := range calls {
+	for _, c := range strings.Fields(string(b)) {
 		seen[c]++
 	}
-	if len(seen) != 2 || len(calls) > 4 {
-		t.Errorf("%d Check calls for 2 distinct parameter sets over 120 points: %v", len(calls), seen)
+	want := map[string]int{"estimate:rounds=1": 2, "estimate:rounds=2": 2, "prepare:rounds=1": 60*2 + 4, "prepare:rounds=2": 60*2 + 4}
+	if !maps.Equal(seen, want) {
+		t.Errorf("plugin calls for 2 distinct parameter sets over 120 points: %v, want %v", seen, want)
 	}
 	// The check shows its progress on the bar (--progress always here;
 	// auto does on a terminal).

@@ -26,27 +26,30 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
+	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tcforge/tcforge/sdk"
 )
 
 // DefaultSamples is the number of random verification inputs of a pipeline
 // that does not set samples.
 const DefaultSamples = 256
 
-// Block kinds, as written in pipeline files.
+// Block types, as written in pipeline files, besides the plugin kinds
+// (sdk.KindConstruction, sdk.KindLayerer, sdk.KindMapper).
 const (
-	KindConstruction = "construction"
-	KindLayerer      = "layerer"
-	KindMapper       = "mapper"
-	KindExpect       = "expect"
+	KindExpect = "expect"
 	// KindPredict is a predict block: like expect, but a miss is shown
 	// (tables, plots), not a failure — for laws known to be approximate,
 	// such as the paper's 6·rounds + 2 that zero round constants undercut.
@@ -78,7 +81,7 @@ type Pipeline struct {
 // Block is a construction, layerer or mapper block: a plugin name and the
 // plugin's parameters as unevaluated expressions.
 type Block struct {
-	Kind       string // KindConstruction, KindLayerer or KindMapper
+	Kind       sdk.Kind
 	Name       string // the plugin name (the block's label)
 	DefRange   hcl.Range
 	LabelRange hcl.Range
@@ -217,7 +220,7 @@ func duplicateDiag(kind, name string, at, prev hcl.Range) *hcl.Diagnostic {
 
 // pipelineBlocks and pipelineAttrs are what a pipeline body may contain.
 func pipelineBlocks() []string {
-	return []string{KindMatrix, KindConstruction, KindLayerer, KindMapper, KindExpect, KindPredict}
+	return []string{KindMatrix, string(sdk.KindConstruction), string(sdk.KindLayerer), string(sdk.KindMapper), KindExpect, KindPredict}
 }
 
 func pipelineAttrs() []string { return []string{"samples"} }
@@ -263,14 +266,14 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 			if !d.HasErrors() {
 				p.matrix = append(p.matrix, m)
 			}
-		case KindConstruction, KindLayerer, KindMapper:
+		case string(sdk.KindConstruction), string(sdk.KindLayerer), string(sdk.KindMapper):
 			pb, d := parsePluginBlock(blk)
 			diags = append(diags, d...)
 			if pb == nil {
 				continue
 			}
 			switch blk.Type {
-			case KindConstruction:
+			case string(sdk.KindConstruction):
 				if p.Construction != nil {
 					diags = append(diags, &hcl.Diagnostic{
 						Severity: hcl.DiagError,
@@ -281,7 +284,7 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 					continue
 				}
 				p.Construction = pb
-			case KindLayerer:
+			case string(sdk.KindLayerer):
 				if prev := findBlock(p.Layerers, pb.Name); prev != nil {
 					diags = append(diags, &hcl.Diagnostic{
 						Severity: hcl.DiagError,
@@ -292,7 +295,7 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 					continue
 				}
 				p.Layerers = append(p.Layerers, pb)
-			case KindMapper:
+			case string(sdk.KindMapper):
 				p.Mappers = append(p.Mappers, pb)
 			}
 		case KindExpect, KindPredict:
@@ -313,7 +316,7 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 		}
 	}
 
-	if !saw[KindConstruction] {
+	if !saw[string(sdk.KindConstruction)] {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing construction block",
@@ -321,7 +324,7 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 			Subject:  p.DefRange.Ptr(),
 		})
 	}
-	if !saw[KindLayerer] {
+	if !saw[string(sdk.KindLayerer)] {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing layerer block",
@@ -393,7 +396,7 @@ func parsePluginBlock(b *hclsyntax.Block) (*Block, hcl.Diagnostics) {
 	}
 	attrs, d := b.Body.JustAttributes()
 	diags = append(diags, d...)
-	return &Block{Kind: b.Type, Name: name, DefRange: b.DefRange(), LabelRange: b.LabelRanges[0], Attrs: attrs}, diags
+	return &Block{Kind: sdk.Kind(b.Type), Name: name, DefRange: b.DefRange(), LabelRange: b.LabelRanges[0], Attrs: attrs}, diags
 }
 
 // oneLabel checks that b has exactly one non-empty label and returns it.
@@ -428,11 +431,11 @@ func labelExample(what string) string {
 	switch what {
 	case "pipeline":
 		return `pipeline "sha3" { ... }`
-	case KindConstruction:
+	case string(sdk.KindConstruction):
 		return `construction "keccak" { ... }`
-	case KindLayerer:
+	case string(sdk.KindLayerer):
 		return `layerer "reifier" {}`
-	case KindMapper:
+	case string(sdk.KindMapper):
 		return `mapper "no-attention" {}`
 	case KindExpect:
 		return `expect "reifier" { depth = ... }`
@@ -517,20 +520,14 @@ func validPipelineName(s string) bool {
 }
 
 func sortedSyntaxAttrs(m hclsyntax.Attributes) []*hclsyntax.Attribute {
-	out := make([]*hclsyntax.Attribute, 0, len(m))
-	for _, a := range m {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
+	out := slices.Collect(maps.Values(m))
+	slices.SortFunc(out, func(a, b *hclsyntax.Attribute) int { return cmp.Compare(a.SrcRange.Start.Byte, b.SrcRange.Start.Byte) })
 	return out
 }
 
 func sortedAttrs(m hcl.Attributes) []*hcl.Attribute {
-	out := make([]*hcl.Attribute, 0, len(m))
-	for _, a := range m {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Range.Start.Byte < out[j].Range.Start.Byte })
+	out := slices.Collect(maps.Values(m))
+	slices.SortFunc(out, func(a, b *hcl.Attribute) int { return cmp.Compare(a.Range.Start.Byte, b.Range.Start.Byte) })
 	return out
 }
 
@@ -563,30 +560,9 @@ func quotedList(names []string, none string) string {
 func suggest(s string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
-		if d := levenshtein(s, c); d < bestDist {
+		if d := levenshtein.Distance(s, c, nil); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
 	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

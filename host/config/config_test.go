@@ -206,7 +206,7 @@ func TestDecode(t *testing.T) {
 			}
 		})
 	}
-	if p := pipeline(t, f, "keccak-arbitrary-input"); len(p.Mappers) != 1 || p.Mappers[0].Name != "no-attention" || p.Mappers[0].Kind != KindMapper {
+	if p := pipeline(t, f, "keccak-arbitrary-input"); len(p.Mappers) != 1 || p.Mappers[0].Name != "no-attention" || p.Mappers[0].Kind != sdk.KindMapper {
 		t.Errorf("Mappers = %+v", p.Mappers)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -235,7 +235,7 @@ func writeValues(w *bufio.Writer, d *hcl.Diagnostic) {
 	if len(stmts) == 0 {
 		return
 	}
-	sort.Strings(stmts)
+	slices.Sort(stmts)
 	fmt.Fprintf(w, "with %s.\n\n", strings.Join(stmts, ",\n     "))
 }
 

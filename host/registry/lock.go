@@ -8,7 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -73,7 +73,7 @@ func WriteLock(path string, plugins map[string]string) (*Lock, error) {
 	for n := range plugins {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	f := hclwrite.NewEmptyFile()
 	body := f.Body()
 	l := &Lock{Path: path, Plugins: map[string]string{}}
@@ -108,21 +108,29 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// verify checks external plugin name at path against the lock, if any.
-func (l *Lock) verify(name, path string) error {
+// pinned returns the SHA-256 the lock pins external plugin name to (nil
+// without a lock), or why it may not run.
+func (l *Lock) pinned(name, path string) ([]byte, error) {
 	if l == nil {
-		return nil
+		return nil, nil
 	}
 	want, ok := l.Plugins[name]
 	if !ok {
-		return fmt.Errorf("external plugin %q (%s) is not pinned in %s; check it, then run \"tcforge plugins lock\"", name, path, l.Path)
+		return nil, fmt.Errorf("external plugin %q (%s) is not pinned in %s; check it, then run \"tcforge plugins lock\"", name, path, l.Path)
 	}
+	sum, err := hex.DecodeString(want)
+	if err != nil || len(sum) != sha256.Size {
+		return nil, fmt.Errorf("%s: plugin %q: bad sha256 %q", l.Path, name, want)
+	}
+	return sum, nil
+}
+
+// mismatch explains a pinned plugin whose executable go-plugin found
+// changed when it was about to run it.
+func (l *Lock) mismatch(name, path string) error {
 	got, err := FileSHA256(path)
 	if err != nil {
 		return err
 	}
-	if got != want {
-		return fmt.Errorf("external plugin %q (%s) has SHA-256 %s, but %s pins %s; refusing to run it (if the change is intended, run \"tcforge plugins lock\")", name, path, got, l.Path, want)
-	}
-	return nil
+	return fmt.Errorf("external plugin %q (%s) has SHA-256 %s, but %s pins %s; refusing to run it (if the change is intended, run \"tcforge plugins lock\")", name, path, got, l.Path, l.Plugins[name])
 }

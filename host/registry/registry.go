@@ -7,17 +7,20 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
 )
 
@@ -96,17 +99,19 @@ type Registry struct {
 	lockErr  error
 }
 
-// verifyPinned checks an external plugin against the lock file, read on
-// first use.
-func (r *Registry) verifyPinned(name, path string) error {
+// pinned returns the SHA-256 the lock file (read on first use) pins an
+// external plugin to, nil when there is no lock file, or why the plugin
+// may not run. go-plugin checks the executable against it (SecureConfig)
+// right before it starts it.
+func (r *Registry) pinned(name, path string) ([]byte, error) {
 	if r.opts.LockPath == "" {
-		return nil
+		return nil, nil
 	}
 	r.lockOnce.Do(func() { r.lock, r.lockErr = ReadLock(r.opts.LockPath) })
 	if r.lockErr != nil {
-		return r.lockErr
+		return nil, r.lockErr
 	}
-	return r.lock.verify(name, path)
+	return r.lock.pinned(name, path)
 }
 
 // New returns a registry.
@@ -164,12 +169,7 @@ func (r *Registry) Names() []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Lookup tells where plugin name would be loaded from.
@@ -192,7 +192,11 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	}
 	if src.Bundled && r.opts.InProcess {
 		src.InProcess = true
-		return r.opts.Builtins[name], src, nil
+		pl := r.opts.Builtins[name]
+		if err := sdk.Validate(pl); err != nil {
+			return nil, src, fmt.Errorf("plugin %q: %w", name, err)
+		}
+		return pl, src, nil
 	}
 	// One lock per plugin: different plugins start concurrently, callers
 	// of the same one wait for its single launch.
@@ -207,30 +211,35 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	defer e.mu.Unlock()
 	if e.c != nil {
 		if !e.c.Exited() {
-			return e.c.Plugin(), src, nil
+			return e.pl, src, nil
 		}
 		e.c.Close()
-		e.c = nil
+		e.c, e.pl = nil, nil
 	}
 	var cmd *exec.Cmd
+	var sum []byte
 	if src.Bundled {
 		var err error
 		if cmd, err = r.opts.SelfCommand(name); err != nil {
 			return nil, src, err
 		}
 	} else {
-		if err := r.verifyPinned(name, src.Path); err != nil {
+		var err error
+		if sum, err = r.pinned(name, src.Path); err != nil {
 			return nil, src, err
 		}
 		cmd = exec.Command(src.Path)
 	}
-	c, err := sdk.Launch(ctx, name, cmd, r.opts.Log)
+	c, pl, err := Launch(ctx, name, cmd, sum, r.opts.Log)
+	if errors.Is(err, wire.ErrChecksum) {
+		return nil, src, r.lock.mismatch(name, src.Path)
+	}
 	if err != nil {
 		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
 	}
 	c.SetCallTimeout(r.opts.CallTimeout)
-	e.c = c
-	return c.Plugin(), src, nil
+	e.c, e.pl = c, pl
+	return pl, src, nil
 }
 
 // Start launches the named plugins concurrently (each process once), so a
@@ -262,12 +271,7 @@ func (r *Registry) Externals() map[string]string {
 }
 
 func (r *Registry) builtinNames() []string {
-	out := make([]string, 0, len(r.opts.Builtins))
-	for n := range r.opts.Builtins {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.opts.Builtins))
 }
 
 func (r *Registry) searchPath() string {
@@ -280,7 +284,8 @@ func (r *Registry) searchPath() string {
 // client is one plugin's process, started at most once at a time.
 type client struct {
 	mu sync.Mutex
-	c  *sdk.Client
+	c  *wire.Client
+	pl sdk.Plugin // c's plugin value
 }
 
 // Close stops every plugin process.

@@ -30,8 +30,17 @@ func newComparison(res *run.Result) *comparison {
 	return c
 }
 
-// ratioFigures are the figures shown as ratios, in column order.
-var ratioFigures = []string{"depth", "width", "gates", "edges", "time"}
+// ratioFigures are the figures shown as ratios, in column order: the
+// layered circuit's ratio figures, then the layering time.
+func ratioFigures() []string {
+	var out []string
+	for _, f := range run.Figures() {
+		if f.Ratio {
+			out = append(out, f.Name)
+		}
+	}
+	return append(out, "time")
+}
 
 // Column names and the empty cell, in the terminal table and in the CSV.
 const (
@@ -46,7 +55,7 @@ func (c *comparison) head(timeCol, sep string) []string {
 		return nil
 	}
 	h := []string{timeCol}
-	for _, f := range ratioFigures {
+	for _, f := range ratioFigures() {
 		h = append(h, f+sep+c.base)
 	}
 	return h
@@ -60,23 +69,14 @@ func (c *comparison) cells(row run.Row, none string) []string {
 	}
 	out := []string{strconv.FormatFloat(ms(row.LayerTime), 'f', 1, 64)}
 	b, ok := c.rows[row.Point.String()]
-	for _, f := range ratioFigures {
+	for _, f := range ratioFigures() {
 		if !ok || row.Layerer == c.base || row.Err != nil || b.Err != nil {
 			out = append(out, none)
 			continue
 		}
-		var num, den float64
-		switch f {
-		case "depth":
-			num, den = float64(row.Stats.Depth), float64(b.Stats.Depth)
-		case "width":
-			num, den = float64(row.Stats.Width), float64(b.Stats.Width)
-		case "gates":
-			num, den = float64(row.Stats.Gates), float64(b.Stats.Gates)
-		case "edges":
-			num, den = float64(row.Stats.Edges), float64(b.Stats.Edges)
-		case "time":
-			num, den = ms(row.LayerTime), ms(b.LayerTime)
+		num, den := ms(row.LayerTime), ms(b.LayerTime)
+		if fig, ok := run.FigureNamed(f); ok {
+			num, den = float64(fig.Value(row.Stats)), float64(fig.Value(b.Stats))
 		}
 		if den == 0 {
 			out = append(out, none)
@@ -96,14 +96,8 @@ func measuredFigure(row run.Row, name string) string {
 	if row.Err != nil {
 		return "-"
 	}
-	s := row.Stats
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}, {"max_fanin", s.MaxFanIn}, {"max_weight", s.MaxWeight}} {
-		if f.name == name {
-			return strconv.Itoa(f.v)
-		}
+	if f, ok := run.FigureNamed(name); ok {
+		return f.Cell(row.Stats)
 	}
 	return "-"
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/sdk/layered"
 )
 
 // JSONReport is the content of DIR/<pipeline>.json: the CSV's rows with
@@ -36,24 +37,17 @@ type JSONReport struct {
 // JSONRow is one (matrix point × layerer) row with typed values: matrix
 // values are JSON numbers, strings or booleans.
 type JSONRow struct {
-	Point       map[string]any   `json:"point"`
-	Layerer     string           `json:"layerer"`
-	Depth       int              `json:"depth"`
-	Width       int              `json:"width"`
-	Gates       int              `json:"gates"`
-	Copies      int              `json:"copies"`
-	Edges       int              `json:"edges"`
-	MaxFanIn    int              `json:"max_fanin"`
-	MaxWeight   int              `json:"max_weight"`
-	LevelWidths []int            `json:"level_widths"`
-	LogicNodes  int              `json:"logic_nodes"`
-	LogicDepth  int              `json:"logic_depth"`
-	Verified    bool             `json:"verified"`
-	Expect      map[string]int64 `json:"expect,omitempty"`
-	Actual      map[string]int64 `json:"actual,omitempty"`
-	Predict     map[string]int64 `json:"predict,omitempty"`
-	ExpectOK    bool             `json:"expect_ok"`
-	OK          bool             `json:"ok"`
+	Point   map[string]any `json:"point"`
+	Layerer string         `json:"layerer"`
+	layered.Stats
+	LogicNodes int              `json:"logic_nodes"`
+	LogicDepth int              `json:"logic_depth"`
+	Verified   bool             `json:"verified"`
+	Expect     map[string]int64 `json:"expect,omitempty"`
+	Actual     map[string]int64 `json:"actual,omitempty"`
+	Predict    map[string]int64 `json:"predict,omitempty"`
+	ExpectOK   bool             `json:"expect_ok"`
+	OK         bool             `json:"ok"`
 	// Error is what went wrong ("" when the row is fine); a failed row's
 	// figures are not data.
 	Error     string  `json:"error"`
@@ -165,10 +159,9 @@ func JSON(res *run.Result) JSONReport {
 	for _, row := range res.Rows {
 		pt := jsonPoint(res, row.Point)
 		s := row.Stats
+		s.Widths = append([]int{}, s.Widths...) // [] rather than null for a failed row
 		jr := JSONRow{
-			Point: pt, Layerer: row.Layerer,
-			Depth: s.Depth, Width: s.Width, Gates: s.Gates, Copies: s.Copies, Edges: s.Edges,
-			MaxFanIn: s.MaxFanIn, MaxWeight: s.MaxWeight, LevelWidths: append([]int{}, s.Widths...),
+			Point: pt, Layerer: row.Layerer, Stats: s,
 			LogicNodes: row.Logic.Nodes, LogicDepth: row.Logic.Depth,
 			Verified: row.Verified, Expect: row.Expect, Actual: row.Actual, Predict: row.Predict,
 			ExpectOK: row.ExpectOK && row.Err == nil, OK: row.OK(),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -169,9 +170,9 @@ func PaperTable(res *run.Result) ([]TableColumn, [][]TableCell) {
 // otherFigures are the figures shown without an expectation.
 func otherFigures(res *run.Result) []string {
 	var out []string
-	for _, f := range []string{"depth", "width", "gates", "copies", "edges"} {
-		if !contains(res.ExpectNames, f) {
-			out = append(out, f)
+	for _, f := range run.Figures() {
+		if f.Shown && !slices.Contains(res.ExpectNames, f.Name) {
+			out = append(out, f.Name)
 		}
 	}
 	return out

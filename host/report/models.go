@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/sdk/model"
 )
 
 // hasModels reports whether the pipeline maps its circuits to models: its
@@ -35,34 +36,27 @@ func withModels(res *run.Result, row run.Row, rec []string) [][]string {
 
 // JSONModel is one model of a JSON row.
 type JSONModel struct {
-	Mapper        string   `json:"mapper"`
-	Arch          string   `json:"arch,omitempty"`
-	Tokens        int      `json:"tokens"`
-	DModel        int      `json:"d_model"`
-	Blocks        int      `json:"blocks"`
-	Heads         int      `json:"heads"`
-	FFNHidden     int      `json:"ffn_hidden"`
-	ParamsNonzero int64    `json:"params_nonzero"`
-	ParamsDense   int64    `json:"params_dense"`
-	Samples       int      `json:"samples"`
-	MinMargin     *float64 `json:"min_margin,omitempty"`
-	Beta          float64  `json:"beta,omitempty"`
-	BetaMin       float64  `json:"beta_min,omitempty"`
-	BetaStep      float64  `json:"beta_step,omitempty"`
-	Verified      bool     `json:"model_verified"`
-	Export        string   `json:"export,omitempty"`
-	Error         string   `json:"error,omitempty"`
-	MapSec        float64  `json:"map_seconds"`
-	VerifySec     float64  `json:"verify_seconds"`
-	SearchSec     float64  `json:"beta_search_seconds,omitempty"`
+	Mapper string `json:"mapper"`
+	Arch   string `json:"arch,omitempty"`
+	model.Stats
+	Samples   int      `json:"samples"`
+	MinMargin *float64 `json:"min_margin,omitempty"`
+	Beta      float64  `json:"beta,omitempty"`
+	BetaMin   float64  `json:"beta_min,omitempty"`
+	BetaStep  float64  `json:"beta_step,omitempty"`
+	Verified  bool     `json:"model_verified"`
+	Export    string   `json:"export,omitempty"`
+	Error     string   `json:"error,omitempty"`
+	MapSec    float64  `json:"map_seconds"`
+	VerifySec float64  `json:"verify_seconds"`
+	SearchSec float64  `json:"beta_search_seconds,omitempty"`
 }
 
 // jsonModels converts a row's models.
 func jsonModels(row run.Row) []JSONModel {
 	var out []JSONModel
 	for _, m := range row.Models {
-		j := JSONModel{Mapper: m.Mapper, Arch: m.Arch, Tokens: m.Stats.Tokens, DModel: m.Stats.DModel, Blocks: m.Stats.Blocks,
-			Heads: m.Stats.Heads, FFNHidden: m.Stats.FFNHidden, ParamsNonzero: m.Stats.ParamsNonzero, ParamsDense: m.Stats.ParamsDense,
+		j := JSONModel{Mapper: m.Mapper, Arch: m.Arch, Stats: m.Stats,
 			Samples: m.Samples, Beta: m.Beta, BetaMin: m.BetaMin, BetaStep: m.BetaStep, Verified: m.Verified, Export: m.Export,
 			MapSec: m.MapTime.Seconds(), VerifySec: m.VerifyTime.Seconds(), SearchSec: m.SearchTime.Seconds()}
 		if !math.IsNaN(m.MinMargin) && !math.IsInf(m.MinMargin, 0) {

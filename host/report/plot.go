@@ -2,13 +2,14 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,7 +93,7 @@ type ChartPoint struct {
 func (p ChartPoint) Mismatch() bool { return p.HasExpected && p.Actual != p.Expected }
 
 // figureValue is a layered-circuit figure of a row by name.
-func figureValue(row run.Row, name string) (int64, bool) { return run.Figure(row.Stats, name) }
+func figureValue(row run.Row, name string) (int64, bool) { return run.FigureValue(row.Stats, name) }
 
 // numeric returns v as a float64 if it is a number.
 func numeric(v cty.Value) (float64, bool) {
@@ -164,7 +165,7 @@ func Charts(res *run.Result) []Chart {
 	}
 	figures := []string{"depth", "width"}
 	for _, n := range append(append([]string(nil), res.ExpectNames...), res.PredictNames...) {
-		if !contains(figures, n) {
+		if !slices.Contains(figures, n) {
 			figures = append(figures, n)
 		}
 	}
@@ -225,7 +226,7 @@ func chart(res *run.Result, fig, x string, swept []string) Chart {
 	}
 	for i := range ch.Series {
 		pts := ch.Series[i].Points
-		sort.SliceStable(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
+		slices.SortStableFunc(pts, func(a, b ChartPoint) int { return cmp.Compare(a.X, b.X) })
 	}
 	ch.Series = mergeSeries(ch.Series)
 	return ch
@@ -263,7 +264,7 @@ func mergeSeries(in []Series) []Series {
 				if _, ok := vals[k]; !ok {
 					names = append(names, k)
 				}
-				if !contains(vals[k], v) {
+				if !slices.Contains(vals[k], v) {
 					vals[k] = append(vals[k], v)
 				}
 			}
@@ -300,17 +301,8 @@ var mismatchColor = color.RGBA{0xD5, 0x00, 0x00, 0xff}
 
 // figureLabel is the y-axis label of a figure.
 func figureLabel(fig string) string {
-	switch fig {
-	case "depth":
-		return "depth (gate levels)"
-	case "width":
-		return "width (gates in the widest level)"
-	case "gates":
-		return "gates (copies included)"
-	case "max_fanin":
-		return "max fan-in"
-	case "max_weight":
-		return "max |weight|"
+	if f, ok := run.FigureNamed(fig); ok {
+		return f.Label
 	}
 	return fig
 }
@@ -452,7 +444,7 @@ func dataTicks(xs []float64) plot.Ticker {
 	for x := range distinct {
 		ts = append(ts, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Value < ts[j].Value })
+	slices.SortFunc(ts, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
 	return ts
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -31,7 +32,13 @@ import (
 // run, its error "not run: <why>".
 func Header(res *run.Result) []string {
 	h := append([]string(nil), res.Vars...)
-	h = append(h, "layerer", "depth", "width", "gates", "copies", "edges", "verified")
+	h = append(h, "layerer")
+	for _, f := range run.Figures() {
+		if f.Shown {
+			h = append(h, f.Name)
+		}
+	}
+	h = append(h, "verified")
 	for _, n := range res.ExpectNames {
 		h = append(h, "expect_"+n, "actual_"+n)
 	}
@@ -73,12 +80,19 @@ func Records(res *run.Result) [][]string {
 		for _, v := range res.Vars {
 			rec = append(rec, Value(row.Point.Values[v]))
 		}
-		s := row.Stats
-		if measured(row) {
-			rec = append(rec, row.Layerer, itoa(s.Depth), itoa(s.Width), itoa(s.Gates), itoa(s.Copies), itoa(s.Edges), strconv.FormatBool(row.Verified))
-		} else {
-			rec = append(rec, row.Layerer, "", "", "", "", "", "false")
+		rec = append(rec, row.Layerer)
+		figures := measured(row)
+		for _, f := range run.Figures() {
+			if !f.Shown {
+				continue
+			}
+			if figures {
+				rec = append(rec, f.Cell(row.Stats))
+			} else {
+				rec = append(rec, "")
+			}
 		}
+		rec = append(rec, strconv.FormatBool(row.Verified && figures))
 		for _, n := range res.ExpectNames {
 			e, ok := row.Expect[n]
 			if !ok {
@@ -169,9 +183,9 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	for _, n := range res.PredictNames {
 		head = append(head, "Pred. "+n)
 	}
-	for _, f := range []string{"depth", "width", "gates", "copies", "edges"} {
-		if !contains(res.ExpectNames, f) {
-			head = append(head, f)
+	for _, f := range run.Figures() {
+		if f.Shown && !slices.Contains(res.ExpectNames, f.Name) {
+			head = append(head, f.Name)
 		}
 	}
 	cmp := newComparison(res)
@@ -194,13 +208,9 @@ func WriteTable(w io.Writer, res *run.Result) error {
 		for _, n := range res.PredictNames {
 			cells = append(cells, predictCell(row, n))
 		}
-		s := row.Stats
-		for _, f := range []struct {
-			name string
-			v    int
-		}{{"depth", s.Depth}, {"width", s.Width}, {"gates", s.Gates}, {"copies", s.Copies}, {"edges", s.Edges}} {
-			if !contains(res.ExpectNames, f.name) {
-				cells = append(cells, itoa(f.v))
+		for _, f := range run.Figures() {
+			if f.Shown && !slices.Contains(res.ExpectNames, f.Name) {
+				cells = append(cells, f.Cell(row.Stats))
 			}
 		}
 		verdict := "ok"
@@ -229,15 +239,6 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	return writeModelTable(w, res)
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // predictCell shows a predicted figure and, if the measured one differs,
 // the difference: "80 (−1)".
 func predictCell(row run.Row, name string) string {
@@ -245,7 +246,7 @@ func predictCell(row run.Row, name string) string {
 	if !ok {
 		return "-"
 	}
-	act, ok := run.Figure(row.Stats, name)
+	act, ok := run.FigureValue(row.Stats, name)
 	if !ok || act == p {
 		return strconv.FormatInt(p, 10)
 	}

@@ -250,7 +250,7 @@ func TestJSON(t *testing.T) {
 	if r := got.Rows[6]; r.Expect["depth"] != 14 || r.Actual["depth"] != 13 || r.OK {
 		t.Errorf("row 6 expect %v actual %v ok %v", r.Expect, r.Actual, r.OK)
 	}
-	if w := got.Rows[0].LevelWidths; len(w) != 2 || w[0] != 275 {
+	if w := got.Rows[0].Widths; len(w) != 2 || w[0] != 275 {
 		t.Errorf("level widths %v", w)
 	}
 }
@@ -361,6 +361,9 @@ func TestWriteReportsAndHTML(t *testing.T) {
 // TestHTMLInChromium renders report.html in headless Chromium, when it is
 // installed, and checks the rendered DOM and a screenshot.
 func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a headless browser")
+	}
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {

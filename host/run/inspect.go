@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/tcforge/tcforge/host/config"
-	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -50,54 +51,23 @@ func (r *Runner) Inspect(ctx context.Context, p *config.Pipeline, pt config.Poin
 	if r.Samples > 0 {
 		nSamples = r.Samples
 	}
-	cvals, diags := p.Construction.Decode(pt, pl.construction.Params)
-	if diags.HasErrors() {
-		r.report(diags)
-		return nil, fmt.Errorf("construction %q: %w", p.Construction.Name, diags)
+	k := slices.IndexFunc(p.Points(), func(q config.Point) bool { return q.String() == pt.String() })
+	if k < 0 {
+		return nil, fmt.Errorf("pipeline %q has no point %s", p.Name, pt)
 	}
-	cparams, err := sdk.NewParams(pl.construction.Params, cvals)
+	passes := pl.passes[k]
+	lg, err := point.Build(ctx, pl.construction, passes.construction, r.pointSeed(p, pt), nSamples, false)
 	if err != nil {
 		return nil, r.paramErr(p.Construction, pt, err)
 	}
-	c, err := pl.construction.Build(ctx, cparams)
-	if err != nil {
-		return nil, r.paramErr(p.Construction, pt, err)
-	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("construction %q returned an invalid circuit: %w", p.Construction.Name, err)
-	}
-	in := samples(r.pointSeed(p, pt), nSamples, len(c.Inputs))
-	ref, err := pl.construction.Reference(ctx, cparams, in)
-	if err != nil {
-		return nil, r.paramErr(p.Construction, pt, err)
-	}
-	logicOut, err := verifyLogic(c, in, ref)
-	if err != nil {
-		return nil, fmt.Errorf("construction %q: %w", p.Construction.Name, err)
-	}
-	out := &Inspection{Pipeline: p, Point: pt, Logic: c}
+	out := &Inspection{Pipeline: p, Point: pt, Logic: lg.Circuit}
 	for _, i := range idx {
 		b := p.Layerers[i]
-		lvals, diags := b.Decode(pt, pl.layerers[i].Params)
-		if diags.HasErrors() {
-			r.report(diags)
-			return nil, fmt.Errorf("layerer %q: %w", b.Name, diags)
-		}
-		lparams, err := sdk.NewParams(pl.layerers[i].Params, lvals)
+		ly, err := point.Layer(ctx, pl.layerers[i], passes.layerers[i], lg, false)
 		if err != nil {
 			return nil, r.paramErr(b, pt, err)
 		}
-		l, err := pl.layerers[i].Layer(ctx, c, lparams)
-		if err != nil {
-			return nil, r.paramErr(b, pt, err)
-		}
-		if err := l.Validate(); err != nil {
-			return nil, fmt.Errorf("layerer %q returned an invalid layered circuit: %w", b.Name, err)
-		}
-		if err := verifyLayered(l, c, in, logicOut); err != nil {
-			return nil, fmt.Errorf("layerer %q: %w", b.Name, err)
-		}
-		out.Layered = append(out.Layered, Layered{Layerer: b.Name, Circuit: l})
+		out.Layered = append(out.Layered, Layered{Layerer: b.Name, Circuit: ly.Circuit})
 	}
 	return out, nil
 }
@@ -183,11 +153,7 @@ func formatWant(want map[string]string) string {
 	if len(want) == 0 {
 		return "(no variables given)"
 	}
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(want))
 	for i, k := range keys {
 		keys[i] = k + "=" + want[k]
 	}

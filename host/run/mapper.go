@@ -2,8 +2,8 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/tcforge/tcforge/internal/forward"
 	"math"
 	"path/filepath"
 	"strings"
@@ -12,8 +12,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -93,12 +94,12 @@ const betaSteps = 6
 
 // runMappers maps the verified layered circuit l of layerer with every
 // mapper of the pipeline and verifies each model on the inputs in.
-func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, layerer string, l *layered.Circuit, in []bits.Vec, log zerolog.Logger) []ModelRow {
+func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, passes []*sdk.Pass, layerer string, l *layered.Circuit, in []bitvec.Vec, log zerolog.Logger) []ModelRow {
 	if len(p.Mappers) == 0 {
 		return nil
 	}
 	out := make([]ModelRow, len(p.Mappers))
-	want, err := bits.EvalSliced(in, l.NumInputs, l.Eval)
+	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
 	for i, b := range p.Mappers {
 		out[i] = ModelRow{Mapper: b.Name, MinMargin: math.NaN()}
 		if err != nil {
@@ -109,25 +110,14 @@ func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins
 			out[i].Err = ctx.Err()
 			continue
 		}
-		r.runMapper(ctx, p, pl.mappers[i], b, pt, layerer, l, in, want, &out[i], log)
+		r.runMapper(ctx, p, pl.mappers[i], passes[i], b, pt, layerer, l, in, want, &out[i], log)
 	}
 	return out
 }
 
-func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bits.Vec, mr *ModelRow, log zerolog.Logger) {
-	vals, diags := b.Decode(pt, mp.Params)
-	if diags.HasErrors() {
-		r.report(diags)
-		mr.Err = errors.New(diags.Error())
-		return
-	}
-	params, err := sdk.NewParams(mp.Params, vals)
-	if err != nil {
-		mr.Err = r.paramErr(b, pt, err)
-		return
-	}
+func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, pass *sdk.Pass, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bitvec.Vec, mr *ModelRow, log zerolog.Logger) {
 	t0 := time.Now()
-	m, err := mp.Map(ctx, l, params)
+	m, err := mp.Map(ctx, pass, l)
 	mr.MapTime = time.Since(t0)
 	if err != nil {
 		mr.Err = r.paramErr(b, pt, err)
@@ -193,20 +183,20 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // output counts, then a float32 forward pass on in against l's outputs
 // want, bit for bit. It returns the compiled model and the pass's result
 // (nil if it did not run).
-func verifyModel(m *model.Model, l *layered.Circuit, in, want []bits.Vec) (*model.Plan, *model.Result, error) {
+func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*forward.Plan, *forward.Result, error) {
 	if m.NumInputs() != l.NumInputs || m.NumOutputs() != l.NumOutputs() {
 		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
 			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
 	}
-	plan, err := model.Compile(m)
+	plan, err := forward.Compile(m)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := plan.Run(in, model.Options{})
+	res, err := plan.Run(in, forward.Options{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("forward pass: %w", err)
 	}
-	if err := firstMismatch("float32 model vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
+	if err := point.FirstMismatch("float32 model vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
 		return plan, res, err
 	}
 	return plan, res, nil
@@ -216,18 +206,18 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bits.Vec) (*mode
 // model's weights still compute every sample exactly, between 0 and the
 // model's own β (which is known to). It returns that β and the search's
 // resolution.
-func betaSearch(ctx context.Context, plan *model.Plan, in, want []bits.Vec, nOut int, beta float64) (float64, float64, error) {
+func betaSearch(ctx context.Context, plan *forward.Plan, in, want []bitvec.Vec, nOut int, beta float64) (float64, float64, error) {
 	lo, hi := 0.0, beta
 	for range betaSteps {
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
 		mid := (lo + hi) / 2
-		res, err := plan.Run(in, model.Options{Beta: mid})
+		res, err := plan.Run(in, forward.Options{Beta: mid})
 		if err != nil {
 			return 0, 0, err
 		}
-		if firstMismatch("", res.Outputs, want, nOut) == nil {
+		if point.FirstMismatch("", res.Outputs, want, nOut) == nil {
 			hi = mid
 		} else {
 			lo = mid

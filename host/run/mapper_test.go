@@ -2,13 +2,15 @@ package run
 
 import (
 	"context"
+	"github.com/tcforge/tcforge/internal/forward"
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/tcforge/tcforge/plugins/noattn"
-	"github.com/tcforge/tcforge/plugins/tokens"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/internal/point"
+	"github.com/tcforge/tcforge/plugins/noattention"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
@@ -43,7 +45,7 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 	ctx := context.Background()
 	l := sdktest.ThreeGates()
 	in := sdktest.AllInputs(2)
-	want, err := bits.EvalSliced(in, 2, l.Eval)
+	want, err := bitvec.EvalSliced(in, 2, l.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,14 +76,14 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 		corrupt func(*testing.T, *model.Model)
 	}{
 		// mlp: slot 1 holds g0; both step units of g2 read it.
-		{"no-attention/mlp", func() (*model.Model, error) { return noattn.MLP(ctx, l) }, flipColumn("blocks.1.ffn.gate", 1)},
+		{"no-attention/mlp", func() (*model.Model, error) { return noattention.MLP(ctx, l) }, flipColumn("blocks.1.ffn.gate", 1)},
 		// residual: level 1 puts g0 in slot 0.
-		{"no-attention/residual", func() (*model.Model, error) { return noattn.Residual(ctx, l) }, flipColumn("blocks.1.ffn.gate", 0)},
+		{"no-attention/residual", func() (*model.Model, error) { return noattention.Residual(ctx, l) }, flipColumn("blocks.1.ffn.gate", 0)},
 		{"tokens-as-gates/hard", func() (*model.Model, error) {
-			return tokens.Map(ctx, l, tokens.Options{Mode: model.Hard})
+			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Hard})
 		}, moveToNegativeHead},
 		{"tokens-as-gates/softmax", func() (*model.Model, error) {
-			return tokens.Map(ctx, l, tokens.Options{Mode: model.Softmax})
+			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Softmax})
 		}, moveToNegativeHead},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +112,7 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 
 func TestVerifyModelRejectsShape(t *testing.T) {
 	l := sdktest.ThreeGates()
-	m, err := tokens.Map(context.Background(), l, tokens.Options{Mode: model.Hard})
+	m, err := tokensasgates.Map(context.Background(), l, tokensasgates.Options{Mode: model.Hard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,12 +126,12 @@ func TestVerifyModelRejectsShape(t *testing.T) {
 
 func TestBetaSearch(t *testing.T) {
 	l := sdktest.ThreeGates()
-	m, err := tokens.Map(context.Background(), l, tokens.Options{Mode: model.Softmax, Beta: 8})
+	m, err := tokensasgates.Map(context.Background(), l, tokensasgates.Options{Mode: model.Softmax, Beta: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := sdktest.AllInputs(2)
-	want, _ := bits.EvalSliced(in, 2, l.Eval)
+	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
 	plan, _, err := verifyModel(m, l, in, want)
 	if err != nil {
 		t.Fatal(err)
@@ -146,11 +148,11 @@ func TestBetaSearch(t *testing.T) {
 		beta  float64
 		exact bool
 	}{{bmin, true}, {bmin - step, false}} {
-		res, err := plan.Run(in, model.Options{Beta: c.beta})
+		res, err := plan.Run(in, forward.Options{Beta: c.beta})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := firstMismatch("", res.Outputs, want, 1) == nil; got != c.exact {
+		if got := point.FirstMismatch("", res.Outputs, want, 1) == nil; got != c.exact {
 			t.Errorf("β = %v: exact %v, want %v", c.beta, got, c.exact)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,37 +24,11 @@ import (
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
-
-// statNames are the layered-circuit figures an expect block may name.
-var statNames = []string{"depth", "width", "gates", "copies", "edges", "max_fanin", "max_weight"}
-
-// Figure returns the named figure of a layered circuit's stats (depth,
-// width, gates, copies, edges, max_fanin, max_weight).
-func Figure(s layered.Stats, name string) (int64, bool) { return statValue(s, name) }
-
-func statValue(s layered.Stats, name string) (int64, bool) {
-	switch name {
-	case "depth":
-		return int64(s.Depth), true
-	case "width":
-		return int64(s.Width), true
-	case "gates":
-		return int64(s.Gates), true
-	case "copies":
-		return int64(s.Copies), true
-	case "edges":
-		return int64(s.Edges), true
-	case "max_fanin":
-		return int64(s.MaxFanIn), true
-	case "max_weight":
-		return int64(s.MaxWeight), true
-	}
-	return 0, false
-}
 
 // Row is the result of one (matrix point × layerer).
 type Row struct {
@@ -149,11 +125,22 @@ type plugins struct {
 	// crashed, speaks another protocol, is not pinned…): the pipeline's
 	// rows fail with it, and the other pipelines still run.
 	broken error
+	// passes are the prepared calls of every point (by point index): each
+	// block was decoded and its plugin's Prepare ran before any point.
+	passes []pointPasses
 }
 
-// Check opens every plugin a pipeline names and decodes every block at
-// every point against the plugins' schemas, so that config mistakes are
-// reported, located, before anything runs.
+// pointPasses are one point's prepared calls, one a block.
+type pointPasses struct {
+	construction *sdk.Pass
+	layerers     []*sdk.Pass
+	mappers      []*sdk.Pass
+}
+
+// Check opens every plugin a pipeline names, decodes every block at every
+// point against the plugins' schemas and runs each plugin's Prepare on it,
+// so that config mistakes and impossible values are reported, located,
+// before anything runs.
 func (r *Runner) Check(ctx context.Context, p *config.Pipeline) hcl.Diagnostics {
 	_, diags := r.open(ctx, p)
 	return diags
@@ -200,10 +187,14 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 	}
 	for _, e := range p.Expects {
 		for _, name := range e.Names {
-			if _, ok := statValue(layered.Stats{}, name); !ok {
+			if _, ok := FigureNamed(name); !ok {
+				var names []string
+				for _, f := range Figures() {
+					names = append(names, f.Name)
+				}
 				a := e.Attrs[name]
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unknown figure %q", name),
-					Detail: fmt.Sprintf("An expect block compares figures of the layered circuit: %v.", statNames), Subject: a.NameRange.Ptr()})
+					Detail: fmt.Sprintf("An expect block compares figures of the layered circuit: %v.", names), Subject: a.NameRange.Ptr()})
 			}
 		}
 	}
@@ -216,24 +207,30 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 	// Each block's values are decoded at every point, but the plugins
 	// are asked about each distinct set of values once: a sweep costs
 	// plugin calls in proportion to its distinct parameter sets.
-	done := map[string]bool{}
+	done := map[string]*sdk.Pass{}
 	for _, pt := range p.Points() {
 		if r.Checking != nil {
 			r.Checking(p, pt)
 		}
-		d, fresh := r.checkBlock(ctx, p.Construction, out.construction, pt, done)
+		var pp pointPasses
+		var d hcl.Diagnostics
+		var fresh bool
+		pp.construction, d, fresh = r.prepare(ctx, p.Construction, out.construction, pt, done)
 		if fresh && !d.HasErrors() {
-			d = append(d, r.checkSize(ctx, p.Construction, out.construction, pt)...)
+			d = append(d, r.checkSize(ctx, p.Construction, out.construction, pp.construction, pt)...)
 		}
 		diags = append(diags, d...)
 		for i, b := range p.Layerers {
-			d, _ := r.checkBlock(ctx, b, out.layerers[i], pt, done)
+			pass, d, _ := r.prepare(ctx, b, out.layerers[i], pt, done)
+			pp.layerers = append(pp.layerers, pass)
 			diags = append(diags, d...)
 		}
 		for i, b := range p.Mappers {
-			d, _ := r.checkBlock(ctx, b, out.mappers[i], pt, done)
+			pass, d, _ := r.prepare(ctx, b, out.mappers[i], pt, done)
+			pp.mappers = append(pp.mappers, pass)
 			diags = append(diags, d...)
 		}
+		out.passes = append(out.passes, pp)
 	}
 	return &out, diags
 }
@@ -255,16 +252,11 @@ func paramsKey(b *config.Block, vals map[string]any) string {
 
 // checkSize refuses a point whose estimated logic circuit exceeds
 // MaxEdges, before anything is built.
-func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construction, pt config.Point) hcl.Diagnostics {
+func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construction, pass *sdk.Pass, pt config.Point) hcl.Diagnostics {
 	if r.MaxEdges <= 0 || c.Estimate == nil {
 		return nil
 	}
-	vals, _ := b.Decode(pt, c.Params)
-	params, err := sdk.NewParams(c.Params, vals)
-	if err != nil {
-		return nil // reported by checkBlock
-	}
-	size, err := c.Estimate(ctx, params)
+	size, err := c.Estimate(ctx, pass)
 	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("The construction %q cannot estimate its size", b.Name), Detail: err.Error(), Subject: b.DefRange.Ptr()}}
 	}
@@ -281,30 +273,35 @@ func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construc
 		Subject: b.DefRange.Ptr()}}
 }
 
-// checkBlock decodes block b at point pt against plugin pl's schema and
-// asks the plugin to validate the values (sdk.CheckParams), so impossible
-// parameters are rejected, located, before anything is built. Values
-// already in done (by paramsKey) are not sent again; fresh reports
-// whether they were new.
-func (r *Runner) checkBlock(ctx context.Context, b *config.Block, pl sdk.Plugin, pt config.Point, done map[string]bool) (diags hcl.Diagnostics, fresh bool) {
+// prepare decodes block b at point pt against plugin pl's schema and runs
+// the plugin's Prepare on the values (sdk.NewPass), so impossible
+// parameters are rejected, located, before anything is built. The pass it
+// returns is the one the point's call of pl gets. Values already in done
+// (by paramsKey) are not prepared again: the point shares their pass (a
+// pass is not changed once prepared), and fresh reports whether they were
+// new. A set of values Prepare refused is reported once.
+func (r *Runner) prepare(ctx context.Context, b *config.Block, pl sdk.Plugin, pt config.Point, done map[string]*sdk.Pass) (*sdk.Pass, hcl.Diagnostics, bool) {
 	vals, diags := b.Decode(pt, pl.Describe().Params)
 	if diags.HasErrors() {
-		return diags, true
+		return nil, diags, true
 	}
 	key := paramsKey(b, vals)
-	if done[key] {
-		return diags, false
+	if pass, ok := done[key]; ok {
+		return pass, diags, false
 	}
-	done[key] = true
-	if _, err := sdk.CheckParams(ctx, pl, vals); err != nil {
+	done[key] = nil // refused values are reported once
+	pass, err := sdk.NewPass(ctx, pl, vals)
+	if err != nil {
 		if pe, ok := sdk.AsParamError(err); ok {
-			return append(diags, b.ParamDiag(pt, pe)), true
+			return nil, append(diags, b.ParamDiag(pt, pe)), true
 		}
-		return append(diags, &hcl.Diagnostic{Severity: hcl.DiagError,
+		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError,
 			Summary: fmt.Sprintf("The %s %q cannot check its parameters", b.Kind, b.Name),
 			Detail:  err.Error(), Subject: b.DefRange.Ptr()}), true
 	}
-	return diags, true
+	pass.Log = &r.Log
+	done[key] = pass
+	return pass, diags, true
 }
 
 // Run runs every point of the pipeline. It returns the rows even when some
@@ -328,7 +325,7 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 	pl, diags := r.open(ctx, p)
 	if diags.HasErrors() {
 		r.report(diags)
-		return res, fmt.Errorf("pipeline %q: %s", p.Name, diags.Error())
+		return res, fmt.Errorf("pipeline %q: %w", p.Name, diags)
 	}
 	samplesN := p.Samples
 	if r.Samples > 0 {
@@ -354,7 +351,7 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 				if r.Progress != nil {
 					r.Progress(p, pt, false)
 				}
-				rows := r.runPoint(ctx, p, pl, pt, samplesN, log)
+				rows := r.runPoint(ctx, p, pl, i, samplesN, log)
 				if ctx.Err() != nil {
 					return
 				}
@@ -409,7 +406,8 @@ func (r *Runner) pointSeed(p *config.Pipeline, pt config.Point) uint64 {
 	return h.Sum64()
 }
 
-func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, nSamples int, log zerolog.Logger) []Row {
+func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, i int, nSamples int, log zerolog.Logger) []Row {
+	pt := p.Points()[i]
 	rows := make([]Row, len(p.Layerers))
 	for i, b := range p.Layerers {
 		rows[i] = Row{Point: pt, Layerer: b.Name}
@@ -425,78 +423,30 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 	if pl.broken != nil {
 		return fail(pl.broken)
 	}
-	cvals, diags := p.Construction.Decode(pt, pl.construction.Params)
-	if diags.HasErrors() {
-		r.report(diags)
-		return fail(errors.New(diags.Error()))
-	}
-	cparams, err := sdk.NewParams(pl.construction.Params, cvals)
+	passes := pl.passes[i]
+	lg, err := point.Build(ctx, pl.construction, passes.construction, r.pointSeed(p, pt), nSamples, pl.checked[p.Construction.Name])
 	if err != nil {
 		return fail(r.paramErr(p.Construction, pt, err))
 	}
-	t0 := time.Now()
-	c, err := pl.construction.Build(ctx, cparams)
-	if err != nil {
-		return fail(r.paramErr(p.Construction, pt, err))
-	}
-	if !pl.checked[p.Construction.Name] {
-		if err := c.Validate(); err != nil {
-			return fail(fmt.Errorf("construction %q returned an invalid circuit: %w", p.Construction.Name, err))
-		}
-	}
-	buildTime := time.Since(t0)
-	logic := c.Stats()
-	log.Debug().Int("nodes", logic.Nodes).Int("inputs", logic.Inputs).Int("outputs", logic.Outputs).Dur("took", buildTime).Msg("built logic circuit")
+	logic := lg.Circuit.Stats()
+	log.Debug().Int("nodes", logic.Nodes).Int("inputs", logic.Inputs).Int("outputs", logic.Outputs).Dur("took", lg.BuildTime).Msg("built logic circuit")
 
-	in := samples(r.pointSeed(p, pt), nSamples, len(c.Inputs))
-	t0 = time.Now()
-	ref, err := pl.construction.Reference(ctx, cparams, in)
-	if err != nil {
-		return fail(r.paramErr(p.Construction, pt, err))
-	}
-	logicOut, err := verifyLogic(c, in, ref)
-	if err != nil {
-		return fail(fmt.Errorf("construction %q: %w", p.Construction.Name, err))
-	}
-	logicVerify := time.Since(t0)
-
-	scope := constructionScope(pl.construction.Params, cparams, c.Attrs)
+	scope := constructionScope(pl.construction.Params, passes.construction.Params, lg.Circuit.Attrs)
 	for i, b := range p.Layerers {
 		row := &rows[i]
 		row.Logic = logic
-		row.BuildTime = buildTime
-		lvals, diags := b.Decode(pt, pl.layerers[i].Params)
-		if diags.HasErrors() {
-			r.report(diags)
-			row.Err = errors.New(diags.Error())
-			continue
-		}
-		lparams, err := sdk.NewParams(pl.layerers[i].Params, lvals)
-		if err != nil {
+		row.BuildTime = lg.BuildTime
+		ly, err := point.Layer(ctx, pl.layerers[i], passes.layerers[i], lg, pl.checked[b.Name])
+		row.LayerTime = ly.LayerTime
+		row.VerifyTime = lg.VerifyTime + ly.VerifyTime
+		if ly.Circuit == nil {
 			row.Err = r.paramErr(b, pt, err)
 			continue
 		}
-		t0 := time.Now()
-		l, err := pl.layerers[i].Layer(ctx, c, lparams)
-		row.LayerTime = time.Since(t0)
-		if err != nil {
-			row.Err = r.paramErr(b, pt, err)
-			continue
-		}
-		if !pl.checked[b.Name] {
-			if err := l.Validate(); err != nil {
-				row.Err = fmt.Errorf("layerer %q returned an invalid layered circuit: %w", b.Name, err)
-				continue
-			}
-		}
+		l := ly.Circuit
 		row.Stats = l.Stats()
-		t0 = time.Now()
-		if err := verifyLayered(l, c, in, logicOut); err != nil {
-			row.Err = fmt.Errorf("layerer %q: %w", b.Name, err)
-		} else {
-			row.Verified = true
-		}
-		row.VerifyTime = logicVerify + time.Since(t0)
+		row.Err = err
+		row.Verified = err == nil
 		row.ExpectOK = true
 		for _, e := range p.Expects {
 			if e.Layerer != b.Name {
@@ -507,7 +457,7 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 				r.report(diags)
 				row.ExpectOK = false
 				if row.Err == nil {
-					row.Err = errors.New(diags.Error())
+					row.Err = diags
 				}
 				continue
 			}
@@ -524,7 +474,7 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 				row.Expect, row.Actual = map[string]int64{}, map[string]int64{}
 			}
 			for name, v := range exp {
-				act, _ := statValue(row.Stats, name)
+				act, _ := FigureValue(row.Stats, name)
 				row.Expect[name], row.Actual[name] = v, act
 				if act != v {
 					row.ExpectOK = false
@@ -532,7 +482,7 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 			}
 		}
 		if row.Verified {
-			row.Models = r.runMappers(ctx, p, pl, pt, b.Name, l, in, log)
+			row.Models = r.runMappers(ctx, p, pl, pt, passes.mappers, b.Name, l, lg.In, log)
 		}
 	}
 	return rows
@@ -575,12 +525,7 @@ func constructionScope(schema []sdk.Param, p sdk.Params, attrs map[string]int64)
 		}
 		out[d.Name] = v
 	}
-	keys := make([]string, 0, len(attrs))
-	for k := range attrs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
 		out[k] = cty.NumberIntVal(attrs[k])
 	}
 	return out

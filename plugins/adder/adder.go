@@ -13,7 +13,7 @@ import (
 	"strconv"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 )
 
@@ -27,14 +27,33 @@ var Plugin = &sdk.Construction{
 		{Name: "n", Type: sdk.Int, Default: 8, Min: sdk.Bound(1), Max: sdk.Bound(4096), Doc: "operand width in bits"},
 		{Name: "carry_out", Type: sdk.Bool, Default: true, Doc: "append the carry out as the last output bit"},
 	},
+	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
 }
 
+// config is the resolved parameters every call gets as Pass.Prepared.
+type config struct {
+	n, outBits int
+	carryOut   bool
+}
+
+// prepare resolves the parameters (the schema's bounds already hold n to
+// 1..4096, so there is nothing more to check).
+func prepare(_ context.Context, pass *sdk.Pass) (any, error) {
+	cfg := config{n: pass.Params.Int("n"), carryOut: pass.Params.Bool("carry_out")}
+	cfg.outBits = cfg.n
+	if cfg.carryOut {
+		cfg.outBits++
+	}
+	return cfg, nil
+}
+
 // build returns the circuit: inputs "x" (bits 0..n-1, least significant
 // first) and "y" (bits n..2n-1); output "sum".
-func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
-	n := p.Int("n")
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	cfg := pass.Prepared.(config)
+	n := cfg.n
 	b := circuit.NewBuilder()
 	x := b.Input("x", n)
 	y := b.Input("y", n)
@@ -53,7 +72,7 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 			carry = b.Threshold(2, []circuit.Node{x[i], y[i], carry}, []int32{1, 1, 1})
 		})
 	}
-	if p.Bool("carry_out") {
+	if cfg.carryOut {
 		sum = append(sum, carry)
 	}
 	b.Output("sum", sum)
@@ -62,26 +81,22 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 }
 
 // reference adds the operands as big integers: no circuit involved.
-func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-	n := p.Int("n")
-	outBits := n
-	if p.Bool("carry_out") {
-		outBits++
-	}
-	out := make([]bits.Vec, len(inputs))
-	for k, in := range inputs {
+func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+	cfg := pass.Prepared.(config)
+	n, outBits := cfg.n, cfg.outBits
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
 		x, y := new(big.Int), new(big.Int)
 		for i := range n {
 			x.SetBit(x, i, in.Get(i))
 			y.SetBit(y, i, in.Get(n+i))
 		}
 		s := x.Add(x, y)
-		out[k] = bits.NewVec(outBits)
+		out := bitvec.NewVec(outBits)
 		for i := range outBits {
-			out[k].Set(i, s.Bit(i))
+			out.Set(i, s.Bit(i))
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 func bitScope(i int) string { return "bit " + strconv.Itoa(i) }

@@ -192,7 +192,7 @@ func sponge(logW, rounds, rate, blocks int) *circuit.Circuit {
 	p := keccak.Perm{LogW: logW, Rounds: rounds}
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", blocks*rate)
-	out := p.Sponge(b, p.ZeroState(b), keccak.Split(msg, rate), rate, rate)
+	out := p.Sponge(b, p.ZeroState(b), circuit.Split(msg, rate), rate, rate)
 	b.Output("digest", out)
 	return b.Circuit()
 }

@@ -88,12 +88,15 @@ var Plugin = &sdk.Layerer{
 		{Name: "schedule", Type: sdk.Bool, Default: true,
 			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
 	},
-	Layer: func(ctx context.Context, c *circuit.Circuit, p sdk.Params) (*layered.Circuit, error) {
-		opts := Options{ASAP: !p.Bool("schedule")}
-		if p.String("objective") == "size" {
+	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
+		opts := Options{ASAP: !pass.Params.Bool("schedule")}
+		if pass.Params.String("objective") == "size" {
 			opts.Objective = Size
 		}
-		return Compile(ctx, c, opts)
+		return opts, nil
+	},
+	Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+		return Compile(ctx, c, pass.Prepared.(Options))
 	},
 }
 

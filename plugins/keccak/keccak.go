@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
@@ -34,9 +34,9 @@ var Plugin = &sdk.Construction{
 		{Name: "first_block", Type: sdk.String, Default: "xor", Enum: []string{"xor", "load"},
 			Doc: "\"xor\": absorb the first block into the zero state (the standard sponge); \"load\": load it into a fresh state (the paper's first experiment)"},
 	},
+	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
-	Check:     check,
 	Estimate:  estimate,
 }
 
@@ -88,6 +88,9 @@ func suffixOf(padding string) []uint {
 	}
 	return nil
 }
+
+// prepare resolves and checks the parameters: every call's config.
+func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pass.Params) }
 
 func resolve(p sdk.Params) (config, error) {
 	var cfg config
@@ -179,20 +182,11 @@ func resolve(p sdk.Params) (config, error) {
 	return cfg, nil
 }
 
-// check rejects impossible parameter combinations without building.
-func check(ctx context.Context, p sdk.Params) error {
-	_, err := resolve(p)
-	return err
-}
-
 // estimate predicts the circuit's size from one round of the permutation
 // (built for real, a few thousand nodes at most) times the rounds and
 // permutations, plus the message and absorbing XORs.
-func estimate(ctx context.Context, p sdk.Params) (sdk.Size, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return sdk.Size{}, err
-	}
+func estimate(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
+	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
 	one := keccak.Perm{LogW: cfg.perm.LogW, Rounds: 1}
 	one.Apply(b, one.ZeroState(b))
@@ -206,13 +200,10 @@ func estimate(ctx context.Context, p sdk.Params) (sdk.Size, error) {
 	}, nil
 }
 
-func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
-	if size, err := estimate(ctx, p); err == nil {
+	if size, err := estimate(ctx, pass); err == nil {
 		b.Grow(int(size.Nodes)+int(size.Nodes)/16, int(size.Edges)+int(size.Edges)/16)
 	}
 	msg := b.Input("msg", cfg.msgBits)
@@ -220,7 +211,7 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 	if cfg.padded {
 		blocks = keccak.Pad(b, msg, cfg.suffix, cfg.rate)
 	} else {
-		blocks = keccak.Split(msg, cfg.rate)
+		blocks = circuit.Split(msg, cfg.rate)
 	}
 	var s []circuit.Node
 	if cfg.load {
@@ -251,21 +242,13 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 	return b.Circuit(), ctx.Err()
 }
 
-func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+	cfg := pass.Prepared.(config)
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
-	out := make([]bits.Vec, len(inputs))
-	for i, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
 		msg := in.Bytes(cfg.msgBits)
 		if d, ok := stdlibDigest(cfg, msg); ok {
-			out[i] = bits.FromBytes(d)
-			continue
+			return bitvec.FromBytes(d), nil
 		}
 		padded := msg
 		if cfg.padded {
@@ -278,9 +261,8 @@ func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec
 		if len(padded) != cfg.blocks*cfg.rate {
 			return nil, fmt.Errorf("keccak reference: padded message has %d bits, want %d", len(padded), cfg.blocks*cfg.rate)
 		}
-		out[i] = bits.FromBytes(ref.Sponge(padded, cfg.rate, cfg.outBits))
-	}
-	return out, nil
+		return bitvec.FromBytes(ref.Sponge(padded, cfg.rate, cfg.outBits)), nil
+	})
 }
 
 // stdlibDigest computes standard SHA-3 and SHAKE instances with Go's

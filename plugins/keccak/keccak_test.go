@@ -10,23 +10,15 @@ import (
 
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
-func params(t *testing.T, values map[string]any) sdk.Params {
+func mustBuild(t *testing.T, values map[string]any) (*circuit.Circuit, *sdk.Pass) {
 	t.Helper()
-	p, err := sdk.NewParams(keccak.Plugin.Params, values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustBuild(t *testing.T, values map[string]any) (*circuit.Circuit, sdk.Params) {
-	t.Helper()
-	p := params(t, values)
+	p := sdktest.Pass(t, keccak.Plugin, values)
 	c, err := keccak.Plugin.Build(context.Background(), p)
 	if err != nil {
 		t.Fatalf("Build(%v): %v", values, err)
@@ -39,10 +31,10 @@ func mustBuild(t *testing.T, values map[string]any) (*circuit.Circuit, sdk.Param
 
 // msgVec turns a byte message into circuit input bits (SHA-3's bit order:
 // bit i of the message is bit i%8 of byte i/8).
-func msgVec(msg []byte) bits.Vec { return bits.FromBytes(keccakref.BytesToBits(msg)) }
+func msgVec(msg []byte) bitvec.Vec { return bitvec.FromBytes(keccakref.BytesToBits(msg)) }
 
 // digestBytes packs n output bits into bytes in the same order.
-func digestBytes(v bits.Vec, n int) []byte { return keccakref.BitsToBytes(v.Bytes(n)) }
+func digestBytes(v bitvec.Vec, n int) []byte { return keccakref.BitsToBytes(v.Bytes(n)) }
 
 // TestPresetsAgainstStdlib evaluates the circuits of the standard
 // instances on random messages and compares with crypto/sha3 directly.
@@ -77,7 +69,7 @@ func TestPresetsAgainstStdlib(t *testing.T) {
 		if msgBits%8 != 0 {
 			t.Fatalf("%s: %d message bits, want whole bytes", tt.preset, msgBits)
 		}
-		var in []bits.Vec
+		var in []bitvec.Vec
 		var msgs [][]byte
 		for range 3 {
 			m := make([]byte, msgBits/8)
@@ -87,7 +79,7 @@ func TestPresetsAgainstStdlib(t *testing.T) {
 			msgs = append(msgs, m)
 			in = append(in, msgVec(m))
 		}
-		out, err := bits.EvalSliced(in, msgBits, c.Eval)
+		out, err := bitvec.EvalSliced(in, msgBits, c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,8 +108,8 @@ func TestCircuitAgainstReference(t *testing.T) {
 	}
 	for _, values := range tests {
 		c, p := mustBuild(t, values)
-		in := bits.Random(rand.New(rand.NewPCG(3, 4)), 70, len(c.Inputs))
-		got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+		in := bitvec.Random(rand.New(rand.NewPCG(3, 4)), 70, len(c.Inputs))
+		got, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +118,7 @@ func TestCircuitAgainstReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := range in {
-			if !bits.Equal(got[k], want[k], len(c.Outputs)) {
+			if !bitvec.Equal(got[k], want[k], len(c.Outputs)) {
 				t.Fatalf("%v: sample %d: circuit and reference differ", values, k)
 			}
 		}
@@ -158,7 +150,7 @@ func TestAttrs(t *testing.T) {
 }
 
 // TestRejects: impossible parameters are refused with the reason, by the
-// schema (sdk.NewParams) or by Check, before anything is built.
+// schema or by Prepare (sdk.NewPass), before anything is built.
 func TestRejects(t *testing.T) {
 	tests := []struct {
 		values map[string]any
@@ -178,7 +170,7 @@ func TestRejects(t *testing.T) {
 		{map[string]any{"log_w": int64(0), "rate": int64(2), "padding": "shake"}, "rate", "too small"},
 	}
 	for _, tt := range tests {
-		_, err := sdk.CheckParams(context.Background(), keccak.Plugin, tt.values)
+		_, err := sdk.NewPass(context.Background(), keccak.Plugin, tt.values)
 		pe, ok := sdk.AsParamError(err)
 		if !ok {
 			t.Errorf("%v: error %v, want a parameter error", tt.values, err)
@@ -218,7 +210,7 @@ func TestEstimate(t *testing.T) {
 
 // BenchmarkBuildSHA3_256 builds the full SHA3-256 logic circuit.
 func BenchmarkBuildSHA3_256(b *testing.B) {
-	p, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	p, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -232,7 +224,7 @@ func BenchmarkBuildSHA3_256(b *testing.B) {
 // BenchmarkEvalLogicSHA3_256 evaluates the SHA3-256 logic circuit on 1024
 // messages on all cores; it reports messages per second.
 func BenchmarkEvalLogicSHA3_256(b *testing.B) {
-	p, err := sdk.NewParams(keccak.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	p, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -240,9 +232,9 @@ func BenchmarkEvalLogicSHA3_256(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := bits.Random(rand.New(rand.NewPCG(1, 2)), 1024, len(c.Inputs))
+	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 1024, len(c.Inputs))
 	for b.Loop() {
-		if _, err := bits.EvalSliced(in, len(c.Inputs), c.Eval); err != nil {
+		if _, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
@@ -36,6 +36,7 @@ var Plugin = &sdk.Construction{
 		{Name: "padding", Type: sdk.String, Default: PaddingZero, Enum: []string{PaddingZero, PaddingStrengthened},
 			Doc: "\"zero\": 0* fills the last block (the paper); \"strengthened\": 0*, then a final block holding the message length in binary, most significant bit first"},
 	},
+	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
 }
@@ -63,6 +64,9 @@ func (c config) compressions() int {
 // loadBits is how many state bits each compression loads: the chain value
 // and the block are xored after zero-extending the shorter one.
 func (c config) loadBits() int { return max(c.blockBits, c.chainBits) }
+
+// prepare resolves and checks the parameters: every call's config.
+func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pass.Params) }
 
 func resolve(p sdk.Params) (config, error) {
 	var cfg config
@@ -138,22 +142,14 @@ func (c config) lengthBlock() []byte {
 	return out
 }
 
-func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", cfg.msgBits)
-	// consts remembers the constant nodes made here (padding, the zero
-	// chain value), so that a compression loads them as constant registers.
-	consts := map[circuit.Node]int8{}
-	constant := func(v byte) circuit.Node {
-		n := b.Const(int(v))
-		consts[n] = int8(v)
-		return n
-	}
-	blocks := keccak.Split(msg, cfg.blockBits)
+	// The constant nodes made here (padding, the zero chain value) are
+	// loaded by a compression as constant registers (b.ConstValue).
+	constant := func(v byte) circuit.Node { return b.Const(int(v)) }
+	blocks := circuit.Split(msg, cfg.blockBits)
 	b.Scope("padding", func() {
 		// 0*: fill the last message block (or make one zero block).
 		if len(blocks) < cfg.blocks {
@@ -202,8 +198,8 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 						x[k] = m[k]
 					}
 					known[k] = -1
-					if v, ok := consts[x[k]]; ok {
-						known[k] = v
+					if v, ok := b.ConstValue(x[k]); ok {
+						known[k] = int8(v)
 					}
 				}
 			})
@@ -239,20 +235,12 @@ func boolInt(v bool) int {
 
 // reference computes the chain with the independent lane-arithmetic
 // Keccak reference.
-func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+	cfg := pass.Prepared.(config)
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
-	out := make([]bits.Vec, len(inputs))
-	for k, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("md reference: sample %d: %w", k, err)
-		}
-		out[k] = bits.FromBytes(cfg.digest(ref, in.Bytes(cfg.msgBits)))
-	}
-	return out, nil
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
+		return bitvec.FromBytes(cfg.digest(ref, in.Bytes(cfg.msgBits))), nil
+	})
 }
 
 // digest runs the chain over msg (one byte per bit).

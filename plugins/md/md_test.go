@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -34,12 +34,12 @@ func TestReferenceHandComputed(t *testing.T) {
 		{"short chain is zero-extended", map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "chain_bits": 2, "blocks": 2}, "0000 1100", "11"},
 		{"w = 1, f(e0) by hand", map[string]any{"log_w": 0, "rounds": 1, "block_bits": 1, "chain_bits": 25, "blocks": 1}, "1", fOfE0},
 		{"Keccak-f[1600](0), published lanes", map[string]any{"log_w": 6, "rounds": 24, "block_bits": 128, "blocks": 1}, strings.Repeat("0", 128),
-			bits.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
+			bitvec.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, n := sdktest.Bits(t, tc.msg)
-			out, err := Plugin.Reference(context.Background(), sdktest.Params(t, Plugin.Params, tc.params), []bits.Vec{in})
+			out, err := Plugin.Reference(context.Background(), sdktest.Pass(t, Plugin, tc.params), []bitvec.Vec{in})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestCircuitMatchesReference(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, v := range cases {
-		p := sdktest.Params(t, Plugin.Params, v)
+		p := sdktest.Pass(t, Plugin, v)
 		c, err := Plugin.Build(context.Background(), p)
 		if err != nil {
 			t.Fatalf("%v: %v", v, err)
@@ -75,16 +75,16 @@ func TestCircuitMatchesReference(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("%v: %v", v, err)
 		}
-		cfg, _ := resolve(p)
+		cfg := p.Prepared.(config)
 		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.chainBits {
 			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.chainBits)
 		}
-		in := bits.Random(rng, 64, len(c.Inputs))
+		in := bitvec.Random(rng, 64, len(c.Inputs))
 		want, err := Plugin.Reference(context.Background(), p, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+		got, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestAttrs(t *testing.T) {
 		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 4, "message_bits": 0}, 1, 1, 0, 4},
 		{map[string]any{"log_w": 1, "rounds": 1, "block_bits": 3, "chain_bits": 6, "blocks": 2, "padding": "strengthened"}, 2, 3, 6, 6},
 	} {
-		c, err := Plugin.Build(context.Background(), sdktest.Params(t, Plugin.Params, tc.params))
+		c, err := Plugin.Build(context.Background(), sdktest.Pass(t, Plugin, tc.params))
 		if err != nil {
 			t.Fatalf("%v: %v", tc.params, err)
 		}
@@ -136,20 +136,15 @@ func TestRejectsImpossibleParams(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "blocks": 2, "message_bits": 8}, "message_bits", "not both"},
 		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 16, "padding": "strengthened"}, "message_bits", "does not fit the 4-bit length block"},
 	} {
-		p := sdktest.Params(t, Plugin.Params, tc.params)
-		for what, call := range map[string]func() error{
-			"Build":     func() error { _, err := Plugin.Build(context.Background(), p); return err },
-			"Reference": func() error { _, err := Plugin.Reference(context.Background(), p, nil); return err },
-		} {
-			err := call()
-			pe, ok := sdk.AsParamError(err)
-			if !ok {
-				t.Errorf("%v: %s returned %v, want a ParamError", tc.params, what, err)
-				continue
-			}
-			if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
-				t.Errorf("%v: %s: %v; want parameter %q with %q", tc.params, what, err, tc.param, tc.msg)
-			}
+		// Prepare, which the host runs before any call, refuses them.
+		_, err := sdk.NewPass(context.Background(), Plugin, tc.params)
+		pe, ok := sdk.AsParamError(err)
+		if !ok {
+			t.Errorf("%v: Prepare returned %v, want a ParamError", tc.params, err)
+			continue
+		}
+		if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
+			t.Errorf("%v: %v; want parameter %q with %q", tc.params, err, tc.param, tc.msg)
 		}
 	}
 	// Bounds in the schema are checked before the plugin runs.

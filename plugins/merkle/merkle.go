@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
@@ -38,6 +38,7 @@ var Plugin = &sdk.Construction{
 		{Name: "padding", Type: sdk.String, Default: PaddingZero, Enum: []string{PaddingZero, PaddingOneZero},
 			Doc: "\"zero\": 0* fills the last leaf block (the paper, where messages fill their leaves); \"10*\": a 1 and then 0*, which adds a leaf when the message fills its blocks"},
 	},
+	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
 }
@@ -68,6 +69,9 @@ func (c config) maxMessage() int {
 	}
 	return c.leaves * c.blockBits
 }
+
+// prepare resolves and checks the parameters: every call's config.
+func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pass.Params) }
 
 func resolve(p sdk.Params) (config, error) {
 	var cfg config
@@ -139,17 +143,13 @@ func height(n int) int {
 	return h
 }
 
-func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", cfg.msgBits)
 	padded := msg
-	// consts remembers the padding's constant nodes, so that a leaf loads
-	// them as constant registers.
-	consts := map[circuit.Node]int8{}
+	// A leaf loads the padding's constant nodes as constant registers
+	// (b.ConstValue).
 	if pad := cfg.leaves*cfg.blockBits - cfg.msgBits; pad > 0 {
 		b.Scope("padding", func() {
 			padded = append([]circuit.Node(nil), msg...)
@@ -158,13 +158,11 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 				if k == 0 && cfg.oneZero {
 					v = 1
 				}
-				n := b.Const(v)
-				consts[n] = int8(v)
-				padded = append(padded, n)
+				padded = append(padded, b.Const(v))
 			}
 		})
 	}
-	blocks := keccak.Split(padded, cfg.blockBits)
+	blocks := circuit.Split(padded, cfg.blockBits)
 	if len(blocks) != cfg.leaves {
 		return nil, fmt.Errorf("merkle: padded message has %d blocks, want %d leaves", len(blocks), cfg.leaves)
 	}
@@ -177,8 +175,8 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 			known := make([]int8, len(blk))
 			for k, x := range blk {
 				known[k] = -1
-				if v, ok := consts[x]; ok {
-					known[k] = v
+				if v, ok := b.ConstValue(x); ok {
+					known[k] = int8(v)
 				}
 			}
 			b.Scope(fmt.Sprintf("leaf %d", i+1), func() { out = cfg.perm.Compress(b, blk, known, cfg.digestBits) })
@@ -214,20 +212,12 @@ func build(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
 
 // reference computes the tree with the independent lane-arithmetic Keccak
 // reference.
-func reference(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-	cfg, err := resolve(p)
-	if err != nil {
-		return nil, err
-	}
+func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+	cfg := pass.Prepared.(config)
 	ref := keccakref.Params{LogW: cfg.perm.LogW, Rounds: cfg.perm.Rounds}
-	out := make([]bits.Vec, len(inputs))
-	for k, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("merkle reference: sample %d: %w", k, err)
-		}
-		out[k] = bits.FromBytes(cfg.root(ref, in.Bytes(cfg.msgBits)))
-	}
-	return out, nil
+	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
+		return bitvec.FromBytes(cfg.root(ref, in.Bytes(cfg.msgBits))), nil
+	})
 }
 
 // root hashes msg (one byte per bit) into the tree's root.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -49,16 +49,16 @@ func TestReferenceHandComputed(t *testing.T) {
 		{"empty message, 0*: one zero leaf", toy(map[string]any{"message_bits": 0}), "", f0},
 		{"w = 1, f(e0) by hand", map[string]any{"log_w": 0, "rounds": 1, "block_bits": 1, "digest_bits": 25, "leaves": 1}, "1", fOfE0},
 		{"Keccak-f[1600](0), published lanes", map[string]any{"log_w": 6, "rounds": 24, "block_bits": 128, "leaves": 2},
-			strings.Repeat("1", 256), bits.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
+			strings.Repeat("1", 256), bitvec.Vec{0xF1258F7940E1DDE7, 0x84D5CCF933C0478A}.Text(128)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, n := sdktest.Bits(t, tc.msg)
-			p := sdktest.Params(t, Plugin.Params, tc.params)
-			if cfg, err := resolve(p); err != nil || cfg.msgBits != n {
-				t.Fatalf("message of %d bits, config %+v, %v", n, cfg, err)
+			p := sdktest.Pass(t, Plugin, tc.params)
+			if cfg := p.Prepared.(config); cfg.msgBits != n {
+				t.Fatalf("message of %d bits, config %+v", n, cfg)
 			}
-			out, err := Plugin.Reference(context.Background(), p, []bits.Vec{in})
+			out, err := Plugin.Reference(context.Background(), p, []bitvec.Vec{in})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestCircuitMatchesReference(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, v := range cases {
-		p := sdktest.Params(t, Plugin.Params, v)
+		p := sdktest.Pass(t, Plugin, v)
 		c, err := Plugin.Build(context.Background(), p)
 		if err != nil {
 			t.Fatalf("%v: %v", v, err)
@@ -95,16 +95,16 @@ func TestCircuitMatchesReference(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("%v: %v", v, err)
 		}
-		cfg, _ := resolve(p)
+		cfg := p.Prepared.(config)
 		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.digestBits {
 			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.digestBits)
 		}
-		in := bits.Random(rng, 64, len(c.Inputs))
+		in := bitvec.Random(rng, 64, len(c.Inputs))
 		want, err := Plugin.Reference(context.Background(), p, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+		got, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestAttrs(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 8, "padding": "10*"}, 3, 8, 2, 5},
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 3, "message_bits": 9}, 3, 9, 2, 5},
 	} {
-		c, err := Plugin.Build(context.Background(), sdktest.Params(t, Plugin.Params, tc.params))
+		c, err := Plugin.Build(context.Background(), sdktest.Pass(t, Plugin, tc.params))
 		if err != nil {
 			t.Fatalf("%v: %v", tc.params, err)
 		}
@@ -159,20 +159,15 @@ func TestRejectsImpossibleParams(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 2, "message_bits": 9}, "message_bits", "pads (zero) to 3 leaves"},
 		{map[string]any{"log_w": 1, "block_bits": 4, "leaves": 2, "message_bits": 8, "padding": "10*"}, "message_bits", "pads (10*) to 3 leaves"},
 	} {
-		p := sdktest.Params(t, Plugin.Params, tc.params)
-		for what, call := range map[string]func() error{
-			"Build":     func() error { _, err := Plugin.Build(context.Background(), p); return err },
-			"Reference": func() error { _, err := Plugin.Reference(context.Background(), p, nil); return err },
-		} {
-			err := call()
-			pe, ok := sdk.AsParamError(err)
-			if !ok {
-				t.Errorf("%v: %s returned %v, want a ParamError", tc.params, what, err)
-				continue
-			}
-			if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
-				t.Errorf("%v: %s: %v; want parameter %q with %q", tc.params, what, err, tc.param, tc.msg)
-			}
+		// Prepare, which the host runs before any call, refuses them.
+		_, err := sdk.NewPass(context.Background(), Plugin, tc.params)
+		pe, ok := sdk.AsParamError(err)
+		if !ok {
+			t.Errorf("%v: Prepare returned %v, want a ParamError", tc.params, err)
+			continue
+		}
+		if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
+			t.Errorf("%v: %v; want parameter %q with %q", tc.params, err, tc.param, tc.msg)
 		}
 	}
 }

@@ -34,7 +34,16 @@ var Plugin = &sdk.Layerer{
 	Name:    "reifier",
 	Version: "0.1.0",
 	Doc:     "Reifier-style backend: the paper's lowering and as-soon-as-possible layering with copy gates; reproduces the paper's tables.",
-	Layer: func(ctx context.Context, c *circuit.Circuit, _ sdk.Params) (*layered.Circuit, error) {
+	Params: []sdk.Param{
+		{Name: "mode", Type: sdk.String, Default: "paper", Enum: []string{"paper", "current"},
+			Doc: "\"paper\": the form behind the paper's tables (state level, two-level absorb, ι levels, output copies); \"current\": today's Reifier release (compile_keccak): constants in thresholds, NOT and copies free, output row with the last NOTs (see current.go)"},
+	},
+	// The mode is the whole configuration.
+	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) { return pass.Params.String("mode"), nil },
+	Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+		if pass.Prepared.(string) == "current" {
+			return CompileCurrent(ctx, c)
+		}
 		return Compile(ctx, c)
 	},
 }

@@ -7,7 +7,7 @@ import (
 
 	keccakplugin "github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 )
@@ -18,7 +18,7 @@ func sponge(logW, rate, blocks, rounds int) *circuit.Circuit {
 	p := keccak.Perm{LogW: logW, Rounds: rounds}
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", blocks*rate)
-	out := p.Sponge(b, p.ZeroState(b), keccak.Split(msg, rate), rate, rate)
+	out := p.Sponge(b, p.ZeroState(b), circuit.Split(msg, rate), rate, rate)
 	b.Output("digest", out)
 	return b.Circuit()
 }
@@ -154,9 +154,9 @@ func BenchmarkEvalSHA3_256(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := bits.Random(rand.New(rand.NewPCG(1, 2)), 1024, 1088)
+	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 1024, 1088)
 	for b.Loop() {
-		if _, err := bits.EvalSliced(in, 1088, l.Evaluator()); err != nil {
+		if _, err := bitvec.EvalSliced(in, 1088, l.Evaluator()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func BenchmarkEvalSHA3_256(b *testing.B) {
 // SHA3-256 logic circuit with the keccak plugin (preset sha3-256) and layer
 // it, in-process.
 func BenchmarkBuildAndLayerSHA3_256(b *testing.B) {
-	p, err := sdk.NewParams(keccakplugin.Plugin.Params, map[string]any{"preset": "sha3-256"})
+	p, err := sdk.NewPass(context.Background(), keccakplugin.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package circuit
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/tcforge/tcforge/sdk/binenc"
@@ -63,7 +63,7 @@ func (c *Circuit) MarshalBinary() ([]byte, error) {
 	for k := range c.Attrs {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	w.U32(uint32(len(keys)))
 	for _, k := range keys {
 		w.String(k)

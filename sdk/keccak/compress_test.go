@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
@@ -30,12 +30,12 @@ func TestCompressMatchesReference(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		samples := bits.Random(rng, 64, tc.load)
-		words, err := c.Eval(bits.Slice(samples, tc.load))
+		samples := bitvec.Random(rng, 64, tc.load)
+		words, err := c.Eval(bitvec.Slice(samples, tc.load))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := bits.Unslice(words, 64)
+		got := bitvec.Unslice(words, 64)
 		ref := keccakref.Params{LogW: tc.logW, Rounds: tc.rounds}
 		for s, v := range samples {
 			x := v.Bytes(tc.load)

@@ -248,27 +248,13 @@ func Pad(b *circuit.Builder, msg []circuit.Node, suffix []uint, rate int) [][]ci
 		}
 		padded = append(padded, b.Const(1))
 	})
-	return Split(padded, rate)
+	return circuit.Split(padded, rate)
 }
 
 // PaddedBlocks returns how many rate-bit blocks a message of msgBits bits
 // occupies after the suffix and pad10*1.
 func PaddedBlocks(msgBits, suffixBits, rate int) int {
 	return (msgBits + suffixBits + 2 + rate - 1) / rate
-}
-
-// Split cuts bits into consecutive blocks of n bits (the last may be shorter).
-func Split(bits []circuit.Node, n int) [][]circuit.Node {
-	if n <= 0 {
-		panic(fmt.Sprintf("keccak.Split: block size %d is not positive", n))
-	}
-	var out [][]circuit.Node
-	for len(bits) > 0 {
-		k := min(n, len(bits))
-		out = append(out, bits[:k])
-		bits = bits[k:]
-	}
-	return out
 }
 
 // Load builds a fresh Keccak state as one level of registers: state bit i

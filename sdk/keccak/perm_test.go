@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/keccak"
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
@@ -20,11 +20,11 @@ func evalSamples(t *testing.T, c *circuit.Circuit, samples [][]byte) [][]byte {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	in := make([]bits.Vec, len(samples))
+	in := make([]bitvec.Vec, len(samples))
 	for s, x := range samples {
-		in[s] = bits.FromBytes(x)
+		in[s] = bitvec.FromBytes(x)
 	}
-	out, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+	out, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,18 +348,6 @@ func TestSHA3_256Circuit(t *testing.T) {
 				t.Errorf("SHA3-256 of %d bytes: circuit %x, crypto/sha3 %x", msgBytes, digest, want)
 			}
 		}
-	}
-}
-
-// TestSplit checks Split's block cutting.
-func TestSplit(t *testing.T) {
-	nodes := []circuit.Node{0, 1, 2, 3, 4, 5, 6}
-	got := keccak.Split(nodes, 3)
-	if len(got) != 3 || len(got[0]) != 3 || len(got[2]) != 1 || got[2][0] != 6 {
-		t.Errorf("Split(7 nodes, 3) = %v", got)
-	}
-	if got := keccak.Split(nil, 3); len(got) != 0 {
-		t.Errorf("Split(nil) = %v", got)
 	}
 }
 

@@ -20,7 +20,7 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 // them share one bit-sliced count of it; gates whose value no output
 // needs are skipped; the parity gate of an XOR lowered to counters is
 // computed directly as the XOR of the counters' row. The returned func is
-// safe for concurrent use (bits.EvalSliced runs it on every core); the
+// safe for concurrent use (bitvec.EvalSliced runs it on every core); the
 // circuit must not change while it is in use.
 func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
 	p := c.evalPlan()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -652,8 +652,8 @@ func TestEvalMatchesDefinition(t *testing.T) {
 			continue
 		}
 		// One Evaluator shared by EvalSliced's goroutines.
-		samples := bits.Random(rng, 300, inputs)
-		outs, err := bits.EvalSliced(samples, inputs, c.Evaluator())
+		samples := bitvec.Random(rng, 300, inputs)
+		outs, err := bitvec.EvalSliced(samples, inputs, c.Evaluator())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/tcforge/tcforge/sdk/binenc"
 )
@@ -26,7 +26,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	for k := range m.Attrs {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	w.U32(uint32(len(keys)))
 	for _, k := range keys {
 		w.String(k)

@@ -1,7 +1,9 @@
-package model
+package model_test
 
 import (
 	"bytes"
+	"github.com/tcforge/tcforge/internal/modeltest"
+	"github.com/tcforge/tcforge/sdk/model"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,10 +13,10 @@ import (
 
 // fuzzSeeds adds a few valid encodings of random models (and prefixes of
 // them) to a fuzz target.
-func fuzzSeeds(f *testing.F, encode func(*Model) []byte) {
+func fuzzSeeds(f *testing.F, encode func(*model.Model) []byte) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for variant := range 3 {
-		data := encode(randomModel(rng, variant))
+		data := encode(modeltest.RandomModel(rng, variant))
 		f.Add(data)
 		f.Add(data[:len(data)/2])
 	}
@@ -24,7 +26,7 @@ func fuzzSeeds(f *testing.F, encode func(*Model) []byte) {
 // FuzzModelUnmarshal: decoding arbitrary bytes never panics, and a blob
 // that decodes re-encodes to one that decodes to the same model.
 func FuzzModelUnmarshal(f *testing.F) {
-	fuzzSeeds(f, func(m *Model) []byte {
+	fuzzSeeds(f, func(m *model.Model) []byte {
 		data, err := m.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)
@@ -32,7 +34,7 @@ func FuzzModelUnmarshal(f *testing.F) {
 		return data
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var m Model
+		var m model.Model
 		if err := m.UnmarshalBinary(data); err != nil {
 			return
 		}
@@ -40,7 +42,7 @@ func FuzzModelUnmarshal(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a decoded model does not encode: %v", err)
 		}
-		var m2 Model
+		var m2 model.Model
 		if err := m2.UnmarshalBinary(again); err != nil {
 			t.Fatalf("re-encoded model does not decode: %v", err)
 		}
@@ -54,9 +56,9 @@ func FuzzModelUnmarshal(f *testing.F) {
 // FuzzReadSafetensors: reading arbitrary bytes as safetensors never
 // panics (every offset and shape in the header is checked against the data).
 func FuzzReadSafetensors(f *testing.F) {
-	fuzzSeeds(f, func(m *Model) []byte {
+	fuzzSeeds(f, func(m *model.Model) []byte {
 		dir := f.TempDir()
-		if _, err := Export(m, dir, "m", 0); err != nil {
+		if _, err := model.Export(m, dir, "m", 0); err != nil {
 			f.Fatal(err)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, "m.safetensors"))
@@ -66,7 +68,7 @@ func FuzzReadSafetensors(f *testing.F) {
 		return data
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _, _ = ReadSafetensors(data)
+		_, _, _ = model.ReadSafetensors(data)
 	})
 }
 
@@ -97,7 +99,7 @@ func TestReadSafetensorsRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := ReadSafetensors(tt.data)
+			_, _, err := model.ReadSafetensors(tt.data)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("ReadSafetensors: got %v, want an error containing %q", err, tt.want)
 			}

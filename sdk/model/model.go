@@ -31,7 +31,7 @@ package model
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 )
 
 // AttnMode selects how attention weights are formed from scores.
@@ -78,7 +78,7 @@ func (t *Tensor) Row(r int) ([]int32, []float32) {
 // At returns entry (r, c) (0 where nothing is stored).
 func (t *Tensor) At(r, c int) float32 {
 	cols, vals := t.Row(r)
-	k := sort.Search(len(cols), func(k int) bool { return cols[k] >= int32(c) })
+	k, _ := slices.BinarySearch(cols, int32(c))
 	if k < len(cols) && cols[k] == int32(c) {
 		return vals[k]
 	}
@@ -217,8 +217,8 @@ func (m *Model) Tensor(name string) *Tensor {
 	return nil
 }
 
-// tensorIndex maps names to tensors.
-func (m *Model) tensorIndex() map[string]*Tensor {
+// TensorIndex maps names to tensors.
+func (m *Model) TensorIndex() map[string]*Tensor {
 	idx := make(map[string]*Tensor, len(m.Tensors))
 	for i := range m.Tensors {
 		idx[m.Tensors[i].Name] = &m.Tensors[i]
@@ -376,7 +376,7 @@ type Stats struct {
 // Stats computes the model's figures.
 func (m *Model) Stats() Stats {
 	s := Stats{Tokens: m.Tokens, DModel: m.DModel, Blocks: len(m.Blocks)}
-	idx := m.tensorIndex()
+	idx := m.TensorIndex()
 	for _, b := range m.Blocks {
 		if b.Attn != nil && len(b.Attn.Heads) > s.Heads {
 			s.Heads = len(b.Attn.Heads)
@@ -400,7 +400,7 @@ func (m *Model) Stats() Stats {
 // uniform at any β; with V or O empty the head adds nothing) — and whether
 // there is one.
 func (m *Model) SoftmaxBeta() (float64, bool) {
-	idx := m.tensorIndex()
+	idx := m.TensorIndex()
 	nz := func(name string) bool { t := idx[name]; return t != nil && t.NNZ() > 0 }
 	for _, b := range m.Blocks {
 		if b.Attn == nil || b.Attn.Mode != Softmax {

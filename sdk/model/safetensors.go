@@ -2,6 +2,7 @@ package model
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -250,7 +251,7 @@ func ReadSafetensors(data []byte) ([]STensor, map[string]string, error) {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.Slice(idx, func(a, b int) bool { return offs[idx[a]] < offs[idx[b]] })
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(offs[a], offs[b]) })
 	sorted := make([]STensor, len(out))
 	for i, k := range idx {
 		sorted[i] = out[k]
@@ -526,7 +527,7 @@ func Import(configPath string) (*Model, error) {
 	for n := range c.Tensors {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	for _, name := range names {
 		sh := c.Tensors[name]
 		t, err := importTensor(name, sh, c.Layout, byName)

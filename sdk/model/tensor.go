@@ -121,8 +121,8 @@ func Ones(name string, n int) Tensor {
 	return t
 }
 
-// transpose returns t's transpose in CSR form (t's CSC form).
-func (t *Tensor) transpose() *Tensor {
+// Transpose returns t's transpose in CSR form (t's CSC form).
+func (t *Tensor) Transpose() *Tensor {
 	out := &Tensor{Name: t.Name + "ᵀ", Rows: t.Cols, Cols: t.Rows, RowPtr: make([]int32, t.Cols+1)}
 	for _, c := range t.Col {
 		out.RowPtr[c+1]++

@@ -9,40 +9,34 @@ package sdktest
 import (
 	"context"
 	"encoding/csv"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
 
+	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
-// Params checks values against a parameter schema and returns them; Go
-// ints are accepted where the schema says Int.
-func Params(t testing.TB, schema []sdk.Param, values map[string]any) sdk.Params {
+// Pass checks values against plugin pl's schema, runs its Prepare and
+// returns the Pass its funcs are called with, as the host does before every
+// call (sdk.NewPass).
+func Pass(t testing.TB, pl sdk.Plugin, values map[string]any) *sdk.Pass {
 	t.Helper()
-	vals := make(map[string]any, len(values))
-	for k, x := range values {
-		if n, ok := x.(int); ok {
-			x = int64(n)
-		}
-		vals[k] = x
-	}
-	p, err := sdk.NewParams(schema, vals)
+	pass, err := sdk.NewPass(context.Background(), pl, values)
 	if err != nil {
-		t.Fatalf("%v: %v", values, err)
+		t.Fatalf("%s %v: %v", pl.Describe().Name, values, err)
 	}
-	return p
+	return pass
 }
 
 // Build builds construction c with the given parameter values and
 // validates the circuit.
 func Build(t testing.TB, c *sdk.Construction, values map[string]any) *circuit.Circuit {
 	t.Helper()
-	circ, err := c.Build(context.Background(), Params(t, c.Params, values))
+	circ, err := c.Build(context.Background(), Pass(t, c, values))
 	if err != nil {
 		t.Fatalf("%s %v: %v", c.Name, values, err)
 	}
@@ -53,64 +47,36 @@ func Build(t testing.TB, c *sdk.Construction, values map[string]any) *circuit.Ci
 }
 
 // CheckReference builds construction c with the given values and checks
-// its circuit against c.Reference on n random inputs, as the host does for
-// every point of a run. It returns the circuit.
+// its circuit against c.Reference on n random inputs: the host's own point
+// pipeline (validation, the same seeded inputs, the same comparison), in
+// process. It returns the circuit.
 func CheckReference(t testing.TB, c *sdk.Construction, values map[string]any, n int) *circuit.Circuit {
 	t.Helper()
-	circ := Build(t, c, values)
-	in := bits.Random(rand.New(rand.NewPCG(1, 2)), n, len(circ.Inputs))
-	want, err := c.Reference(context.Background(), Params(t, c.Params, values), in)
+	lg, err := point.Build(context.Background(), c, Pass(t, c, values), 1, n, false)
 	if err != nil {
-		t.Fatalf("%s %v: reference: %v", c.Name, values, err)
+		t.Fatalf("%s %v: %v", c.Name, values, err)
 	}
-	if len(want) != n {
-		t.Fatalf("%s %v: reference returned %d outputs for %d inputs", c.Name, values, len(want), n)
-	}
-	got, err := bits.EvalSliced(in, len(circ.Inputs), circ.Eval)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range in {
-		if !bits.Equal(got[s], want[s], len(circ.Outputs)) {
-			t.Fatalf("%s %v: input %s: circuit %s, reference %s", c.Name, values,
-				in[s].Text(len(circ.Inputs)), got[s].Text(len(circ.Outputs)), want[s].Text(len(circ.Outputs)))
-		}
-	}
-	return circ
+	return lg.Circuit
 }
 
 // CheckLayered validates l and checks that it computes what c computes on
-// n random inputs.
+// n random inputs, as the host checks every layered circuit.
 func CheckLayered(t testing.TB, c *circuit.Circuit, l *layered.Circuit, n int) {
 	t.Helper()
-	if err := l.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if l.NumInputs != len(c.Inputs) || l.NumOutputs() != len(c.Outputs) {
-		t.Fatalf("layered circuit has %d inputs and %d outputs, the logic circuit %d and %d",
-			l.NumInputs, l.NumOutputs(), len(c.Inputs), len(c.Outputs))
-	}
-	in := bits.Random(rand.New(rand.NewPCG(3, 4)), n, len(c.Inputs))
-	want, err := bits.EvalSliced(in, len(c.Inputs), c.Eval)
+	in := point.Samples(3, n, len(c.Inputs))
+	want, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := bits.EvalSliced(in, len(c.Inputs), l.Evaluator())
-	if err != nil {
+	if err := point.Check(l, &point.Logic{Circuit: c, In: in, Out: want}); err != nil {
 		t.Fatal(err)
-	}
-	for s := range in {
-		if !bits.Equal(got[s], want[s], len(c.Outputs)) {
-			t.Fatalf("input %s: layered circuit %s, logic circuit %s",
-				in[s].Text(len(c.Inputs)), got[s].Text(len(c.Outputs)), want[s].Text(len(c.Outputs)))
-		}
 	}
 }
 
-// Bits parses a bit string such as "1100 01" (see bits.Parse).
-func Bits(t testing.TB, s string) (bits.Vec, int) {
+// Bits parses a bit string such as "1100 01" (see bitvec.Parse).
+func Bits(t testing.TB, s string) (bitvec.Vec, int) {
 	t.Helper()
-	v, n, err := bits.Parse(s)
+	v, n, err := bitvec.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +146,10 @@ func ThreeGates() *layered.Circuit {
 
 // AllInputs returns the 2ⁿ assignments of n bits in counting order: bit i
 // of assignment x is bit i of x.
-func AllInputs(n int) []bits.Vec {
-	in := make([]bits.Vec, 1<<n)
+func AllInputs(n int) []bitvec.Vec {
+	in := make([]bitvec.Vec, 1<<n)
 	for x := range in {
-		in[x] = bits.NewVec(n)
+		in[x] = bitvec.NewVec(n)
 		for i := range n {
 			in[x].Set(i, uint(x>>i&1))
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/bits"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -19,15 +19,18 @@ import (
 // that can be told to lie about one input.
 func parity(lie bool) *sdk.Construction {
 	return &sdk.Construction{
-		Name:   "parity",
-		Params: []sdk.Param{{Name: "n", Type: sdk.Int, Default: 8, Min: sdk.Bound(1)}},
-		Build: func(ctx context.Context, p sdk.Params) (*circuit.Circuit, error) {
+		Name:    "parity",
+		Params:  []sdk.Param{{Name: "n", Type: sdk.Int, Default: 8, Min: sdk.Bound(1)}},
+		Prepare: func(context.Context, *sdk.Pass) (any, error) { return nil, nil },
+		Build: func(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+			p := pass.Params
 			b := circuit.NewBuilder()
 			b.Output("digest", []circuit.Node{b.Xor(b.Input("msg", p.Int("n"))...)})
 			return b.Circuit(), nil
 		},
-		Reference: func(ctx context.Context, p sdk.Params, inputs []bits.Vec) ([]bits.Vec, error) {
-			out := make([]bits.Vec, len(inputs))
+		Reference: func(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
+			p := pass.Params
+			out := make([]bitvec.Vec, len(inputs))
 			for k, v := range inputs {
 				var x uint
 				for i := range p.Int("n") {
@@ -36,7 +39,7 @@ func parity(lie bool) *sdk.Construction {
 				if lie && v.Get(0) == 1 && v.Get(1) == 1 {
 					x ^= 1
 				}
-				out[k] = bits.NewVec(1)
+				out[k] = bitvec.NewVec(1)
 				out[k].Set(0, x)
 			}
 			return out, nil
@@ -93,7 +96,7 @@ func TestCheckReference(t *testing.T) {
 		t.Fatalf("circuit has %d inputs, %d outputs", len(c.Inputs), len(c.Outputs))
 	}
 	msg := failure(t, func(tb testing.TB) { sdktest.CheckReference(tb, parity(true), map[string]any{"n": 5}, 100) })
-	if !strings.Contains(msg, "parity map[n:5]: input 11") || !strings.Contains(msg, "reference") {
+	if !strings.Contains(msg, "parity map[n:5]: ") || !strings.Contains(msg, "logic circuit vs construction reference: sample ") {
 		t.Errorf("a lying reference: got %q", msg)
 	}
 	msg = failure(t, func(tb testing.TB) { sdktest.Build(tb, parity(false), map[string]any{"n": 0}) })
@@ -106,7 +109,7 @@ func TestCheckLayered(t *testing.T) {
 	c := sdktest.Build(t, parity(false), map[string]any{"n": 2})
 	sdktest.CheckLayered(t, c, xor2(false), 100)
 	msg := failure(t, func(tb testing.TB) { sdktest.CheckLayered(tb, c, xor2(true), 100) })
-	if !strings.Contains(msg, "layered circuit 0, logic circuit 1") {
+	if !strings.Contains(msg, "layered circuit vs logic circuit: sample 0, output bit 0 is 0, want 1") {
 		t.Errorf("a wrong layered circuit: got %q", msg)
 	}
 }
@@ -132,7 +135,7 @@ func TestThreeGates(t *testing.T) {
 		t.Fatalf("AllInputs(2) = %v", in)
 	}
 	l := sdktest.ThreeGates()
-	out, err := bits.EvalSliced(in, 2, l.Evaluator())
+	out, err := bitvec.EvalSliced(in, 2, l.Evaluator())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,150 @@
+package run_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/tcforge/tcforge/host/builtin"
+	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/model"
+)
+
+// impossible are values of every bundled plugin that no schema bound rules
+// out but that its Prepare refuses (or that its schema refuses), each in a
+// pipeline whose other points are fine: by plugin name, the pipeline, the
+// parameter blamed and part of the reason.
+var impossible = map[string][]struct{ src, param, reason string }{
+	"keccak": {
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = matrix.rate * 25 }` + "\nlayerer \"reifier\" {}", "rate", "25w"},
+	},
+	"md": {
+		{`construction "md" { log_w = 1, rounds = 1, block_bits = 4, chain_bits = matrix.rate * 1000 }` + "\nlayerer \"reifier\" {}", "chain_bits", "larger than the Keccak-p state"},
+	},
+	"merkle": {
+		{`construction "merkle" { log_w = 1, rounds = 1, block_bits = 4, leaves = 2 - matrix.rate }` + "\nlayerer \"reifier\" {}", "leaves", "at least one leaf"},
+		{`construction "merkle" { log_w = 1, rounds = 1, block_bits = 4, digest_bits = matrix.rate * 1000 }` + "\nlayerer \"reifier\" {}", "digest_bits", "larger than the Keccak-p state"},
+	},
+	"reifier": {
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" { mode = matrix.rate }", "mode", ""},
+	},
+	"fusion": {
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { objective = matrix.rate == 1 ? \"depth\" : \"fast\" }", "objective", "must be one of"},
+	},
+	"no-attention": {
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"no-attention\" { variant = matrix.rate == 1 ? \"mlp\" : \"attention\" }", "variant", "must be one of"},
+	},
+	"tokens-as-gates": {
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"tokens-as-gates\" { beta = 1 - matrix.rate }", "beta", "must be ≥ 0"},
+	},
+}
+
+// spy wraps pl so that every call of its funcs but Prepare adds to calls.
+func spy(pl sdk.Plugin, calls *atomic.Int64) sdk.Plugin {
+	switch v := pl.(type) {
+	case *sdk.Construction:
+		c := *v
+		c.Build = func(ctx context.Context, p *sdk.Pass) (*circuit.Circuit, error) { calls.Add(1); return v.Build(ctx, p) }
+		c.Reference = func(ctx context.Context, p *sdk.Pass, in []bitvec.Vec) ([]bitvec.Vec, error) {
+			calls.Add(1)
+			return v.Reference(ctx, p, in)
+		}
+		c.Estimate = nil // the size guard is off in this test
+		return &c
+	case *sdk.Layerer:
+		l := *v
+		l.Layer = func(ctx context.Context, p *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+			calls.Add(1)
+			return v.Layer(ctx, p, c)
+		}
+		return &l
+	case *sdk.Mapper:
+		m := *v
+		m.Map = func(ctx context.Context, p *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
+			calls.Add(1)
+			return v.Map(ctx, p, c)
+		}
+		return &m
+	}
+	panic(fmt.Sprintf("unknown plugin %T", pl))
+}
+
+// TestImpossibleValuesRefusedBeforeAnyCall: for every bundled plugin, a
+// pipeline with one impossible point among possible ones is refused by Run
+// with a located diagnostic blaming the parameter, and no plugin func but
+// Prepare is called, for any point.
+func TestImpossibleValuesRefusedBeforeAnyCall(t *testing.T) {
+	var calls atomic.Int64
+	builtins := builtin.Plugins()
+	spied := map[string]sdk.Plugin{}
+	for name, pl := range builtins {
+		spied[name] = spy(pl, &calls)
+		if _, ok := impossible[name]; !ok {
+			t.Errorf("bundled plugin %q has no impossible values in this test", name)
+		}
+	}
+	reg := registry.New(registry.Options{Builtins: spied, InProcess: true, Log: zerolog.Nop()})
+	defer reg.Close()
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for n := range impossible {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		for i, tc := range impossible[name] {
+			block := strings.NewReplacer(", ", "\n", "{ ", "{\n", " }", "\n}").Replace(tc.src)
+			src := fmt.Sprintf("pipeline \"p\" {\n  matrix {\n    rate = [1, 2]\n  }\n%s\n}\n", block)
+			f, diags := config.Parse(fmt.Sprintf("%s-%d.hcl", name, i), []byte(src))
+			if diags.HasErrors() {
+				t.Fatalf("%s: %v", name, diags)
+			}
+			var reported hcl.Diagnostics
+			r := &run.Runner{Registry: reg, Log: zerolog.Nop(), Jobs: 1, Diagnostics: func(d hcl.Diagnostics) { reported = append(reported, d...) }}
+			res, err := r.Run(context.Background(), f.Pipelines[0])
+			if err == nil || len(res.Rows) != 0 {
+				t.Errorf("%s: Run returned %d rows and error %v, want a refusal", name, len(res.Rows), err)
+				continue
+			}
+			if !reported.HasErrors() {
+				t.Errorf("%s: no diagnostic reported", name)
+				continue
+			}
+			d := reported[0]
+			if d.Subject == nil || d.Subject.Start.Line < 5 {
+				t.Errorf("%s: diagnostic %v is not located at the block", name, d)
+			}
+			if text := d.Summary + " " + d.Detail; !strings.Contains(text, `"`+tc.param+`"`) || !strings.Contains(text, tc.reason) {
+				t.Errorf("%s: diagnostic %q, want it to blame %q with %q", name, text, tc.param, tc.reason)
+			}
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("%d plugin calls before the refusal, want none", n)
+	}
+	// The same plugins do run the possible points of such a pipeline.
+	f, diags := config.Parse("ok.hcl", []byte("pipeline \"p\" {\nconstruction \"md\" {\nlog_w = 1\nrounds = 1\nblock_bits = 4\nchain_bits = 8\n}\nlayerer \"reifier\" {}\n}\n"))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	r := &run.Runner{Registry: reg, Log: zerolog.Nop(), Jobs: 1, Samples: 16}
+	res, err := r.Run(context.Background(), f.Pipelines[0])
+	if err != nil || !res.OK() || calls.Load() == 0 {
+		t.Fatalf("a possible point: %v, %d calls", err, calls.Load())
+	}
+	if row := res.Rows[0]; row.Stats.Depth != 11 || !row.Verified {
+		t.Errorf("md chain_bits 8 on Keccak-p[50, 1]: depth %d verified %v, want 11 true", row.Stats.Depth, row.Verified)
+	}
+}

@@ -1,0 +1,140 @@
+package forward
+
+import "unsafe"
+
+// Inner loops of the forward pass, over the lanes (samples) of one row.
+// They are unrolled by 8 with the accumulators in locals, which the Go
+// compiler keeps in registers; bounds are checked once per block.
+
+// f32 returns a pointer to xs[0] as a *float32 (F is float32).
+func f32[F Float](xs []F) *float32 { return (*float32)(unsafe.Pointer(&xs[0])) }
+
+// avx32 reports whether the assembly kernels apply: float32 and 32 lanes.
+func avx32[F Float](n int) bool {
+	var x F
+	return useAVX && unsafe.Sizeof(x) == 4 && n == 32
+}
+
+// axpy sets d[l] += w·x[l].
+func axpy[F Float](d, x []F, w F) {
+	x = x[:len(d)]
+	if avx32[F](len(d)) {
+		axpy32(f32(d), f32(x), float32(w))
+		return
+	}
+	i := 0
+	for ; i+8 <= len(d); i += 8 {
+		dd, xx := d[i:i+8:i+8], x[i:i+8:i+8]
+		dd[0] += w * xx[0]
+		dd[1] += w * xx[1]
+		dd[2] += w * xx[2]
+		dd[3] += w * xx[3]
+		dd[4] += w * xx[4]
+		dd[5] += w * xx[5]
+		dd[6] += w * xx[6]
+		dd[7] += w * xx[7]
+	}
+	for ; i < len(d); i++ {
+		d[i] += w * x[i]
+	}
+}
+
+// gather sets d[l] += Σ_e ws[e]·buf[cols[e]·stride + off + l] (ws nil:
+// weight w for every e).
+func gather[F Float](d, buf []F, stride, off int, cols []int32, ws []F, w F) {
+	n := len(d)
+	if avx32[F](n) && len(cols) > 0 {
+		var wp *float32
+		if ws != nil {
+			wp = f32(ws[:len(cols)])
+		}
+		gather32(f32(d), f32(buf), 4*stride, 4*off, &cols[0], len(cols), wp, float32(w))
+		return
+	}
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		dd := d[i : i+8 : i+8]
+		a0, a1, a2, a3, a4, a5, a6, a7 := dd[0], dd[1], dd[2], dd[3], dd[4], dd[5], dd[6], dd[7]
+		for e, j := range cols {
+			x := buf[int(j)*stride+off+i:][:8:8]
+			wt := w
+			if ws != nil {
+				wt = ws[e]
+			}
+			a0 += wt * x[0]
+			a1 += wt * x[1]
+			a2 += wt * x[2]
+			a3 += wt * x[3]
+			a4 += wt * x[4]
+			a5 += wt * x[5]
+			a6 += wt * x[6]
+			a7 += wt * x[7]
+		}
+		dd[0], dd[1], dd[2], dd[3], dd[4], dd[5], dd[6], dd[7] = a0, a1, a2, a3, a4, a5, a6, a7
+	}
+	for ; i < n; i++ {
+		a := d[i]
+		for e, j := range cols {
+			wt := w
+			if ws != nil {
+				wt = ws[e]
+			}
+			a += wt * buf[int(j)*stride+off+i]
+		}
+		d[i] = a
+	}
+}
+
+// siluMul sets h[l] *= SiLU(g[l]). Beyond (lo, hi) SiLU in F is exactly
+// relu (the identity or 0), computed branch-free on the sign bit; inside,
+// the exact evaluation (rare on saturated units, so well predicted).
+func siluMul[F Float](h, g []F, lo, hi F) {
+	g = g[:len(h)]
+	if avx32[F](len(h)) && reluMul32(f32(h), f32(g), float32(lo), float32(hi)) {
+		return
+	}
+	if unsafe.Sizeof(lo) == 4 {
+		for l, x := range g {
+			b := *(*uint32)(unsafe.Pointer(&x))
+			b &^= uint32(int32(b) >> 31)
+			s := *(*F)(unsafe.Pointer(&b))
+			if x > lo && x < hi {
+				s = silu(x)
+			}
+			h[l] *= s
+		}
+		return
+	}
+	for l, x := range g {
+		b := *(*uint64)(unsafe.Pointer(&x))
+		b &^= uint64(int64(b) >> 63)
+		s := *(*F)(unsafe.Pointer(&b))
+		if x > lo && x < hi {
+			s = silu(x)
+		}
+		h[l] *= s
+	}
+}
+
+// fill sets d[l] = c + w·x[l].
+func fill[F Float](d, x []F, c, w F) {
+	x = x[:len(d)]
+	if avx32[F](len(d)) {
+		fma32(f32(d), f32(x), float32(c), float32(w))
+		return
+	}
+	for l, v := range x {
+		d[l] = c + w*v
+	}
+}
+
+// scale sets d[l] *= s.
+func scale[F Float](d []F, s F) {
+	if avx32[F](len(d)) {
+		scale32(f32(d), float32(s))
+		return
+	}
+	for l := range d {
+		d[l] *= s
+	}
+}

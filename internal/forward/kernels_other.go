@@ -1,0 +1,18 @@
+//go:build !amd64 || purego
+
+package forward
+
+// useAVX is false where no assembly kernels exist; the Go loops run.
+const useAVX = false
+
+func gather32(d, buf *float32, stride, off int, cols *int32, ncols int, ws *float32, w float32) {
+	panic("model: no assembly kernels")
+}
+
+func axpy32(d, x *float32, w float32) { panic("model: no assembly kernels") }
+
+func fma32(d, x *float32, c, w float32) { panic("model: no assembly kernels") }
+
+func scale32(d *float32, s float32) { panic("model: no assembly kernels") }
+
+func reluMul32(h, gs *float32, lo, hi float32) bool { panic("model: no assembly kernels") }

@@ -1,0 +1,619 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tcforge/tcforge/sdk/proto"
+)
+
+// exitGrace is how long a call that lost its connection waits for the
+// plugin process to be reported dead before blaming the transport.
+const exitGrace = 2 * time.Second
+
+// Client is the host's handle on one running plugin process. Its methods
+// are safe for concurrent use.
+type Client struct {
+	name   string // the plugin's name, for errors
+	pc     *plugin.Client
+	rpc    proto.PluginClient
+	cmd    *exec.Cmd
+	desc   []byte // the plugin's description, JSON
+	closed atomic.Bool
+	log    zerolog.Logger // for the per-call timings, at debug level
+
+	// callTimeout bounds each call (0: none); see SetCallTimeout.
+	callTimeout time.Duration
+}
+
+// TimeoutError reports a call that did not answer within the client's
+// call timeout; the plugin process was killed.
+type TimeoutError struct {
+	Plugin  string
+	Call    string
+	Timeout time.Duration
+}
+
+// Error implements error.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("plugin %q: %s did not answer within %s; the plugin process was killed", e.Plugin, e.Call, e.Timeout)
+}
+
+// SetCallTimeout bounds every later call: one that has not answered after
+// d is abandoned, the plugin process is killed (a plugin stuck in a loop
+// would otherwise keep a core busy) and the call fails with a
+// *TimeoutError. Zero means no bound. Call it before using the plugin.
+func (c *Client) SetCallTimeout(d time.Duration) { c.callTimeout = d }
+
+// ExitError reports a call to a plugin whose process has exited: it died
+// during the call (a panic outside the plugin's funcs, os.Exit, a signal),
+// or before it. Launch returns one (Call "startup") for a plugin that
+// exited before the handshake.
+type ExitError struct {
+	Plugin string // the plugin's name
+	Call   string // the call that found the process gone: "Build", …
+	Status string // how the process ended, e.g. "exit status 3"
+	Before bool   // the process was gone before the call started
+}
+
+// Error implements error.
+func (e *ExitError) Error() string {
+	when := "during"
+	if e.Before {
+		when = "before"
+	}
+	return fmt.Sprintf("plugin %q exited %s %s: %s", e.Plugin, when, e.Call, e.Status)
+}
+
+// Launch starts the plugin executable cmd (a fresh, unstarted *exec.Cmd),
+// performs the go-plugin handshake over gRPC with AutoMTLS, asks the plugin
+// to describe itself, checks that it speaks protocol and, if name is
+// not empty, that it is named name, and returns a Client for it.
+//
+// The plugin's log lines are written to log with a "plugin" field naming
+// it; its level is passed to the plugin (LogLevelEnv). Canceling ctx aborts
+// the start. The caller must Close the client.
+func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, checksum []byte, log zerolog.Logger) (*Client, error) {
+	if cmd == nil {
+		return nil, fmt.Errorf("plugin %q: no command to launch", name)
+	}
+	label := name
+	if label == "" {
+		label = filepath.Base(cmd.Path)
+	}
+	shown := &atomic.Pointer[string]{}
+	shown.Store(&label)
+
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, LogLevelEnv+"="+effectiveLevel(log).String())
+
+	startTimeout := time.Minute
+	if d, ok := ctx.Deadline(); ok {
+		startTimeout = max(min(time.Until(d), startTimeout), time.Millisecond)
+	}
+	pc := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:     Handshake(protocol),
+		Plugins:             plugin.PluginSet{pluginSetKey: &grpcPlugin{}},
+		Cmd:                 cmd,
+		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:            true,
+		StartTimeout:        startTimeout,
+		PluginLogBufferSize: logLineSize,
+		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path)},
+		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
+		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
+		SecureConfig:        secure(checksum),
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
+			grpc.WithInitialWindowSize(windowSize), grpc.WithInitialConnWindowSize(windowSize)},
+	})
+
+	type started struct {
+		rpc proto.PluginClient
+		err error
+	}
+	done := make(chan started, 1)
+	t0 := time.Now()
+	go func() {
+		cp, err := pc.Client()
+		if err != nil {
+			done <- started{err: err}
+			return
+		}
+		raw, err := cp.Dispense(pluginSetKey)
+		if err != nil {
+			done <- started{err: err}
+			return
+		}
+		rpc, ok := raw.(proto.PluginClient)
+		if !ok {
+			done <- started{err: fmt.Errorf("dispensed %T, not a tcforge plugin client", raw)}
+			return
+		}
+		done <- started{rpc: rpc}
+	}()
+	var rpc proto.PluginClient
+	select {
+	case <-ctx.Done():
+		go func() {
+			<-done
+			pc.Kill()
+		}()
+		return nil, fmt.Errorf("plugin %q: starting: %w", label, ctx.Err())
+	case s := <-done:
+		if s.err != nil {
+			pc.Kill()
+			return nil, startError(label, cmd, protocol, s.err)
+		}
+		rpc = s.rpc
+	}
+	t1 := time.Now()
+
+	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log}
+	desc, descName, descProtocol, err := c.describe(ctx)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	// start: process start, go-plugin handshake (with AutoMTLS: a key and
+	// certificate made on each side) and the gRPC dial; describe: the
+	// first call, which also completes the TLS handshake.
+	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Msg("plugin launched")
+	if descProtocol != protocol {
+		c.Close()
+		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, descProtocol, protocol)
+	}
+	if name != "" && descName != name {
+		c.Close()
+		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, cmd.Path, descName)
+	}
+	if name == "" && descName != "" {
+		c.name = descName
+		shown.Store(&c.name)
+	}
+	c.desc = desc
+	return c, nil
+}
+
+// ErrChecksum is the error Launch returns (wrapped) when the executable's
+// SHA-256 is not the checksum it was given: go-plugin checks the file right
+// before it runs it.
+var ErrChecksum = plugin.ErrChecksumsDoNotMatch
+
+// secure is go-plugin's check of the executable against checksum (SHA-256),
+// or nil for none.
+func secure(checksum []byte) *plugin.SecureConfig {
+	if checksum == nil {
+		return nil
+	}
+	return &plugin.SecureConfig{Checksum: checksum, Hash: sha256.New()}
+}
+
+// startError explains a failed start of cmd (killed by now): a protocol
+// version mismatch in the handshake, a process that exited on its own (its
+// stderr is in the log), or go-plugin's own error.
+func startError(name string, cmd *exec.Cmd, protocol int, err error) error {
+	const mismatch = "incompatible API version with plugin. Plugin version: "
+	if _, rest, ok := strings.Cut(err.Error(), mismatch); ok {
+		var v int
+		if _, serr := fmt.Sscanf(rest, "%d", &v); serr == nil {
+			return fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK: %w", name, v, protocol, err)
+		}
+	}
+	if st := cmd.ProcessState; st != nil && st.Exited() {
+		return &ExitError{Plugin: name, Call: "startup", Status: st.String()}
+	}
+	return fmt.Errorf("plugin %q: starting: %w", name, err)
+}
+
+// describe calls Describe and returns the raw answer, with the two fields
+// Launch checks.
+func (c *Client) describe(ctx context.Context) ([]byte, string, int, error) {
+	resp, err := c.rpc.Describe(ctx, &proto.DescribeRequest{})
+	if err != nil {
+		return nil, "", 0, c.transportError(ctx, "Describe", err)
+	}
+	var head struct {
+		Name     string `json:"name"`
+		Protocol int    `json:"protocol"`
+	}
+	if err := json.Unmarshal(resp.GetDescription(), &head); err != nil {
+		return nil, "", 0, fmt.Errorf("plugin %q: Describe: decoding the description: %w", c.name, err)
+	}
+	return resp.GetDescription(), head.Name, head.Protocol, nil
+}
+
+// Description returns the plugin's description (JSON, as sdk.Description
+// marshals it), as it gave it at launch.
+func (c *Client) Description() []byte { return c.desc }
+
+// Name returns the plugin's name.
+func (c *Client) Name() string { return c.name }
+
+// Exited reports whether the plugin process has exited.
+func (c *Client) Exited() bool { return c.pc.Exited() }
+
+// Close stops the plugin process (gracefully, then by force). Calls after
+// Close fail.
+func (c *Client) Close() {
+	c.closed.Store(true)
+	c.pc.Kill()
+}
+
+// exitStatus says how the plugin process ended. Call it only once Exited.
+func (c *Client) exitStatus() string {
+	if st := c.cmd.ProcessState; st != nil {
+		return st.String()
+	}
+	return "process gone"
+}
+
+// transportError explains an RPC that failed below the tcforge protocol:
+// the caller's context ended, the process died, or the connection failed.
+func (c *Client) transportError(ctx context.Context, method string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("plugin %q: %s: %w", c.name, method, ctx.Err())
+	}
+	if _, ok := ctx.Deadline(); ok && status.Code(err) == codes.DeadlineExceeded {
+		// The plugin side saw the propagated deadline first.
+		return fmt.Errorf("plugin %q: %s: %w", c.name, method, context.DeadlineExceeded)
+	}
+	if c.closed.Load() {
+		return fmt.Errorf("plugin %q: %s: the client is closed: %w", c.name, method, err)
+	}
+	for deadline := time.Now().Add(exitGrace); ; {
+		if c.pc.Exited() {
+			return &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus()}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
+}
+
+// CallTimes are the host-side timings of one call, logged at debug level
+// with the plugin's own (recv, run, send) so that a call's cost splits
+// into encoding, transfer either way, the plugin's work and decoding.
+type CallTimes struct {
+	Encode time.Duration // encoding the input artifact
+	Send   time.Duration // opening the stream and sending the request
+	Wait   time.Duration // from the request sent to the first answer frame: the plugin's work
+	Recv   time.Duration // from the first answer frame to the trailer
+	Decode time.Duration // decoding (and validating) the answer
+	In     int           // request blob bytes
+	Out    int           // answer blob bytes
+}
+
+// LogCall logs a call's host-side timings at debug level.
+func (c *Client) LogCall(method string, t *CallTimes) {
+	c.log.Debug().Str("plugin", c.name).Str("call", method).Int("in_bytes", t.In).Int("out_bytes", t.Out).
+		Dur("encode", t.Encode).Dur("send", t.Send).Dur("wait", t.Wait).Dur("recv", t.Recv).Dur("decode", t.Decode).
+		Msg("host call timings")
+}
+
+// Call runs one streamed call of method (see Handler): it sends params
+// (JSON) and blob in, and returns the result blob. If t is not nil, it
+// records the send, wait and receive times there. An error the plugin
+// reported wraps a *CallError; a process gone is an *ExitError, a call over
+// the timeout a *TimeoutError.
+func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *CallTimes) ([]byte, error) {
+	var open func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[proto.Frame, proto.Frame], error)
+	switch method {
+	case "Check":
+		open = c.rpc.Check
+	case "Estimate":
+		open = c.rpc.Estimate
+	case "Build":
+		open = c.rpc.Build
+	case "Reference":
+		open = c.rpc.Reference
+	case "Layer":
+		open = c.rpc.Layer
+	case "Map":
+		open = c.rpc.Map
+	default:
+		return nil, fmt.Errorf("plugin %q: no call %q", c.name, method)
+	}
+	if c.closed.Load() {
+		return nil, fmt.Errorf("plugin %q: %s: the client is closed", c.name, method)
+	}
+	if c.pc.Exited() {
+		return nil, &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Before: true}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if c.callTimeout > 0 {
+		var stop context.CancelFunc
+		sctx, stop = context.WithTimeout(sctx, c.callTimeout)
+		defer stop()
+	}
+	t0 := time.Now()
+	stream, err := open(sctx)
+	if err != nil {
+		return nil, c.transportError(ctx, method, err)
+	}
+	// A send fails with io.EOF when the plugin has already answered (with
+	// an error); the answer is then read below.
+	if err := sendBlob(stream, pj, in, false); err == nil {
+		if err := stream.CloseSend(); err != nil {
+			return nil, c.transportError(ctx, method, err)
+		}
+	}
+	t1 := time.Now()
+	var first time.Time
+	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true)
+	if t != nil {
+		t.In, t.Out = len(in), len(out)
+		t.Send, t.Wait, t.Recv = t1.Sub(t0), first.Sub(t1), time.Since(first)
+	}
+	if err != nil {
+		if c.callTimeout > 0 && ctx.Err() == nil && (sctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
+			// The deadline that ended the call is ours unless the
+			// caller's is the same or earlier (the server may notice a
+			// propagated deadline before this side's timer fires).
+			ours, _ := sctx.Deadline()
+			if theirs, ok := ctx.Deadline(); !ok || ours.Before(theirs) {
+				c.Close()
+				return nil, &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
+			}
+		}
+		return nil, c.transportError(ctx, method, err)
+	}
+	if remote != nil {
+		if err := ctx.Err(); err != nil {
+			// The plugin answered the end of the caller's context (a
+			// propagated deadline, say) before this side noticed it.
+			return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
+		}
+		return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, fromProtoError(remote))
+	}
+	return out, nil
+}
+
+// firstFrameTimer is a frameReceiver that notes when the first frame arrived.
+type firstFrameTimer struct {
+	r     frameReceiver
+	first *time.Time
+}
+
+// Recv implements frameReceiver.
+func (f *firstFrameTimer) Recv() (*proto.Frame, error) {
+	fr, err := f.r.Recv()
+	if f.first.IsZero() {
+		*f.first = time.Now()
+	}
+	return fr, err
+}
+
+// effectiveLevel is the lowest level log writes at.
+func effectiveLevel(log zerolog.Logger) zerolog.Level {
+	return max(log.GetLevel(), zerolog.GlobalLevel())
+}
+
+// hcLogger is the hclog.Logger go-plugin logs to on the host side, written
+// over a zerolog.Logger. The logger named after the plugin executable gets
+// the plugin's own stderr lines (decoded from hclog JSON by go-plugin) and
+// keeps their levels; go-plugin's messages about the process (starting,
+// exiting) are one level quieter (info becomes debug), warnings and errors
+// excepted. Every event has a "plugin" field.
+type hcLogger struct {
+	hclog.Logger // no-op fallback for the methods go-plugin does not need
+
+	log        zerolog.Logger
+	plugin     *atomic.Pointer[string]
+	exe        string // base name of the plugin executable
+	name       string
+	fromPlugin bool
+	implied    []any
+}
+
+var _ hclog.Logger = (*hcLogger)(nil)
+
+// Log implements hclog.Logger.
+func (h *hcLogger) Log(level hclog.Level, msg string, args ...any) {
+	zl := zerologLevel(level)
+	if !h.fromPlugin && zl <= zerolog.InfoLevel && zl > zerolog.TraceLevel {
+		zl--
+	}
+	kv := append(slices.Clip(h.implied), args...)
+	if h.fromPlugin {
+		if len(kv) >= 2 && kv[len(kv)-2] == "timestamp" {
+			kv = kv[:len(kv)-2] // go-plugin's copy of the plugin's timestamp
+		} else if zl < zerolog.WarnLevel {
+			// A raw stderr line (not JSON from Logger): written before
+			// Serve or by the runtime, so likely why the plugin fails.
+			zl = zerolog.WarnLevel
+		}
+	}
+	ev := h.log.WithLevel(zl)
+	if ev == nil {
+		return
+	}
+	ev.Str("plugin", *h.plugin.Load())
+	if !h.fromPlugin && h.name != "" {
+		ev.Str("logger", h.name)
+	}
+	type field struct {
+		key string
+		val any
+	}
+	fields := make([]field, 0, len(kv)/2+1)
+	for i := 0; i < len(kv); i += 2 {
+		if i+1 == len(kv) {
+			fields = append(fields, field{"EXTRA_VALUE_AT_END", kv[i]})
+			break
+		}
+		key := fmt.Sprint(kv[i])
+		if key == "plugin" {
+			key = "plugin_arg"
+			if !h.fromPlugin {
+				key = "path" // go-plugin puts the executable's path there
+			}
+		}
+		fields = append(fields, field{key, kv[i+1]})
+	}
+	slices.SortStableFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
+	for _, f := range fields {
+		switch v := f.val.(type) {
+		case error:
+			ev.AnErr(f.key, v)
+		case string:
+			ev.Str(f.key, v)
+		default:
+			ev.Interface(f.key, v)
+		}
+	}
+	ev.Msg(msg)
+}
+
+// Trace implements hclog.Logger.
+func (h *hcLogger) Trace(msg string, args ...any) { h.Log(hclog.Trace, msg, args...) }
+
+// Debug implements hclog.Logger.
+func (h *hcLogger) Debug(msg string, args ...any) { h.Log(hclog.Debug, msg, args...) }
+
+// Info implements hclog.Logger.
+func (h *hcLogger) Info(msg string, args ...any) { h.Log(hclog.Info, msg, args...) }
+
+// Warn implements hclog.Logger.
+func (h *hcLogger) Warn(msg string, args ...any) { h.Log(hclog.Warn, msg, args...) }
+
+// Error implements hclog.Logger.
+func (h *hcLogger) Error(msg string, args ...any) { h.Log(hclog.Error, msg, args...) }
+
+// IsTrace implements hclog.Logger.
+func (h *hcLogger) IsTrace() bool { return h.GetLevel() <= hclog.Trace }
+
+// IsDebug implements hclog.Logger.
+func (h *hcLogger) IsDebug() bool { return h.GetLevel() <= hclog.Debug }
+
+// IsInfo implements hclog.Logger.
+func (h *hcLogger) IsInfo() bool { return h.GetLevel() <= hclog.Info }
+
+// IsWarn implements hclog.Logger.
+func (h *hcLogger) IsWarn() bool { return h.GetLevel() <= hclog.Warn }
+
+// IsError implements hclog.Logger.
+func (h *hcLogger) IsError() bool { return h.GetLevel() <= hclog.Error }
+
+// ImpliedArgs implements hclog.Logger.
+func (h *hcLogger) ImpliedArgs() []any { return h.implied }
+
+// With implements hclog.Logger.
+func (h *hcLogger) With(args ...any) hclog.Logger {
+	c := *h
+	c.implied = append(slices.Clip(h.implied), args...)
+	return &c
+}
+
+// Name implements hclog.Logger.
+func (h *hcLogger) Name() string { return h.name }
+
+// Named implements hclog.Logger.
+func (h *hcLogger) Named(name string) hclog.Logger {
+	full := name
+	if h.name != "" {
+		full = h.name + "." + name
+	}
+	return h.ResetNamed(full)
+}
+
+// ResetNamed implements hclog.Logger.
+func (h *hcLogger) ResetNamed(name string) hclog.Logger {
+	c := *h
+	c.name = name
+	c.fromPlugin = name == h.exe
+	return &c
+}
+
+// GetLevel implements hclog.Logger.
+func (h *hcLogger) GetLevel() hclog.Level {
+	switch l := effectiveLevel(h.log); {
+	case l <= zerolog.TraceLevel:
+		return hclog.Trace
+	case l == zerolog.DebugLevel:
+		return hclog.Debug
+	case l == zerolog.InfoLevel:
+		return hclog.Info
+	case l == zerolog.WarnLevel:
+		return hclog.Warn
+	case l == zerolog.ErrorLevel, l == zerolog.FatalLevel, l == zerolog.PanicLevel:
+		return hclog.Error
+	case l == zerolog.NoLevel:
+		return hclog.Trace
+	}
+	return hclog.Off
+}
+
+// zerologLevel maps an hclog level to zerolog's.
+func zerologLevel(l hclog.Level) zerolog.Level {
+	switch l {
+	case hclog.Trace:
+		return zerolog.TraceLevel
+	case hclog.Debug:
+		return zerolog.DebugLevel
+	case hclog.Warn:
+		return zerolog.WarnLevel
+	case hclog.Error:
+		return zerolog.ErrorLevel
+	}
+	return zerolog.InfoLevel
+}
+
+// lineLogger logs what a plugin writes to its (redirected) os.Stdout or
+// os.Stderr, one event per line.
+type lineLogger struct {
+	log    zerolog.Logger
+	plugin *atomic.Pointer[string]
+	stream string
+	level  zerolog.Level
+
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Write implements io.Writer.
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimRight(string(l.buf[:i]), "\r")
+		l.buf = l.buf[i+1:]
+		l.log.WithLevel(l.level).Str("plugin", *l.plugin.Load()).Str("stream", l.stream).Msg(line)
+	}
+	if len(l.buf) > 64<<10 { // an endless line: log what there is
+		l.log.WithLevel(l.level).Str("plugin", *l.plugin.Load()).Str("stream", l.stream).Msg(string(l.buf))
+		l.buf = l.buf[:0]
+	}
+	if len(l.buf) == 0 {
+		l.buf = nil
+	}
+	return len(p), nil
+}

@@ -1,0 +1,238 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tcforge/tcforge/sdk/proto"
+)
+
+// Handler is what a plugin process serves: sdk.Serve implements it over a
+// plugin value. Call runs one call of the plugin's funcs — method is
+// "Check" (the host's name for Prepare), "Estimate", "Build", "Reference",
+// "Layer" or "Map" — on the JSON-encoded parameters and the request's blob,
+// and returns the answer's blob; it records its decode and encode times in
+// t. Its error reaches the host as a *CallError.
+type Handler interface {
+	Describe() ([]byte, error)
+	Call(ctx context.Context, method string, params, blob []byte, t *Times) ([]byte, error)
+}
+
+// Times are the parts of a call's run a Handler times: decoding its input
+// artifact and encoding its answer (the rest is the plugin's work).
+type Times struct {
+	Decode, Encode time.Duration
+}
+
+// Since sets *d to the time elapsed since t0.
+func (t *Times) Since(d *time.Duration, t0 time.Time) { *d = time.Since(t0) }
+
+// Serve serves h as a plugin speaking protocol until the host stops it.
+func Serve(h Handler, protocol int) {
+	plugin.Serve(ServeConfig(h, protocol))
+}
+
+// ServeConfig returns the go-plugin configuration Serve uses, for tests
+// that serve a plugin with go-plugin themselves (speaking another protocol
+// version, say).
+//
+// It captures os.Stderr as the log output when called: go-plugin redirects
+// os.Stderr once serving, while the process's original stderr is what the
+// host reads log lines from.
+func ServeConfig(h Handler, protocol int) *plugin.ServeConfig {
+	stderr := os.Stderr
+	log := newPluginLogger(stderr, os.Getenv(LogLevelEnv))
+	return &plugin.ServeConfig{
+		HandshakeConfig: Handshake(protocol),
+		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impl: h, log: log}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(maxMsgSize), grpc.MaxSendMsgSize(maxMsgSize),
+				grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize))
+			return plugin.DefaultGRPCServer(opts)
+		},
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name:       "go-plugin",
+			Level:      hclog.Warn,
+			Output:     stderr,
+			JSONFormat: true,
+		}),
+	}
+}
+
+// server serves one Handler over gRPC: every streamed method is one call
+// of serve.
+type server struct {
+	proto.UnimplementedPluginServer
+	impl Handler
+	log  zerolog.Logger
+}
+
+// callContext attaches the per-call logger to ctx (zerolog.Ctx finds it).
+func (s *server) callContext(ctx context.Context, method string) context.Context {
+	l := s.log.With().Str("call", method).Logger()
+	return l.WithContext(ctx)
+}
+
+// safely runs fn, turning a panic into an error.
+func safely(ctx context.Context, method string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log := zerolog.Ctx(ctx)
+			log.Error().Str("panic", fmt.Sprint(r)).Msgf("%s panicked", method)
+			log.Debug().Str("stack", string(debug.Stack())).Msg("panic stack")
+			err = fmt.Errorf("plugin panicked: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// Describe implements proto.PluginServer.
+func (s *server) Describe(ctx context.Context, _ *proto.DescribeRequest) (*proto.DescribeResponse, error) {
+	var data []byte
+	err := safely(s.callContext(ctx, "Describe"), "Describe", func() error {
+		var err error
+		data, err = s.impl.Describe()
+		return err
+	})
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &proto.DescribeResponse{Description: data}, nil
+}
+
+// Build implements proto.PluginServer.
+func (s *server) Build(stream proto.Plugin_BuildServer) error { return s.serve(stream, "Build") }
+
+// Reference implements proto.PluginServer.
+func (s *server) Reference(stream proto.Plugin_ReferenceServer) error {
+	return s.serve(stream, "Reference")
+}
+
+// Check implements proto.PluginServer.
+func (s *server) Check(stream proto.Plugin_CheckServer) error { return s.serve(stream, "Check") }
+
+// Estimate implements proto.PluginServer.
+func (s *server) Estimate(stream proto.Plugin_EstimateServer) error {
+	return s.serve(stream, "Estimate")
+}
+
+// Layer implements proto.PluginServer.
+func (s *server) Layer(stream proto.Plugin_LayerServer) error { return s.serve(stream, "Layer") }
+
+// Map implements proto.PluginServer.
+func (s *server) Map(stream proto.Plugin_MapServer) error { return s.serve(stream, "Map") }
+
+// serve runs one streamed call: it reads the request (header and blob),
+// runs the handler with panics recovered, and answers with the result blob
+// and an empty trailer, or with a trailer carrying the handler's error.
+// Malformed framing is a gRPC error.
+func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame], method string) error {
+	t0 := time.Now()
+	params, in, _, err := recvBlob(stream, false)
+	if err != nil {
+		if _, ok := status.FromError(err); ok {
+			return err
+		}
+		return status.Errorf(codes.InvalidArgument, "%s request: %v", method, err)
+	}
+	ctx := s.callContext(stream.Context(), method)
+	t1 := time.Now()
+	var out []byte
+	var times Times
+	err = safely(ctx, method, func() error {
+		var err error
+		out, err = s.impl.Call(ctx, method, params, in, &times)
+		return err
+	})
+	if err != nil {
+		return stream.Send(&proto.Frame{Body: &proto.Frame_Trailer{Trailer: &proto.Trailer{Error: toProtoError(err)}}})
+	}
+	t2 := time.Now()
+	err = sendBlob(stream, nil, out, true)
+	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", len(out)).
+		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("decode", times.Decode).Dur("encode", times.Encode).
+		Dur("send", time.Since(t2)).Msg("call done")
+	return err
+}
+
+// newPluginLogger returns the plugin process's base logger: zerolog JSON,
+// rewritten into the hclog JSON shape go-plugin's host side parses, at the
+// level the host asked for (info if none).
+func newPluginLogger(w io.Writer, level string) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil || level == "" {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(&hclogJSONWriter{w: w}).Level(lvl)
+}
+
+// hclogJSONWriter turns zerolog's JSON events into hclog JSON lines: the
+// level, message and time keys become "@level", "@message" and
+// "@timestamp" (stamped here, in the layout go-plugin parses); other fields
+// pass through. zerolog's package-level field names are left alone.
+type hclogJSONWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write implements io.Writer; p is one zerolog event.
+func (h *hclogJSONWriter) Write(p []byte) (int, error) {
+	line, ok := toHCLogJSON(p, time.Now())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !ok {
+		if _, err := h.w.Write(p); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if _, err := h.w.Write(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// toHCLogJSON rewrites one zerolog JSON event; ok is false if p is not a
+// JSON object.
+func toHCLogJSON(p []byte, now time.Time) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	level, _ := m[zerolog.LevelFieldName].(string)
+	delete(m, zerolog.LevelFieldName)
+	switch level {
+	case "trace", "debug", "info", "warn", "error":
+	case "fatal", "panic":
+		level = "error"
+	default:
+		level = "info"
+	}
+	m["@level"] = level
+	msg, _ := m[zerolog.MessageFieldName].(string)
+	delete(m, zerolog.MessageFieldName)
+	m["@message"] = msg
+	delete(m, zerolog.TimestampFieldName)
+	m["@timestamp"] = now.Format(hclogTimeFormat)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, false
+	}
+	return append(out, '\n'), true
+}

@@ -1,0 +1,11 @@
+// Command tcforge-plugin-no-attention serves the no-attention mapper on its
+// own, for shipping it apart from the tcforge binary (which bundles it). On
+// the plugin path it overrides the bundled copy.
+package main
+
+import (
+	"github.com/tcforge/tcforge/plugins/noattention"
+	"github.com/tcforge/tcforge/sdk"
+)
+
+func main() { sdk.Serve(noattention.Plugin) }

@@ -1,0 +1,115 @@
+package tokensasgates_test
+
+import (
+	"context"
+	"fmt"
+	"github.com/tcforge/tcforge/internal/forward"
+	"math/rand/v2"
+	"os"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/noattention"
+	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/model"
+)
+
+// TestFullSHA3 maps full SHA3-256 (reifier) with every mapper and checks
+// 64 random inputs in float32. It takes minutes: set TCFORGE_FULL=1 (and
+// TCFORGE_MAPPERS=hard,softmax,… to choose; TCFORGE_PROF=FILE to profile).
+func TestFullSHA3(t *testing.T) {
+	if os.Getenv("TCFORGE_FULL") == "" {
+		t.Skip("set TCFORGE_FULL=1 to run the full SHA3-256 mappings")
+	}
+	p, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := keccak.Plugin.Build(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := reifier.Compile(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 64, l.NumInputs)
+	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	mappers := map[string]func() (*model.Model, error){
+		"mlp":      func() (*model.Model, error) { return noattention.MLP(ctx, l) },
+		"residual": func() (*model.Model, error) { return noattention.Residual(ctx, l) },
+		"hard": func() (*model.Model, error) {
+			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Hard})
+		},
+		"softmax": func() (*model.Model, error) {
+			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Softmax})
+		},
+	}
+	names := []string{"mlp", "residual", "hard", "softmax"}
+	if s := os.Getenv("TCFORGE_MAPPERS"); s != "" {
+		names = nil
+		for _, n := range splitComma(s) {
+			names = append(names, n)
+		}
+	}
+	for _, name := range names {
+		t0 := time.Now()
+		m, err := mappers[name]()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := time.Since(t0)
+		t0 = time.Now()
+		pl, err := forward.Compile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := time.Since(t0)
+		if f := os.Getenv("TCFORGE_PROF"); f != "" {
+			pf, _ := os.Create(f + "." + name)
+			pprof.StartCPUProfile(pf)
+		}
+		t0 = time.Now()
+		res, err := pl.Run(in, forward.Options{})
+		tr := time.Since(t0)
+		if os.Getenv("TCFORGE_PROF") != "" {
+			pprof.StopCPUProfile()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for s := range in {
+			if !bitvec.Equal(res.Outputs[s], want[s], l.NumOutputs()) {
+				bad++
+			}
+		}
+		fmt.Printf("%s: %+v map %v compile %v run %v margin %.6f\n", name, m.Stats(), tm, tc, tr, res.MinMargin)
+		if bad > 0 {
+			t.Errorf("%s: %d of %d samples wrong", name, bad, len(in))
+		}
+	}
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
