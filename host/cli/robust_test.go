@@ -1,13 +1,16 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -417,4 +420,72 @@ func TestClosedStdout(t *testing.T) {
 	if !strings.HasPrefix(m.Status, "stopped: standard output closed") || m.Pipelines[1].Status != "not run" {
 		t.Errorf("manifest: %+v", m)
 	}
+}
+
+// children returns the process IDs whose parent is pid (from /proc).
+func children(t *testing.T, pid int) []int {
+	t.Helper()
+	var out []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, s := range stats {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			id, _ := strconv.Atoi(filepath.Base(filepath.Dir(s)))
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// TestHostKilled: SIGKILL to a real tcforge process mid-run (no chance to
+// stop its plugins) leaves no plugin process behind: each ends on its own
+// within about a second.
+func TestHostKilled(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to find the plugin processes")
+	}
+	dir := t.TempDir()
+	cfg, out, mark := stoppedRun(t, dir)
+	cmd := exec.Command(os.Args[0], "run", "--log-level", "warn", "--jobs", "1", "--out", out, cfg)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, mark) // the "stuck" pipeline's layerer hangs in its call
+	plugins := children(t, cmd.Process.Pid)
+	if len(plugins) < 2 { // the construction and the hanging layerer at least
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("found %d plugin processes of the host, want at least 2", len(plugins))
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed := time.Now()
+	for _, pid := range plugins {
+		for alive(pid) && time.Since(killed) < 20*time.Second {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL) // the test's own leftovers
+			t.Errorf("plugin process %d survived its host's SIGKILL", pid)
+		}
+	}
+	t.Logf("%d plugin processes gone %v after the host's SIGKILL", len(plugins), time.Since(killed))
 }
