@@ -116,9 +116,10 @@ type globals struct {
 	inProcess  bool
 	lockPath   string
 	timeout    time.Duration
-	maxEdges   int64 // run's --max-edges
-	maxPoints  int64 // run's --max-points
-	jobs       int   // run's --jobs
+	startup    time.Duration // --start-timeout
+	maxEdges   int64         // run's --max-edges
+	maxPoints  int64         // run's --max-points
+	jobs       int           // run's --jobs
 
 	// run's --export and --export-dense-max
 	export    string
@@ -139,6 +140,7 @@ func newRoot(env *Env) *cobra.Command {
 	pf.StringVar(&g.logFormat, "log-format", "auto", "log format: auto (console on a terminal, JSON otherwise), console, json")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for tcforge-plugin-NAME executables (repeatable; also $"+registry.PathEnv+" and ~/.tcforge/plugins)")
 	pf.DurationVar(&g.timeout, "timeout", 30*time.Minute, "give up on a plugin call after this long and kill the plugin (0: never)")
+	pf.DurationVar(&g.startup, "start-timeout", 10*time.Second, "give up on a plugin that has not completed its start-up handshake after this long and kill it (0: a minute)")
 	pf.StringVar(&g.lockPath, "lock", registry.LockFile, "plugin lock file pinning external plugins' SHA-256 (see \"tcforge plugins lock\"); ignored if absent")
 	pf.BoolVar(&g.inProcess, "in-process", false, "call bundled plugins in-process instead of in subprocesses (debugging and measuring)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -160,6 +162,9 @@ func (g *globals) validate() error {
 	}
 	if g.timeout < 0 {
 		return usagef("--timeout must be a duration of at least 0 (0: no limit), got %s", g.timeout)
+	}
+	if g.startup < 0 {
+		return usagef("--start-timeout must be a duration of at least 0 (0: a minute), got %s", g.startup)
 	}
 	return nil
 }
@@ -199,13 +204,14 @@ func (g *globals) logger(w io.Writer) (zerolog.Logger, error) {
 
 func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
 	return registry.New(registry.Options{
-		Builtins:    env.Builtins,
-		Dirs:        registry.DefaultDirs(g.pluginDirs...),
-		SelfCommand: env.SelfCommand,
-		InProcess:   g.inProcess,
-		Log:         log,
-		LockPath:    g.lockPath,
-		CallTimeout: g.timeout,
+		Builtins:     env.Builtins,
+		Dirs:         registry.DefaultDirs(g.pluginDirs...),
+		SelfCommand:  env.SelfCommand,
+		InProcess:    g.inProcess,
+		Log:          log,
+		LockPath:     g.lockPath,
+		CallTimeout:  g.timeout,
+		StartTimeout: g.startup,
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -33,6 +34,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "oldproto" {
 			plugin.Serve(wire.ServeConfig(describer{testBuiltins()["oldproto"].Describe()}, sdk.ProtocolVersion+99))
+			os.Exit(0)
+		}
+		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "neverstarts" && os.Getenv(neverStartsEnv) == "1" {
+			time.Sleep(10 * time.Minute) // no handshake: the host kills it
 			os.Exit(0)
 		}
 		os.Exit(cli.Main(context.Background(), cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Builtins: testBuiltins()}, os.Args[1:]))

@@ -19,12 +19,9 @@ import (
 const hangMarkEnv = "TCFORGE_TEST_HANG_MARK"
 
 // checkLogEnv names a file the "counting" construction appends a line to
-// at every Check call.
+// at every Prepare and Estimate call.
 const checkLogEnv = "TCFORGE_TEST_CHECK_LOG"
 
-// testBuiltins are the bundled plugins plus misbehaving ones. They are
-// served, like bundled plugins, by re-executing the test binary, so every
-// misbehaviour happens in a real plugin process behind real RPC.
 // logCall appends "what:rounds=N" to the file $checkLogEnv names, if set.
 func logCall(what string, pass *sdk.Pass) error {
 	path := os.Getenv(checkLogEnv)
@@ -40,9 +37,17 @@ func logCall(what string, pass *sdk.Pass) error {
 	return err
 }
 
+// neverStartsEnv, set to 1, makes the "neverstarts" layerer's process
+// never complete the go-plugin handshake (see TestMain); unset, it is
+// reifier.
+const neverStartsEnv = "TCFORGE_TEST_NEVER_STARTS"
+
 // noPrepare is the Prepare of the test layerers: nothing to resolve.
 func noPrepare(context.Context, *sdk.Pass) (any, error) { return nil, nil }
 
+// testBuiltins are the bundled plugins plus misbehaving ones. They are
+// served, like bundled plugins, by re-executing the test binary, so every
+// misbehaviour happens in a real plugin process behind real RPC.
 func testBuiltins() map[string]sdk.Plugin {
 	m := builtin.Plugins()
 	// reifierThen compiles with the real backend, then corrupts the result.
@@ -123,6 +128,10 @@ func testBuiltins() map[string]sdk.Plugin {
 				return sdk.Size{}, err
 			}
 			return keccak.Plugin.Estimate(ctx, pass)
+		}}
+	m["neverstarts"] = &sdk.Layerer{Name: "neverstarts", Version: "0.0.1", Doc: "with $" + neverStartsEnv + "=1, never completes its start-up handshake",
+		Prepare: noPrepare, Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+			return reifier.Compile(ctx, c)
 		}}
 	// Served with another protocol version (see TestMain).
 	m["oldproto"] = &sdk.Layerer{Name: "oldproto", Version: "0.0.1", Doc: "speaks protocol 0", Prepare: noPrepare,

@@ -489,3 +489,42 @@ func TestHostKilled(t *testing.T) {
 	}
 	t.Logf("%d plugin processes gone %v after the host's SIGKILL", len(plugins), time.Since(killed))
 }
+
+// TestStartTimeout: a plugin process that never completes its start-up
+// handshake is killed after --start-timeout and reported in one line;
+// `tcforge plugins` lists the others; run fails that pipeline by name.
+func TestStartTimeout(t *testing.T) {
+	t.Setenv(neverStartsEnv, "1")
+	start := time.Now()
+	r := tcforge(t, "--start-timeout", "1s", "plugins")
+	took := time.Since(start)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// One line for it (and one for the "oldproto" fixture, which
+	// speaks another protocol); nothing from go-plugin about the kill.
+	want := []string{
+		`neverstarts: plugin "neverstarts" did not complete its start-up handshake within 1s (--start-timeout)`,
+		`oldproto: starting plugin "oldproto" (bundled): plugin "oldproto" speaks tcforge plugin protocol`,
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	if len(lines) != len(want) || lines[0] != want[0] || !strings.HasPrefix(lines[1], want[1]) {
+		t.Errorf("stderr:\n%s\nwant two lines:\n%s", r.stderr, strings.Join(want, "\n"))
+	}
+	for _, name := range []string{"keccak", "md", "merkle", "reifier", "fusion"} {
+		if !strings.Contains(r.stdout, name) {
+			t.Errorf("plugins does not list %s:\n%s", name, r.stdout)
+		}
+	}
+	t.Logf("plugins with a plugin that never starts: %v", took)
+
+	cfg := writeFile(t, t.TempDir(), "p.hcl", smallPipeline("slow", "neverstarts"))
+	r = tcforge(t, "--start-timeout", "1s", "run", "--log-level", "warn", cfg)
+	if r.code != 1 || !strings.Contains(r.stderr, `plugin "neverstarts" did not complete its start-up handshake within 1s`) {
+		t.Errorf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	r = tcforge(t, "--start-timeout", "-1s", "plugins")
+	if r.code != 2 || !strings.Contains(r.stderr, "--start-timeout must be a duration of at least 0") {
+		t.Errorf("--start-timeout -1s: exit %d\n%s", r.code, r.stderr)
+	}
+}
