@@ -528,3 +528,80 @@ func TestStartTimeout(t *testing.T) {
 		t.Errorf("--start-timeout -1s: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAllErrorsTogether: every parameter of every block of every pipeline
+// of every file is checked (schema and Prepare) before the first point
+// runs; an invalid enum value does not hide the other errors; all are
+// reported together, and nothing is written.
+func TestAllErrorsTogether(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.hcl", `pipeline "enum" {
+  construction "keccak" {
+    log_w = 1
+    rate  = 25
+  }
+  layerer "reifier" {}
+  mapper "tokens-as-gates" {
+    attention = "bogus"
+  }
+}
+pipeline "md" {
+  construction "md" {
+    log_w      = 2
+    block_bits = 8
+    chain_bits = 1000
+  }
+  layerer "reifier" {}
+}
+`)
+	b := writeFile(t, dir, "b.hcl", `pipeline "leaves" {
+  construction "merkle" {
+    log_w      = 1
+    block_bits = 4
+    leaves     = 0
+  }
+  layerer "reifier" {}
+}
+pipeline "digest" {
+  construction "merkle" {
+    log_w       = 1
+    block_bits  = 4
+    digest_bits = 1000
+  }
+  layerer "reifier" {}
+}
+pipeline "beta" {
+  construction "keccak" {
+    log_w = 1
+    rate  = 25
+  }
+  layerer "reifier" {}
+  mapper "tokens-as-gates" {
+    attention = "softmax"
+    beta      = -1
+  }
+}
+`)
+	out := filepath.Join(dir, "out")
+	r := tcforge(t, "run", "--out", out, a, b)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{
+		"a.hcl:8:17", `"bogus"`,
+		"a.hcl:15:18", "1000 is larger than the Keccak-p state",
+		"b.hcl:5:18", "needs at least one leaf, got 0",
+		"b.hcl:13:19", "digest_bits",
+		"b.hcl:25:17", "must be ≥ 0 and finite, got -1",
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "pipelines,") {
+		t.Errorf("something ran:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a bad config wrote %s", out)
+	}
+}
