@@ -605,3 +605,44 @@ pipeline "beta" {
 		t.Errorf("a bad config wrote %s", out)
 	}
 }
+
+// TestHugeInstances: md and merkle estimate their circuits, so a huge
+// instance is refused by the default --max-edges before anything is
+// built (it used to grow the plugin to 20 GB), located, with the estimate.
+func TestHugeInstances(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "huge.hcl", `pipeline "tree" {
+  construction "merkle" {
+    log_w  = 6
+    leaves = 100000000
+  }
+  layerer "reifier" {}
+}
+pipeline "chain" {
+  construction "md" {
+    log_w  = 6
+    blocks = 10000000
+  }
+  layerer "reifier" {}
+}
+`)
+	out := filepath.Join(dir, "out")
+	start := time.Now()
+	r := tcforge(t, "run", "--out", out, cfg)
+	t.Logf("refused in %v", time.Since(start))
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{
+		"huge.hcl:2:3", `construction "merkle" estimates its logic circuit`,
+		"huge.hcl:9:3", `construction "md" estimates its logic circuit`,
+		"over the limit of 50000000 edges",
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("a refused run wrote results")
+	}
+}
