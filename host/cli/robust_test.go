@@ -646,3 +646,27 @@ pipeline "chain" {
 		t.Error("a refused run wrote results")
 	}
 }
+
+// TestOverrideWarned: an external tcforge-plugin-NAME on the plugin path
+// replaces the bundled NAME, with a warning naming it and its path.
+func TestOverrideWarned(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "tcforge-plugin-reifier")
+	// The test binary serving the bundled reifier, as an external plugin.
+	writeFile(t, dir, "tcforge-plugin-reifier", "#!/bin/sh\nexec "+os.Args[0]+" plugin serve reifier\n")
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
+	r := tcforge(t, "run", "--log-level", "warn", "--log-format", "console", "--plugin-dir", dir, "--lock", filepath.Join(dir, "none.lock.hcl"), cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "an external plugin overrides the bundled one of the same name") || !strings.Contains(r.stderr, exe) {
+		t.Errorf("no warning naming the override:\n%s", r.stderr)
+	}
+	r = tcforge(t, "run", "--log-level", "warn", cfg)
+	if strings.Contains(r.stderr, "overrides") {
+		t.Errorf("a warning without an override:\n%s", r.stderr)
+	}
+}

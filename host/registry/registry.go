@@ -245,6 +245,10 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		if sum, err = r.pinned(name, src.Path); err != nil {
 			return nil, src, err
 		}
+		if _, ok := r.opts.Builtins[name]; ok {
+			r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).
+				Msg("an external plugin overrides the bundled one of the same name")
+		}
 		cmd = exec.Command(src.Path)
 	}
 	lctx := ctx
