@@ -117,6 +117,7 @@ type globals struct {
 	lockPath   string
 	timeout    time.Duration
 	startup    time.Duration // --start-timeout
+	memoryMiB  int64         // --plugin-memory
 	maxEdges   int64         // run's --max-edges
 	maxPoints  int64         // run's --max-points
 	jobs       int           // run's --jobs
@@ -141,6 +142,7 @@ func newRoot(env *Env) *cobra.Command {
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for tcforge-plugin-NAME executables (repeatable; also $"+registry.PathEnv+" and ~/.tcforge/plugins)")
 	pf.DurationVar(&g.timeout, "timeout", 30*time.Minute, "give up on a plugin call after this long and kill the plugin (0: never)")
 	pf.DurationVar(&g.startup, "start-timeout", 10*time.Second, "give up on a plugin that has not completed its start-up handshake after this long and kill it (0: a minute)")
+	pf.Int64Var(&g.memoryMiB, "plugin-memory", 8192, "kill a plugin process whose resident memory exceeds this many MiB, failing its call (0: no bound; Linux)")
 	pf.StringVar(&g.lockPath, "lock", registry.LockFile, "plugin lock file pinning external plugins' SHA-256 (see \"tcforge plugins lock\"); ignored if absent")
 	pf.BoolVar(&g.inProcess, "in-process", false, "call bundled plugins in-process instead of in subprocesses (debugging and measuring)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -162,6 +164,9 @@ func (g *globals) validate() error {
 	}
 	if g.timeout < 0 {
 		return usagef("--timeout must be a duration of at least 0 (0: no limit), got %s", g.timeout)
+	}
+	if g.memoryMiB < 0 {
+		return usagef("--plugin-memory must be at least 0 (MiB; 0: no bound), got %d", g.memoryMiB)
 	}
 	if g.startup < 0 {
 		return usagef("--start-timeout must be a duration of at least 0 (0: a minute), got %s", g.startup)
@@ -212,6 +217,7 @@ func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
 		LockPath:     g.lockPath,
 		CallTimeout:  g.timeout,
 		StartTimeout: g.startup,
+		MemoryLimit:  g.memoryMiB << 20,
 	})
 }
 

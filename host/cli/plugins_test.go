@@ -129,6 +129,22 @@ func testBuiltins() map[string]sdk.Plugin {
 			}
 			return keccak.Plugin.Estimate(ctx, pass)
 		}}
+	// keccak whose Build grows without bound (to 4 GiB at most, 32 MiB
+	// every 10 ms) and estimates nothing.
+	m["hog"] = &sdk.Construction{Name: "hog", Version: "0.0.1", Doc: "keccak whose Build grows its memory without bound",
+		Params: keccak.Plugin.Params, Prepare: keccak.Plugin.Prepare, Reference: keccak.Plugin.Reference,
+		Build: func(ctx context.Context, p *sdk.Pass) (*circuit.Circuit, error) {
+			var held [][]byte
+			for range 128 {
+				b := make([]byte, 32<<20)
+				for i := 0; i < len(b); i += 4096 {
+					b[i] = 1 // resident, not only reserved
+				}
+				held = append(held, b)
+				time.Sleep(10 * time.Millisecond)
+			}
+			return nil, fmt.Errorf("still running with %d MiB", len(held)*32)
+		}}
 	m["neverstarts"] = &sdk.Layerer{Name: "neverstarts", Version: "0.0.1", Doc: "with $" + neverStartsEnv + "=1, never completes its start-up handshake",
 		Prepare: noPrepare, Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			return reifier.Compile(ctx, c)

@@ -670,3 +670,37 @@ func TestOverrideWarned(t *testing.T) {
 		t.Errorf("a warning without an override:\n%s", r.stderr)
 	}
 }
+
+// TestMemoryBound: a plugin that cannot estimate and grows without bound
+// is killed at --plugin-memory; its row fails with one line naming it and
+// the bound, and the other pipelines run.
+func TestMemoryBound(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", `pipeline "hog" {
+  construction "hog" {
+    log_w = 0
+    rate  = 12
+  }
+  layerer "reifier" {}
+}
+`+smallPipeline("fine", "reifier"))
+	r := tcforge(t, "run", "--log-level", "warn", "--plugin-memory", "256", cfg)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := `plugin "hog": Build: the plugin process grew to `
+	if !strings.Contains(r.stdout+r.stderr, want) || !strings.Contains(r.stdout+r.stderr, "over the memory bound of 256 MiB (--plugin-memory); it was killed") {
+		t.Errorf("no line naming the plugin and the bound:\n%s%s", r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "signal: killed") || strings.Contains(r.stderr, "goroutine ") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "2 pipelines") {
+		t.Errorf("the other pipeline did not run:\n%s", r.stdout)
+	}
+	for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
+		if strings.Contains(l, want) {
+			t.Log(l)
+		}
+	}
+}

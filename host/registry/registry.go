@@ -90,6 +90,10 @@ type Options struct {
 	// not completed them by then is killed and reported as a
 	// *StartTimeoutError.
 	StartTimeout time.Duration
+	// MemoryLimit bounds each plugin process's resident memory in bytes
+	// (0: none; see wire.Client.SetMemoryLimit): one over it is killed
+	// and its call fails with a *wire.MemoryError.
+	MemoryLimit int64
 }
 
 // StartTimeoutError reports a plugin process that did not complete its
@@ -268,6 +272,7 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
 	}
 	c.SetCallTimeout(r.opts.CallTimeout)
+	c.SetMemoryLimit(r.opts.MemoryLimit)
 	e.c, e.pl = c, pl
 	return pl, src, nil
 }

@@ -43,6 +43,12 @@ type Client struct {
 
 	// callTimeout bounds each call (0: none); see SetCallTimeout.
 	callTimeout time.Duration
+	// memLimit is the memory bound (0: none) and overMemory the resident
+	// size the process was killed at for exceeding it; see SetMemoryLimit.
+	memLimit   int64
+	overMemory atomic.Int64
+	// timedOut is set when a call's timeout killed the process.
+	timedOut atomic.Bool
 }
 
 // TimeoutError reports a call that did not answer within the client's
@@ -284,10 +290,18 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 		return fmt.Errorf("plugin %q: %s: %w", c.name, method, context.DeadlineExceeded)
 	}
 	if c.closed.Load() {
+		if c.timedOut.Load() {
+			// Another call's timeout killed the process under this one
+			// (points run at once): the same cause.
+			return &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
+		}
 		return fmt.Errorf("plugin %q: %s: the client is closed: %w", c.name, method, err)
 	}
 	for deadline := time.Now().Add(exitGrace); ; {
 		if c.pc.Exited() {
+			if rss := c.overMemory.Load(); rss > 0 {
+				return &MemoryError{Plugin: c.name, Call: method, Limit: c.memLimit, RSS: rss}
+			}
 			return &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus()}
 		}
 		if time.Now().After(deadline) {
@@ -380,6 +394,7 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 			// propagated deadline before this side's timer fires).
 			ours, _ := sctx.Deadline()
 			if theirs, ok := ctx.Deadline(); !ok || ours.Before(theirs) {
+				c.timedOut.Store(true)
 				c.Close()
 				return nil, &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
 			}
