@@ -33,6 +33,8 @@
 #                          Merkle  depth = 2·rounds·(log₂ n + 1) + 1
 #                                  width = n·11·25w
 #   fusion, size first:    Keccak  depth = 4·rounds·n_b, width as above
+#   SHA-256 (c = w/16 = 2 chunks a modular addition; docs/sha2.md):
+#     reifier depth = n_b·(2(1 + c)·rounds + 2) + 2, fusion n_b·((1 + c)·rounds + 1)
 #
 # With one or two rounds fusion's first round reads only the non-constant
 # state bits and its last round computes only the θ sums that χ needs for
@@ -151,6 +153,33 @@ pipeline "compare-sha3-256" {
   expect "fusion" {
     depth = matrix.objective == "depth" ? 2 * construction.rounds + 1 : 4 * construction.rounds
     width = 11 * construction.b
+  }
+}
+
+pipeline "compare-sha256" {
+  # SHA-256 (one block) at 8, 16 and 64 rounds, verified against Go's
+  # crypto/sha256 (64 rounds) or sha2ref. Modular additions are SUMBIT
+  # nodes cut into c = 2 chunks of 16 bits (max_weight 2^22): a round is
+  # one level of Σ/Ch/Maj gates and c levels of chunk sums in fusion,
+  # twice that in reifier (counters, then their alternating sum).
+  # Targets: fusion depth ≤ 200 (NIST's Boolean circuit: 5,403).
+  matrix {
+    rounds = [8, 16, 64]
+  }
+
+  construction "sha2" {
+    preset = "sha256"
+    rounds = matrix.rounds
+  }
+
+  layerer "reifier" {}
+  layerer "fusion" {}
+
+  expect "reifier" {
+    depth = 2 * (1 + construction.w / 16) * construction.rounds + 4
+  }
+  expect "fusion" {
+    depth = (1 + construction.w / 16) * construction.rounds + 1
   }
 }
 

@@ -134,3 +134,49 @@ pipeline "mappers-sha3-256" {
     width = 11 * construction.b + (construction.blocks - 1) * construction.rate
   }
 }
+
+# Full SHA-256 (64 rounds, one block), checked against crypto/sha256;
+# the same pipelines as configs/sha2-mappers.hcl (which explains the
+# bounds): float32-exact models with additions in 8-bit chunks, and the
+# shallowest circuit (16-bit chunks, 193 blocks) through both mappers.
+pipeline "mappers-sha256" {
+  samples = 64
+
+  construction "sha2" {
+    preset = "sha256"
+  }
+
+  layerer "reifier" {
+    max_weight = 65536
+  }
+  layerer "fusion" {
+    max_weight = 65536
+  }
+
+  mapper "no-attention" { variant = "mlp" }
+  mapper "no-attention" { variant = "residual" }
+
+  expect "reifier" {
+    depth = construction.blocks * (2 * (1 + construction.w / 8) * construction.rounds + 2) + 2
+  }
+  expect "fusion" {
+    depth = construction.blocks * ((1 + construction.w / 8) * construction.rounds + 1)
+  }
+}
+
+pipeline "mappers-sha256-default" {
+  samples = 64
+
+  construction "sha2" {
+    preset = "sha256"
+  }
+
+  layerer "fusion" {}
+
+  mapper "no-attention" { variant = "mlp" }
+  mapper "tokens-as-gates" { attention = "hard" }
+
+  expect "fusion" {
+    depth = construction.blocks * ((1 + construction.w / 16) * construction.rounds + 1)
+  }
+}

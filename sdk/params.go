@@ -15,11 +15,15 @@ import (
 type Type string
 
 // Parameter types. HCL numbers map to Int (whole numbers only) or Number.
+// A Path is a string naming a file: the host resolves a relative path
+// against the directory of the pipeline file that sets it, so a config
+// finds its files wherever it is run from.
 const (
 	Int    Type = "int"
 	Number Type = "number"
 	String Type = "string"
 	Bool   Type = "bool"
+	Path   Type = "path"
 )
 
 // Param declares one parameter of a plugin: the host decodes the plugin's
@@ -77,6 +81,10 @@ func (p Param) Check(v any) error {
 	case Bool:
 		if _, ok := v.(bool); !ok {
 			return fmt.Errorf("must be true or false, got %s", describe(v))
+		}
+	case Path:
+		if s, ok := v.(string); !ok || s == "" {
+			return fmt.Errorf("must be a file path, got %s", describe(v))
 		}
 	default:
 		return fmt.Errorf("parameter has unknown type %q", p.Type)
@@ -159,14 +167,14 @@ func (p Params) Has(name string) bool {
 
 // get returns parameter name's value (the set one, else the default, else
 // nil) as the Go type of t. Asking for an undeclared parameter, or for a
-// declared one as another type (but an Int as a Number), is a bug in the
-// plugin: it panics.
+// declared one as another type (but an Int as a Number, a Path as a
+// String), is a bug in the plugin: it panics.
 func (p Params) get(name string, t Type) any {
 	d, ok := p.decl(name)
 	if !ok {
 		panic(fmt.Sprintf("sdk: parameter %q is not declared in the schema", name))
 	}
-	if d.Type != t && !(d.Type == Int && t == Number) {
+	if d.Type != t && !(d.Type == Int && t == Number) && !(d.Type == Path && t == String) {
 		panic(fmt.Sprintf("sdk: parameter %q is declared %s, read as %s", name, d.Type, t))
 	}
 	v, ok := p.set[name]
@@ -189,7 +197,8 @@ func (p Params) Float(name string) float64 {
 	return f
 }
 
-// String returns a String parameter (its default if unset, "" if it has none).
+// String returns a String or Path parameter (its default if unset, "" if it
+// has none).
 func (p Params) String(name string) string {
 	s, _ := p.get(name, String).(string)
 	return s

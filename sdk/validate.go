@@ -79,7 +79,7 @@ func validateParam(p Param) error {
 		return fmt.Errorf("parameter %q: no Doc", p.Name)
 	}
 	switch p.Type {
-	case Int, Number, String, Bool:
+	case Int, Number, String, Bool, Path:
 	default:
 		return fmt.Errorf("parameter %q: unknown Type %q", p.Name, p.Type)
 	}

@@ -4,12 +4,14 @@
 package builtin
 
 import (
+	"github.com/tcforge/tcforge/plugins/bristol"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
 	"github.com/tcforge/tcforge/plugins/merkle"
 	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/plugins/sha2"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk"
 )
@@ -18,12 +20,14 @@ import (
 func Plugins() map[string]sdk.Plugin {
 	out := map[string]sdk.Plugin{}
 	for _, p := range []sdk.Plugin{
+		bristol.Plugin,
 		fusion.Plugin,
 		keccak.Plugin,
 		md.Plugin,
 		merkle.Plugin,
 		noattention.Plugin,
 		reifier.Plugin,
+		sha2.Plugin,
 		tokensasgates.Plugin,
 	} {
 		out[p.Describe().Name] = p

@@ -1,6 +1,8 @@
 package builtin_test
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/tcforge/tcforge/host/builtin"
@@ -11,8 +13,9 @@ import (
 // Serve and the registry require), under the name it is bundled as.
 func TestValidate(t *testing.T) {
 	pls := builtin.Plugins()
-	if len(pls) != 7 {
-		t.Errorf("%d bundled plugins, want 7", len(pls))
+	want := []string{"bristol", "fusion", "keccak", "md", "merkle", "no-attention", "reifier", "sha2", "tokens-as-gates"}
+	if got := slices.Sorted(maps.Keys(pls)); !slices.Equal(got, want) {
+		t.Errorf("bundled plugins %v, want %v", got, want)
 	}
 	for name, pl := range pls {
 		if err := sdk.Validate(pl); err != nil {

@@ -22,6 +22,10 @@ import (
 	"github.com/tcforge/tcforge/host/draw"
 	"github.com/tcforge/tcforge/host/report"
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/internal/point"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/bristol"
+	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
@@ -30,6 +34,7 @@ type inspectFlags struct {
 	point    string
 	layerers []string
 	svg      string
+	bristol  string
 	asJSON   bool
 	maxGates int
 	samples  int
@@ -44,9 +49,12 @@ func newInspectCmd(env *Env, g *globals) *cobra.Command {
 		Long: "Build one matrix point of a pipeline, layer it with the pipeline's layerers (or those named), verify\n" +
 			"every circuit like `run` does, and print a per-level table: level, width, gate kinds and provenance\n" +
 			"tags (\"275 block 1/round 1/theta counters\"). With --svg, draw the layered circuit with levels as\n" +
-			"rows, coloured by provenance (circuits of at most --max-gates gates).",
+			"rows, coloured by provenance (circuits of at most --max-gates gates). With --bristol, write the\n" +
+			"logic circuit as a Bristol Fashion netlist (XOR, AND, INV, EQ, EQW gates; see docs/bristol.md),\n" +
+			"verified against the logic circuit first.",
 		Example: "  tcforge inspect --pipeline fig-keccak-circuit --point log_w=0 --svg keccak.svg configs/paper/figures.hcl\n" +
-			"  tcforge inspect --pipeline keccak-arbitrary-input --point log_w=1,rounds=1,blocks=2 configs/paper/keccak.hcl",
+			"  tcforge inspect --pipeline keccak-arbitrary-input --point log_w=1,rounds=1,blocks=2 configs/paper/keccak.hcl\n" +
+			"  tcforge inspect --pipeline sha3 --point preset=sha3-256 --bristol sha3-256.txt configs/sha3.hcl",
 		Args: usageArgs(cobra.ExactArgs(1)),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("samples") {
@@ -71,6 +79,7 @@ func newInspectCmd(env *Env, g *globals) *cobra.Command {
 	fl.StringVar(&f.point, "point", "", "matrix point as k=v,k=v (needed when the pipeline has several points; unnamed variables may take any value if that leaves one point)")
 	fl.StringArrayVar(&f.layerers, "layerer", nil, "layerer to inspect (repeatable; default: every layerer of the pipeline)")
 	fl.StringVar(&f.svg, "svg", "", "draw the layered circuit into this SVG file (with several layerers: FILE-<layerer>.svg)")
+	fl.StringVar(&f.bristol, "bristol", "", "write the logic circuit into this file as a Bristol Fashion netlist")
 	fl.BoolVar(&f.asJSON, "json", false, "print the per-level table as JSON")
 	fl.IntVar(&f.maxGates, "max-gates", draw.MaxGates, "largest circuit drawn with --svg")
 	fl.IntVar(&f.samples, "samples", 0, "random inputs for verification (overrides the pipeline's samples)")
@@ -152,6 +161,11 @@ func inspect(ctx context.Context, env *Env, g *globals, log zerolog.Logger, path
 	} else {
 		writeInspection(env.Stdout, ins)
 	}
+	if f.bristol != "" {
+		if err := writeBristol(f.bristol, ins.Logic, f, p.Samples, log); err != nil {
+			return fmt.Errorf("exporting %s: %w", describePoint(p, pt), err)
+		}
+	}
 	if f.svg == "" {
 		return nil
 	}
@@ -169,6 +183,56 @@ func inspect(ctx context.Context, env *Env, g *globals, log zerolog.Logger, path
 		}
 		log.Info().Str("file", out).Str("layerer", l.Layerer).Msg("wrote circuit drawing")
 	}
+	return nil
+}
+
+// writeBristol lowers the logic circuit to a Bristol Fashion netlist,
+// checks the netlist against the circuit on random inputs (--samples, else
+// the pipeline's, from --seed) and writes it to path.
+func writeBristol(path string, c *circuit.Circuit, f *inspectFlags, pipelineSamples int, log zerolog.Logger) (err error) {
+	nl, err := bristol.FromCircuit(c)
+	if err != nil {
+		return err
+	}
+	n := pipelineSamples
+	if f.samples > 0 {
+		n = f.samples
+	}
+	in := point.Samples(f.seed, n, len(c.Inputs))
+	want, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
+	if err != nil {
+		return err
+	}
+	got, err := bitvec.EvalSliced(in, nl.NumInputs(), nl.Eval)
+	if err != nil {
+		return err
+	}
+	for s := range in {
+		if !bitvec.Equal(got[s], want[s], len(c.Outputs)) {
+			return fmt.Errorf("the Bristol Fashion netlist differs from the logic circuit on input %s", in[s].Text(len(c.Inputs)))
+		}
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating the netlist's directory: %w", err)
+		}
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing Bristol Fashion netlist: %w", err)
+	}
+	defer func() {
+		if cerr := fh.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("writing Bristol Fashion netlist: %w", cerr)
+		}
+	}()
+	if err := nl.Write(fh); err != nil {
+		return err
+	}
+	st := nl.Stats()
+	log.Info().Str("file", path).Int("gates", st.Gates).Int("wires", st.Wires).Int("and", st.ANDs).
+		Int("xor", st.Count(bristol.XOR)).Int("inv", st.Count(bristol.INV)).Int("eq", st.Count(bristol.EQ)).Int("eqw", st.Count(bristol.EQW)).
+		Int("depth", st.Depth).Int("and_depth", st.ANDDepth).Int("verified_on", n).Msg("wrote Bristol Fashion netlist")
 	return nil
 }
 

@@ -103,6 +103,8 @@ func exampleValue(p sdk.Param) string {
 		return "0"
 	case p.Type == sdk.Bool:
 		return "false"
+	case p.Type == sdk.Path:
+		return `"circuit.txt"`
 	}
 	return `""`
 }

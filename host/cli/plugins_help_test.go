@@ -38,7 +38,7 @@ func TestPluginsHelp(t *testing.T) {
 		},
 		{
 			args: []string{"plugins", "reifier"},
-			want: []string{"reifier (layerer 0.1.0, bundled)", `mode  string  default "paper", one of paper|current`, "    layerer \"reifier\" {\n      # mode = \"paper\"\n    }\n"},
+			want: []string{"reifier (layerer 0.1.0, bundled)", `mode        string  default "paper", one of paper|current`, "max_weight  int     default 4194304, range 2..134217728", "    layerer \"reifier\" {\n      # mode       = \"paper\"\n      # max_weight = 4194304\n    }\n"},
 		},
 		{
 			args: []string{"plugins", "lies"},

@@ -622,3 +622,35 @@ func TestPredict(t *testing.T) {
 		t.Error("a figure predicted twice in one block was accepted")
 	}
 }
+
+// TestDecodePath checks that a relative Path parameter is resolved
+// against the directory of the pipeline file, from a matrix value too,
+// and that an absolute one is kept.
+func TestDecodePath(t *testing.T) {
+	src := `pipeline "p" {
+  matrix {
+    f = ["a.txt", "/abs/b.txt", "../c/d.txt"]
+  }
+  construction "bristol" {
+    file = matrix.f
+    name = "e.txt"
+  }
+  layerer "reifier" {}
+}
+`
+	f, diags := Parse(filepath.Join("configs", "sub", "x.hcl"), []byte(src))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	schema := []sdk.Param{{Name: "file", Type: sdk.Path, Required: true}, {Name: "name", Type: sdk.String}}
+	p := f.Pipelines[0]
+	for i, want := range []string{filepath.Join("configs", "sub", "a.txt"), "/abs/b.txt", filepath.Join("configs", "c", "d.txt")} {
+		got, diags := p.Construction.Decode(p.Points()[i], schema)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		if got["file"] != want || got["name"] != "e.txt" {
+			t.Errorf("point %d: file %q, name %q; want %q, e.txt", i, got["file"], got["name"], want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math/big"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -39,7 +40,8 @@ func objectVal(m map[string]cty.Value) cty.Value {
 // wrong type (Int parameters take whole numbers only), values rejected by
 // sdk.Param.Check and missing required parameters are reported as
 // diagnostics located in the block. Attributes set to null are treated as
-// unset. The result holds the set values as int64 (Int), float64 (Number),
+// unset. A relative Path is resolved against the directory of the file the
+// attribute is written in. The result holds the set values as int64 (Int), float64 (Number),
 // string or bool, ready for sdk.NewParams.
 func (b *Block) Decode(pt Point, schema []sdk.Param) (map[string]any, hcl.Diagnostics) {
 	ctx := pt.EvalContext(nil)
@@ -70,6 +72,9 @@ func (b *Block) Decode(pt Point, schema []sdk.Param) (map[string]any, hcl.Diagno
 			continue
 		}
 		gv, reason := goValue(v, p)
+		if path, ok := gv.(string); ok && p.Type == sdk.Path && path != "" && !filepath.IsAbs(path) {
+			gv = filepath.Join(filepath.Dir(a.Expr.Range().Filename), path)
+		}
 		if reason == "" {
 			if err := p.Check(gv); err != nil {
 				reason = err.Error()
@@ -190,6 +195,8 @@ func typeWord(t sdk.Type) string {
 		return "a string"
 	case sdk.Bool:
 		return "true or false"
+	case sdk.Path:
+		return "a file path (relative to the pipeline file)"
 	}
 	return string(t)
 }

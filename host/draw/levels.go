@@ -84,8 +84,10 @@ func plural(n int, one, many string) string {
 }
 
 // Levels summarises every level of c, the input level first (its groups
-// are the named input ranges).
+// are the named input ranges). Edges and fan-ins are the flattened
+// circuit's (a gate reading a form counts the form's gates).
 func Levels(c *layered.Circuit) []Level {
+	c = c.Flatten()
 	out := make([]Level, 0, c.Depth()+1)
 	in := Level{Level: 0, Width: c.NumInputs}
 	covered := 0

@@ -97,8 +97,10 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
 // step of its provenance tag (copies faded), its edges drawn from the
 // previous row. Rows are centred and share one gate spacing, so the
 // drawing's outline is the circuit's width profile. Each row is labelled
-// with its level, width and, on hover, its provenance summary.
+// with its level, width and, on hover, its provenance summary. A circuit
+// with forms is drawn flattened (its edges go from gate to gate).
 func SVG(w io.Writer, c *layered.Circuit, opt Options) error {
+	c = c.Flatten()
 	if opt.Width <= 0 {
 		opt.Width = 1100
 	}

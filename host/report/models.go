@@ -45,6 +45,8 @@ type JSONModel struct {
 	BetaMin   float64  `json:"beta_min,omitempty"`
 	BetaStep  float64  `json:"beta_step,omitempty"`
 	Verified  bool     `json:"model_verified"`
+	MaxInt    int64    `json:"max_int,omitempty"`
+	ExactIn   string   `json:"exact_in,omitempty"`
 	Export    string   `json:"export,omitempty"`
 	Error     string   `json:"error,omitempty"`
 	MapSec    float64  `json:"map_seconds"`
@@ -58,6 +60,7 @@ func jsonModels(row run.Row) []JSONModel {
 	for _, m := range row.Models {
 		j := JSONModel{Mapper: m.Mapper, Arch: m.Arch, Stats: m.Stats,
 			Samples: m.Samples, Beta: m.Beta, BetaMin: m.BetaMin, BetaStep: m.BetaStep, Verified: m.Verified, Export: m.Export,
+			MaxInt: m.MaxInt, ExactIn: m.ExactIn,
 			MapSec: m.MapTime.Seconds(), VerifySec: m.VerifyTime.Seconds(), SearchSec: m.SearchTime.Seconds()}
 		if !math.IsNaN(m.MinMargin) && !math.IsInf(m.MinMargin, 0) {
 			v := m.MinMargin
@@ -79,7 +82,7 @@ func writeModelTable(w io.Writer, res *run.Result) error {
 	fmt.Fprintf(w, "\n  models (forward pass in float32 vs the layered circuit)\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := append(append([]string(nil), res.Vars...), "layerer", "arch", "tokens", "d_model", "blocks", "heads", "ffn",
-		"params nz", "params dense", "samples", "min margin", "β", "β min", "verified")
+		"params nz", "params dense", "samples", "min margin", "β", "β min", "verified", "exact in")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, row := range res.Rows {
 		for _, m := range row.Models {
@@ -103,7 +106,7 @@ func writeModelTable(w io.Writer, res *run.Result) error {
 				arch = m.Mapper
 			}
 			cells = append(cells, row.Layerer, arch, itoa(s.Tokens), itoa(s.DModel), itoa(s.Blocks), itoa(s.Heads), itoa(s.FFNHidden),
-				fmt.Sprint(s.ParamsNonzero), fmt.Sprint(s.ParamsDense), itoa(m.Samples), margin, beta, betaMin, fmt.Sprint(m.Verified))
+				fmt.Sprint(s.ParamsNonzero), fmt.Sprint(s.ParamsDense), itoa(m.Samples), margin, beta, betaMin, fmt.Sprint(m.Verified), dash(m.ExactIn))
 			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 		}
 	}
@@ -122,4 +125,12 @@ func writeModelTable(w io.Writer, res *run.Result) error {
 		}
 	}
 	return nil
+}
+
+// dash returns s, or "-" if it is empty.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -122,11 +122,20 @@ func Records(res *run.Result) [][]string {
 			for _, v := range res.Vars {
 				rec = append(rec, Value(pt.Values[v]))
 			}
-			rec = append(rec, b.Name, "", "", "", "", "", "false")
+			rec = append(rec, b.Name)
+			for _, f := range run.Figures() {
+				if f.Shown {
+					rec = append(rec, "")
+				}
+			}
+			rec = append(rec, "false") // verified
+			for range res.ExpectNames {
+				rec = append(rec, "", "")
+			}
+			rec = append(rec, "false") // expect_ok
 			for len(rec) < width-1 {
 				rec = append(rec, "")
 			}
-			rec[len(res.Vars)+7+2*len(res.ExpectNames)] = "false" // expect_ok
 			out = append(out, append(rec, notRun(res)))
 		}
 	}

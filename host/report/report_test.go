@@ -262,16 +262,16 @@ func TestMarkdown(t *testing.T) {
 	}
 	md := buf.String()
 	formula := strings.Index(md, "| reifier | expect | depth | `(6 * matrix.rounds + 2)` |")
-	table := strings.Index(md, "| rounds | log_w | layerer | Exp. depth | Actual depth | Exp. width | Actual width | gates | copies | edges | verified | ok |")
+	table := strings.Index(md, "| rounds | log_w | layerer | Exp. depth | Actual depth | Exp. width | Actual width | gates | copies | edges | forms | nonzeros | verified | ok |")
 	if formula < 0 || table < 0 || formula > table {
 		t.Fatalf("want the formulas above the table, got:\n%s", md)
 	}
 	for _, want := range []string{
 		"# toy\n",
 		"6 points, 12 rows: 12 verified, 5/6 met their expectations; **some rows FAILED**",
-		"| 1 | 1 | reifier | 8 | 8 | 275 | 275 | 2200 | 0 | 0 | true | ok |",
-		"| 2 | 2 | reifier | 14 | **13** ✗ | 550 | 550 | 7150 | 0 | 0 | true | **FAIL** ✗ |",
-		"| 1 | 1 | fusion | - | - | - | - | 0 | 0 | 0 | true | ok |",
+		"| 1 | 1 | reifier | 8 | 8 | 275 | 275 | 2200 | 0 | 0 | 0 | 0 | true | ok |",
+		"| 2 | 2 | reifier | 14 | **13** ✗ | 550 | 550 | 7150 | 0 | 0 | 0 | 0 | true | **FAIL** ✗ |",
+		"| 1 | 1 | fusion | - | - | - | - | 0 | 0 | 0 | 0 | 0 | true | ok |",
 		"![toy.depth-vs-rounds](plots/toy.depth-vs-rounds.svg)",
 	} {
 		if !strings.Contains(md, want) {
@@ -426,16 +426,16 @@ func TestCSVComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	wantHead := "rounds,log_w,layerer,depth,width,gates,copies,edges,verified,expect_depth,actual_depth,expect_width,actual_width,expect_ok," +
+	wantHead := "rounds,log_w,layerer,depth,width,gates,copies,edges,forms,nonzeros,verified,expect_depth,actual_depth,expect_width,actual_width,expect_ok," +
 		"layer_ms,depth_vs_reifier,width_vs_reifier,gates_vs_reifier,edges_vs_reifier,time_vs_reifier,error"
 	if lines[0] != wantHead {
 		t.Fatalf("header\n%s\nwant\n%s", lines[0], wantHead)
 	}
 	// rounds = 1, log_w = 1: reifier depth 8, width 275; fusion depth 3, width 100.
-	if want := "1,1,reifier,8,275,2200,0,0,true,8,8,275,275,true,10.0,,,,,,"; lines[1] != want {
+	if want := "1,1,reifier,8,275,2200,0,0,0,0,true,8,8,275,275,true,10.0,,,,,,"; lines[1] != want {
 		t.Errorf("reifier row %q, want %q", lines[1], want)
 	}
-	if want := "1,1,fusion,3,100,0,0,0,true,,,,,true,20.0,0.38,0.36,0.00,,2.00,"; lines[2] != want {
+	if want := "1,1,fusion,3,100,0,0,0,0,0,true,,,,,true,20.0,0.38,0.36,0.00,,2.00,"; lines[2] != want {
 		t.Errorf("fusion row %q, want %q", lines[2], want)
 	}
 }

@@ -28,6 +28,8 @@ func Figures() []Figure {
 		{"gates", "gates (copies included)", true, true, func(s layered.Stats) int { return s.Gates }},
 		{"copies", "copies", true, false, func(s layered.Stats) int { return s.Copies }},
 		{"edges", "edges", true, true, func(s layered.Stats) int { return s.Edges }},
+		{"forms", "forms (most linear forms on one level)", true, false, func(s layered.Stats) int { return s.Forms }},
+		{"nonzeros", "nonzeros (gate←form and form←gate entries)", true, false, func(s layered.Stats) int { return s.Nonzeros }},
 		{"max_fanin", "max fan-in", false, false, func(s layered.Stats) int { return s.MaxFanIn }},
 		{"max_weight", "max |weight|", false, false, func(s layered.Stats) int { return s.MaxWeight }},
 	}

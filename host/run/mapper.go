@@ -38,6 +38,14 @@ type ModelRow struct {
 	// attention); BetaMin the smallest β, to within BetaStep, at which the
 	// same weights still compute every sample exactly (0 without softmax).
 	Beta, BetaMin, BetaStep float64
+	// MaxInt bounds the integers the model's linear maps compute on bit
+	// inputs: the largest Σ|weight| of a tensor row (model.MaxRowSum; the
+	// mappers scale the circuit's weights, e.g. by κ for saturated SiLU
+	// steps) and the layered circuit's largest |pre-activation|
+	// (layered.Circuit.MaxPreActivation). ExactIn is the narrowest float
+	// format that holds them all exactly (layered.FloatFormat).
+	MaxInt  int64
+	ExactIn string
 	// Export is the exported config's path, if the model was exported.
 	Export string
 	Err    error
@@ -62,7 +70,7 @@ func modelsOK(ms []ModelRow) bool {
 // layered-circuit columns ("model_blocks": matrices often have a "blocks"
 // variable of their own).
 var ModelColumns = []string{"mapper", "arch", "tokens", "d_model", "model_blocks", "heads", "ffn_hidden",
-	"params_nonzero", "params_dense", "min_margin", "beta", "beta_min", "model_verified"}
+	"params_nonzero", "params_dense", "min_margin", "beta", "beta_min", "model_verified", "exact_in"}
 
 // Cells returns the ModelColumns values of m.
 func (m ModelRow) Cells() []string {
@@ -81,11 +89,11 @@ func (m ModelRow) Cells() []string {
 		}
 	}
 	if m.Arch == "" {
-		return []string{m.Mapper, "", "", "", "", "", "", "", "", "", "", "", "false"}
+		return []string{m.Mapper, "", "", "", "", "", "", "", "", "", "", "", "false", ""}
 	}
 	return []string{m.Mapper, m.Arch, fmt.Sprint(s.Tokens), fmt.Sprint(s.DModel), fmt.Sprint(s.Blocks), fmt.Sprint(s.Heads),
 		fmt.Sprint(s.FFNHidden), fmt.Sprint(s.ParamsNonzero), fmt.Sprint(s.ParamsDense), f(m.MinMargin), beta, betaMin,
-		fmt.Sprint(m.Verified)}
+		fmt.Sprint(m.Verified), m.ExactIn}
 }
 
 // betaSteps is how many halvings the β search makes: the reported β_min
@@ -136,6 +144,8 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		return
 	}
 	mr.Stats = m.Stats()
+	mr.MaxInt = max(int64(math.Ceil(m.MaxRowSum())), l.MaxPreActivation())
+	mr.ExactIn = layered.FloatFormat(mr.MaxInt)
 	if beta, ok := m.SoftmaxBeta(); ok {
 		mr.Beta = beta
 	}

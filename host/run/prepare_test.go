@@ -37,11 +37,24 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "merkle" { log_w = 1, rounds = 1, block_bits = 4, leaves = 2 - matrix.rate }` + "\nlayerer \"reifier\" {}", "leaves", "at least one leaf"},
 		{`construction "merkle" { log_w = 1, rounds = 1, block_bits = 4, digest_bits = matrix.rate * 1000 }` + "\nlayerer \"reifier\" {}", "digest_bits", "larger than the Keccak-p state"},
 	},
+	"bristol": {
+		{`construction "bristol" { file = matrix.rate == 1 ? "../../plugins/bristol/testdata/adder4.txt" : "no-such-netlist.txt" }` + "\nlayerer \"reifier\" {}", "file", "no-such-netlist.txt"},
+		{`construction "bristol" { file = matrix.rate == 1 ? "../../plugins/bristol/testdata/adder4.txt" : "../../plugins/bristol/testdata/bad/cycle.txt" }` + "\nlayerer \"reifier\" {}", "file", "cycle.txt:7: "},
+		{`construction "bristol" { file = "../../plugins/bristol/testdata/adder4.txt", max_arity = matrix.rate }` + "\nlayerer \"reifier\" {}", "max_arity", "must be at least 2"},
+	},
+	"sha2": {
+		{`construction "sha2" { preset = "sha256", rounds = 63 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 64 rounds"},
+		{`construction "sha2" { preset = "sha256", rounds = matrix.rate - 1 }` + "\nlayerer \"reifier\" {}", "rounds", "must be at least 1"},
+		{`construction "sha2" { preset = "sha512", rounds = 79 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 80"},
+		{`construction "sha2" { mode = "compress", blocks = matrix.rate }` + "\nlayerer \"reifier\" {}", "blocks", "does not apply"},
+	},
 	"reifier": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" { mode = matrix.rate }", "mode", ""},
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" { max_weight = 3 - matrix.rate }", "max_weight", "must be at least 2"},
 	},
 	"fusion": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { objective = matrix.rate == 1 ? \"depth\" : \"fast\" }", "objective", "must be one of"},
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { max_weight = 3 - matrix.rate }", "max_weight", "must be at least 2"},
 	},
 	"no-attention": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"no-attention\" { variant = matrix.rate == 1 ? \"mlp\" : \"attention\" }", "variant", "must be one of"},

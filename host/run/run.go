@@ -516,7 +516,7 @@ func constructionScope(schema []sdk.Param, p sdk.Params, attrs map[string]int64)
 				continue
 			}
 			v = cty.NumberFloatVal(p.Float(d.Name))
-		case sdk.String:
+		case sdk.String, sdk.Path:
 			v = cty.StringVal(p.String(d.Name))
 		case sdk.Bool:
 			v = cty.BoolVal(p.Bool(d.Name))

@@ -257,13 +257,18 @@ func TestSHA3_256(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := l.Stats()
-		t.Logf("%s: depth %d width %d gates %d copies %d edges %d; reifier %d %d %d %d %d",
-			obj, s.Depth, s.Width, s.Gates, s.Copies, s.Edges, rs.Depth, rs.Width, rs.Gates, rs.Copies, rs.Edges)
+		t.Logf("%s: depth %d width %d gates %d copies %d edges %d forms %d nonzeros %d; reifier %d %d %d %d %d",
+			obj, s.Depth, s.Width, s.Gates, s.Copies, s.Edges, s.Forms, s.Nonzeros, rs.Depth, rs.Width, rs.Gates, rs.Copies, rs.Edges)
 		if s.Width > rs.Width || s.Gates >= rs.Gates || s.Depth >= rs.Depth {
 			t.Errorf("%s: width %d gates %d depth %d, reifier %d %d %d", obj, s.Width, s.Gates, s.Depth, rs.Width, rs.Gates, rs.Depth)
 		}
 		if obj == fusion.Depth && s.Depth > 50 {
 			t.Errorf("depth %d > 50", s.Depth)
+		}
+		// Forms: a state bit or a θ output is one form (1600 a level),
+		// and a model stores far fewer entries than the flattened edges.
+		if obj == fusion.Depth && (s.Forms != 1600 || s.Nonzeros > 2_000_000 || s.Edges != 11_096_632) {
+			t.Errorf("depth first: %d forms, %d nonzeros, %d edges; want 1600, ≤ 2,000,000, 11,096,632", s.Forms, s.Nonzeros, s.Edges)
 		}
 		if obj == fusion.Size && s.Edges >= rs.Edges {
 			t.Errorf("size first: %d edges, reifier %d", s.Edges, rs.Edges)

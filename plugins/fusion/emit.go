@@ -3,26 +3,23 @@ package fusion
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
-// parallelEdges is the number of edges from which emit writes the sources
-// and weights on two goroutines.
-const parallelEdges = 1 << 16
-
 // emit writes the layered circuit: each level's gates in creation order,
 // then copies of the values alive across it; the last level is the output
-// gates, in order.
+// gates, in order. The forms of level L are those the gates of level L+1
+// read, in order of first use. A row is read either as the forms it adds
+// up (see gates.rowFStart: the operands' forms, e.g. the three θ outputs
+// a χ gate reads) or, when that stores more entries, as one form of its
+// own, the row's sum (e.g. the θ sum its 11 counters share): n gates of
+// a row of k forms and e edges store n·k entries the first way and
+// n + e the second.
 //
-// It first lays out every level (which gates, which copies, how many
-// edges), then writes the arrays at their exact size. Without copies every
-// value has one position, within its level, for all its readers, so the
-// sources and weights can be written in any order: writeRows does it on
-// two goroutines. With copies, a value's position depends on the level it
-// is read from and emitCarried writes level by level.
+// It first lays out every level (which gates, which copies), then writes
+// the levels in order (emitLevels).
 func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit, error) {
 	live := g.live()
 	nG := g.numGates()
@@ -33,7 +30,7 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 		lastRead[v] = -1
 	}
 	count := make([]int32, D+2)
-	edges := 0
+	rowGates := make([]int32, len(g.rowStart)-1)
 	// The checks and lastRead depend only on a gate's row and level, and
 	// the sibling gates of a row mostly share both: each (row, level) is
 	// scanned once when its gates are consecutive.
@@ -48,18 +45,36 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 			return nil, fmt.Errorf("gate %d on level %d of %d", k, L, D)
 		}
 		count[L]++
-		srcs := g.srcs(k)
-		edges += len(srcs)
-		if g.row[k] == lastRow && L == lastL {
+		r := g.row[k]
+		rowGates[r]++
+		if r == lastRow && L == lastL {
 			continue
 		}
-		lastRow, lastL = g.row[k], L
-		for _, s := range srcs {
+		lastRow, lastL = r, L
+		for _, s := range g.srcs(k) {
 			if g.lev[s] >= L {
 				return nil, fmt.Errorf("gate %d on level %d reads level %d", k, L, g.lev[s])
 			}
 			lastRead[s] = max(lastRead[s], L)
 		}
+	}
+	// How each row is read, and the entries that takes.
+	entries := 0
+	g.rowOwn = make([]int32, len(rowGates))
+	for r, n := range rowGates {
+		g.rowOwn[r] = -1
+		k := g.rowFStart[r+1] - g.rowFStart[r]
+		e := g.rowStart[r+1] - g.rowStart[r]
+		if k > 1 && n*k > n+e {
+			a, b := g.rowStart[r], g.rowStart[r+1]
+			coef := make([]int64, b-a)
+			for i, w := range g.w[a:b] {
+				coef[i] = int64(w)
+			}
+			g.rowOwn[r] = g.addTableForm(g.src[a:b], coef)
+			k = 1
+		}
+		entries += int(n * k)
 	}
 	// Gates by level, in creation order.
 	lvStart := make([]int32, D+2)
@@ -79,97 +94,13 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 	for v := 0; v < nV; v++ {
 		if (v < g.nIn || live[v]) && lastRead[v] > g.lev[v]+1 {
 			copies += int(lastRead[v] - g.lev[v] - 1)
+			g.valueForm(int32(v)) // what its copies read
 		}
-	}
-	if copies > 0 {
-		return g.emitCarried(ctx, c, lastRead, byLevel, lvStart, edges, copies)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &layered.Circuit{
-		NumInputs:    g.nIn,
-		LevelStart:   make([]int32, D+1),
-		InputRanges:  append([]circuit.Range(nil), c.InputRanges...),
-		OutputRanges: append([]circuit.Range(nil), c.OutputRanges...),
-	}
-	copy(out.LevelStart, lvStart[1:])
-	if len(byLevel) == nG && inCreationOrder(byLevel, g.nIn) {
-		// The gate arrays already are in level order.
-		out.Kind, out.Threshold, out.Tag, out.Tags = g.kind, g.theta, g.tag, g.tags
-	} else {
-		out.Kind = make([]layered.Kind, len(byLevel))
-		out.Threshold = make([]int32, len(byLevel))
-		out.Tag = make([]int32, len(byLevel))
-		tags := newTagTable(g.tags)
-		for i, id := range byLevel {
-			k := int(id) - g.nIn
-			out.Kind[i], out.Threshold[i] = g.kind[k], g.theta[k]
-			out.Tag[i] = tags.of(g.tag[k])
-		}
-		out.Tags = tags.out
-	}
-	// Every value's position within its level.
-	pos := make([]int32, nV)
-	for i := 0; i < g.nIn; i++ {
-		pos[i] = int32(i)
-	}
-	for L := int32(1); L <= D; L++ {
-		lo := lvStart[L]
-		for i, id := range byLevel[lo:lvStart[L+1]] {
-			pos[id] = int32(i)
-		}
-	}
-	out.RowStart = make([]int32, len(byLevel)+1)
-	for i, id := range byLevel {
-		out.RowStart[i+1] = out.RowStart[i] + int32(len(g.srcs(int(id)-g.nIn)))
-	}
-	out.Src, out.Weight = g.takeEdges(edges)
-	g.writeRows(out, byLevel, pos)
-	return out, nil
-}
-
-// writeRows writes the sources (as positions, pos) and weights of the
-// gates byLevel into out, whose RowStart is set; on two goroutines, each
-// writing one half of the edges, if there are many.
-func (g *gates) writeRows(out *layered.Circuit, byLevel, pos []int32) {
-	n := len(byLevel)
-	edges := out.RowStart[n]
-	if edges < parallelEdges {
-		g.writeRange(out, byLevel, pos, 0, n)
-		return
-	}
-	// The first gate whose row starts in the second half of the edges.
-	mid := 0
-	for mid < n && out.RowStart[mid] < edges/2 {
-		mid++
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { g.writeRange(out, byLevel, pos, mid, n) })
-	g.writeRange(out, byLevel, pos, 0, mid)
-	wg.Wait()
-}
-
-// writeRange writes the sources and weights of the gates byLevel[a:b].
-// A gate with the same row as the gate before it copies that gate's
-// sources rather than looking every position up again.
-func (g *gates) writeRange(out *layered.Circuit, byLevel, pos []int32, a, b int) {
-	prev := int32(-1)
-	for i := a; i < b; i++ {
-		row := g.row[int(byLevel[i])-g.nIn]
-		lo, hi := g.rowStart[row], g.rowStart[row+1]
-		e0, e1 := out.RowStart[i], out.RowStart[i+1]
-		dst := out.Src[e0:e1]
-		if row == prev {
-			copy(dst, out.Src[out.RowStart[i-1]:e0])
-		} else {
-			for j, s := range g.src[lo:hi] {
-				dst[j] = pos[s]
-			}
-		}
-		copy(out.Weight[e0:e1], g.w[lo:hi])
-		prev = row
-	}
+	return g.emitLevels(ctx, c, lastRead, byLevel, lvStart, entries, copies)
 }
 
 // tagTable interns the layered circuit's tags in order of first use.
@@ -206,11 +137,12 @@ func (t *tagTable) inputTag() int32 {
 	return t.input
 }
 
-// emitCarried is emit when some values are carried across levels by copy
-// gates: value v is copied on levels lev(v)+1 .. lastRead(v)−1, after the
-// gates of each level, and a gate reads the position its source has on
-// the level below it.
-func (g *gates) emitCarried(ctx context.Context, c *circuit.Circuit, lastRead, byLevel, lvStart []int32, edges, copies int) (*layered.Circuit, error) {
+// emitLevels writes the layered circuit level by level. Value v is copied
+// on levels lev(v)+1 .. lastRead(v)−1, after the gates of each level; a
+// gate of level L reads the forms of its row, which become forms of level
+// L−1 at their first use there, over the positions their values have on
+// level L−1 (a value or its copy).
+func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, byLevel, lvStart []int32, entries, copies int) (*layered.Circuit, error) {
 	live := g.live()
 	nV := g.nIn + g.numGates()
 	D := g.depth
@@ -243,8 +175,10 @@ func (g *gates) emitCarried(ctx context.Context, c *circuit.Circuit, lastRead, b
 		RowStart:     make([]int32, 1, nGates+1),
 		InputRanges:  append([]circuit.Range(nil), c.InputRanges...),
 		OutputRanges: append([]circuit.Range(nil), c.OutputRanges...),
+		FormStart:    make([]int32, 1, D+1),
+		FormRowStart: []int32{0},
 	}
-	out.Src, out.Weight = g.takeEdges(edges + copies)
+	out.Src, out.Weight = g.takeEdges(entries + copies)
 	tags := newTagTable(g.tags)
 	copyTag := func(v int32) int32 {
 		if v < int32(g.nIn) {
@@ -256,30 +190,45 @@ func (g *gates) emitCarried(ctx context.Context, c *circuit.Circuit, lastRead, b
 	for i := 0; i < g.nIn; i++ {
 		pos[i] = int32(i)
 	}
-	var active, placed []int32
-	e := 0 // edges written
+	nF := len(g.formStart) - 1
+	seen := make([]int32, nF) // per table form: the level that last used it
+	idx := make([]int32, nF)  // its index among that level's forms
+	var active, placed, forms []int32
+	one := [1]int32{1}
+	use := func(f, L int32) int32 {
+		if seen[f] != L {
+			seen[f] = L
+			idx[f] = int32(len(forms))
+			forms = append(forms, f)
+		}
+		return idx[f]
+	}
+	e := 0 // entries written
 	for L := int32(1); L <= D; L++ {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		placed = placed[:0]
+		placed, forms = placed[:0], forms[:0]
 		prevRow, prevE := int32(-1), 0
 		for _, id := range byLevel[lvStart[L]:lvStart[L+1]] {
 			k := int(id) - g.nIn
 			row := g.row[k]
-			a, b := g.rowStart[row], g.rowStart[row+1]
-			dst := out.Src[e : e+int(b-a)]
+			keys, ws := g.rowFKey[g.rowFStart[row]:g.rowFStart[row+1]], g.rowFW[g.rowFStart[row]:g.rowFStart[row+1]]
+			if f := g.rowOwn[row]; f >= 0 {
+				keys, ws = g.rowOwn[row:row+1], one[:]
+			}
+			dst := out.Src[e : e+len(keys)]
 			if row == prevRow {
-				// Same row, same level: the same positions.
+				// Same row, same level: the same forms.
 				copy(dst, out.Src[prevE:e])
 			} else {
-				for i, s := range g.src[a:b] {
-					dst[i] = pos[s]
+				for i, f := range keys {
+					dst[i] = use(f, L)
 				}
 			}
 			prevRow, prevE = row, e
-			copy(out.Weight[e:], g.w[a:b])
-			e += int(b - a)
+			copy(out.Weight[e:], ws)
+			e += len(keys)
 			out.RowStart = append(out.RowStart, int32(e))
 			out.Kind = append(out.Kind, g.kind[k])
 			out.Threshold = append(out.Threshold, g.theta[k])
@@ -290,7 +239,7 @@ func (g *gates) emitCarried(ctx context.Context, c *circuit.Circuit, lastRead, b
 			active = append(active, carry[csStart[L]:csStart[L+1]]...)
 			kept := active[:0]
 			for _, v := range active {
-				out.Src[e], out.Weight[e] = pos[v], 1
+				out.Src[e], out.Weight[e] = use(g.valForm[v], L), 1
 				e++
 				out.RowStart = append(out.RowStart, int32(e))
 				out.Kind = append(out.Kind, layered.KindCopy)
@@ -304,11 +253,29 @@ func (g *gates) emitCarried(ctx context.Context, c *circuit.Circuit, lastRead, b
 			active = kept
 		}
 		out.LevelStart = append(out.LevelStart, int32(len(out.Kind)))
+		// The forms of level L−1, over the positions there.
+		for _, f := range forms {
+			a, b := g.formStart[f], g.formStart[f+1]
+			for _, v := range g.formTerm[a:b] {
+				out.FormSrc = append(out.FormSrc, pos[v])
+			}
+			out.FormCoef = append(out.FormCoef, g.formCoef[a:b]...)
+			out.FormRowStart = append(out.FormRowStart, int32(len(out.FormSrc)))
+		}
+		out.FormStart = append(out.FormStart, int32(len(out.FormRowStart)-1))
 		for i, v := range placed {
 			pos[v] = int32(i)
 		}
 	}
+	out.FormConst = make([]int32, len(out.FormRowStart)-1)
+	if out.FormSrc == nil {
+		out.FormSrc, out.FormCoef = []int32{}, []int32{}
+	}
 	out.Tags = tags.out
+	if copies == 0 && len(byLevel) == g.numGates() && inCreationOrder(byLevel, g.nIn) {
+		// The gate arrays already are in level order.
+		out.Kind, out.Threshold, out.Tag, out.Tags = g.kind, g.theta, g.tag, g.tags
+	}
 	return out, nil
 }
 

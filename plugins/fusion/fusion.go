@@ -75,6 +75,10 @@ type Options struct {
 	// ASAP disables scheduling: every gate stays on its as-soon-as-possible
 	// level (for comparison; more copies).
 	ASAP bool
+	// MaxSum bounds the sums of modular additions (SUMBIT nodes): wider
+	// ones are split into chunks with carries first (circuit.SplitSums).
+	// 0 means circuit.DefaultMaxSum.
+	MaxSum int64
 }
 
 // Plugin is the fusion layerer.
@@ -87,9 +91,11 @@ var Plugin = &sdk.Layerer{
 			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier)"},
 		{Name: "schedule", Type: sdk.Bool, Default: true,
 			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
+		{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
+			Doc: "bound on the reachable sum of a modular addition (SUMBIT) before its operands' forms are substituted: wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"},
 	},
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
-		opts := Options{ASAP: !pass.Params.Bool("schedule")}
+		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int("max_weight"))}
 		if pass.Params.String("objective") == "size" {
 			opts.Objective = Size
 		}
@@ -104,6 +110,14 @@ var Plugin = &sdk.Layerer{
 func Compile(ctx context.Context, c *circuit.Circuit, opts Options) (*layered.Circuit, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("fusion: invalid logic circuit: %w", err)
+	}
+	maxSum := opts.MaxSum
+	if maxSum == 0 {
+		maxSum = circuit.DefaultMaxSum
+	}
+	c, err := circuit.SplitSums(c, maxSum)
+	if err != nil {
+		return nil, fmt.Errorf("fusion: %w", err)
 	}
 	n, err := normalize(ctx, c)
 	if err != nil {

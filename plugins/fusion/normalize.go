@@ -16,6 +16,7 @@ const (
 	nkInput              // a primary input
 	nkXor                // parity of its operands xor val
 	nkThr                // [Σ w·operand ≥ val]
+	nkSum                // bit bit[v] of val + Σ w·operand (SUMBIT; see sumbit.go)
 )
 
 // normal is the logic circuit after constant folding and alias resolution
@@ -30,6 +31,7 @@ type normal struct {
 	opNode  []int32 // real operands (distinct within a node)
 	opW     []int64 // nkThr: weights (non-zero); nkXor: 1
 	uses    []int32 // number of reads of each real node (operands and outputs)
+	bit     []int8  // nkSum: the bit index k
 }
 
 // ops returns node v's operands and weights.
@@ -62,6 +64,7 @@ func normalize(ctx context.Context, c *circuit.Circuit) (*normal, error) {
 		opNode:  make([]int32, 0, len(c.Args)),
 		opW:     make([]int64, 0, len(c.Args)),
 		uses:    make([]int32, nn),
+		bit:     make([]int8, nn),
 	}
 	acc := make([]int64, nn)  // threshold weight per real node
 	mark := make([]int32, nn) // stamp: node seen in the current op
@@ -191,6 +194,10 @@ func normalize(ctx context.Context, c *circuit.Circuit) (*normal, error) {
 					n.opNode = append(n.opNode, b)
 					n.opW = append(n.opW, acc[b])
 				}
+			}
+		case circuit.OpSumBit:
+			if err := n.sumBit(c, v, acc, mark, stamp, &order); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, fmt.Errorf("node %d: unsupported op %s", i, op)

@@ -135,14 +135,14 @@ func planAll(ctx context.Context, n *normal, outputs []int32, opts Options) (*pl
 			return nil, ctx.Err()
 		}
 		p.lev[v], p.tlev[v] = -1, -1
-		if k := n.kind[v]; k == nkXor || k == nkThr {
+		if k := n.kind[v]; k == nkXor || k == nkThr || k == nkSum {
 			ops, _ := n.ops(v)
 			b := int32(0)
 			for _, u := range ops {
 				b = max(b, p.bound[u])
 			}
 			p.bound[v] = b + 1
-			if k == nkXor {
+			if k == nkXor || k == nkSum {
 				p.bound[v]++
 			}
 		}
@@ -154,6 +154,8 @@ func planAll(ctx context.Context, n *normal, outputs []int32, opts Options) (*pl
 			err = p.planXor(v)
 		case nkThr:
 			err = p.planThr(v)
+		case nkSum:
+			err = p.planSum(v)
 		}
 		if err != nil {
 			return nil, err

@@ -39,9 +39,53 @@ type gates struct {
 	// edgeBufs delivers, once, the Src and Weight arrays of the layered
 	// circuit (see allocEdges).
 	edgeBufs <-chan edgeArrays
+
+	// Every row is also kept as the forms it adds up, which is what the
+	// layered circuit stores: row r reads forms rowFKey with weights rowFW
+	// over [rowFStart[r], rowFStart[r+1]); form f of the form table is
+	// Σ formCoef·value(formTerm) over [formStart[f], formStart[f+1]).
+	// Forms carry no constant (it is in the readers' thresholds).
+	rowFStart []int32
+	rowFKey   []int32
+	rowFW     []int32
+	formStart []int32
+	formTerm  []int32
+	formCoef  []int32
+	valForm   []int32 // per value: its one-term form, or -1
+	rowOwn    []int32 // per row: the form of its own sum that emit reads it as, or -1
+	// entries is the number of gate←form entries of all gates.
+	entries int
 }
 
-// edgeArrays are the Src and Weight arrays of the layered circuit.
+// valueForm returns the form of value v alone, adding it to the table.
+func (g *gates) valueForm(v int32) int32 {
+	for int(v) >= len(g.valForm) {
+		g.valForm = append(g.valForm, -1)
+	}
+	if f := g.valForm[v]; f >= 0 {
+		return f
+	}
+	f := g.addTableForm([]int32{v}, []int64{1})
+	g.valForm[v] = f
+	return f
+}
+
+// addTableForm adds the form Σ coef·value(term) to the form table.
+func (g *gates) addTableForm(term []int32, coef []int64) int32 {
+	if g.formStart == nil {
+		g.formStart = []int32{0}
+	}
+	f := int32(len(g.formStart) - 1)
+	g.formTerm = append(g.formTerm, term...)
+	for _, a := range coef {
+		g.formCoef = append(g.formCoef, int32(a))
+	}
+	g.formStart = append(g.formStart, int32(len(g.formTerm)))
+	return f
+}
+
+// edgeArrays are the Src and Weight arrays of the layered circuit: its
+// gate←form entries and its copies.
 type edgeArrays struct{ src, w []int32 }
 
 // allocEdges starts allocating the Src and Weight arrays of the layered
@@ -51,7 +95,7 @@ type edgeArrays struct{ src, w []int32 }
 // receives them through takeEdges.
 func (g *gates) allocEdges() {
 	ch := make(chan edgeArrays, 1) // buffered: the goroutine never blocks
-	n := g.edges
+	n := g.entries
 	go func() { ch <- edgeArrays{src: make([]int32, n), w: make([]int32, n)} }()
 	g.edgeBufs = ch
 }
@@ -98,6 +142,10 @@ type realiser struct {
 	rowV    []int32
 	rowK    int64 // constant part of the row being built
 	curRow  int32 // the row freeze stored last, which addGate reads
+	// The row being built as forms: curF[i] is read with weight curFW[i].
+	curF     []int32
+	curFW    []int64
+	nodeForm []int32 // per node: its multi-term form in the table, or -1
 
 	outTag int32
 }
@@ -121,12 +169,20 @@ func realise(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans) (*ga
 		fTerm: make([]int32, 0, nF), fCoef: make([]int64, 0, nF),
 		lift: make([]int32, nn),
 		acc:  make([]int64, nIn, nIn+nG), accMark: make([]int32, nIn, nIn+nG),
+		nodeForm: make([]int32, nn),
+	}
+	r.rowFStart = make([]int32, 1, nR+1)
+	r.formStart = []int32{0}
+	r.valForm = make([]int32, nIn, nIn+nG)
+	for i := range r.valForm {
+		r.valForm[i] = -1
 	}
 	r.tags = append(r.tags, c.Tags...)
 	r.tags = append(r.tags, "output")
 	r.outTag = int32(len(r.tags) - 1)
 	for v := 0; v < nn; v++ {
 		r.lift[v] = -1
+		r.nodeForm[v] = -1
 		if v%65536 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -170,9 +226,7 @@ func realise(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans) (*ga
 		if !isC {
 			r.addForm(r.ref(base, depth-1), 1)
 			if neg == 1 { // 1 − form
-				for _, v := range r.rowV {
-					r.acc[v] = -r.acc[v]
-				}
+				r.negateRow()
 				r.rowK = 1 - r.rowK
 			}
 		} else {
@@ -272,9 +326,7 @@ func (r *realiser) node(v int32) error {
 		r.fConst[v] = int64(pl.base[v])
 		if sw1-sw0 == 1 && pl.swSign[sw0] < 0 {
 			// 1 − [R + k0 ≥ s] = [−R ≥ k0 + 1 − s]: one positive gate.
-			for _, u := range r.rowV {
-				r.acc[u] = -r.acc[u]
-			}
+			r.negateRow()
 			if err := r.freeze(); err != nil {
 				return fmt.Errorf("node %d: %w", v, err)
 			}
@@ -307,6 +359,7 @@ func (r *realiser) node(v int32) error {
 			r.fTerm = r.fTerm[:r.fStart[v]]
 			r.fCoef = r.fCoef[:r.fStart[v]]
 			r.fStart[v] = int32(len(r.fTerm))
+			r.nodeForm[v] = -1 // the table's form of v is the materialised one's row
 			r.fConst[v] = 0
 			r.fTerm = append(r.fTerm, m)
 			r.fCoef = append(r.fCoef, 1)
@@ -334,9 +387,7 @@ func (r *realiser) switchGate(v int32, t int32, neg bool, L int32, tag int32) er
 	theta := s - k0
 	if (pl.swSign[pl.swStart[v]] < 0) != neg {
 		// 1 − [R ≥ s − k0] = [−R ≥ k0 + 1 − s]
-		for _, u := range r.rowV {
-			r.acc[u] = -r.acc[u]
-		}
+		r.negateRow()
 		theta = k0 + 1 - s
 	}
 	if err := r.freeze(); err != nil {
@@ -386,6 +437,54 @@ func (r *realiser) beginRow() {
 	r.stamp++
 	r.rowV = r.rowV[:0]
 	r.rowK = 0
+	r.curF = r.curF[:0]
+	r.curFW = r.curFW[:0]
+}
+
+// negateRow negates the row being built (its constant excepted).
+func (r *realiser) negateRow() {
+	for _, u := range r.rowV {
+		r.acc[u] = -r.acc[u]
+	}
+	for i := range r.curFW {
+		r.curFW[i] = -r.curFW[i]
+	}
+}
+
+// addEntry adds w·(form f of the table) to the row's forms.
+func (r *realiser) addEntry(f int32, w int64) {
+	for i, h := range r.curF {
+		if h == f {
+			r.curFW[i] += w
+			return
+		}
+	}
+	r.curF = append(r.curF, f)
+	r.curFW = append(r.curFW, w)
+}
+
+// formOf returns the table form of node x's (multi-term) form, and the
+// sign s with form(x) = fConst(x) + s·(table form): an alias (NOT, XOR
+// with a constant) shares the form of the node it maps.
+func (r *realiser) formOf(x int32) (int32, int64) {
+	pl := r.pl
+	root, sign := x, int64(1)
+	for pl.pk[root] == pkAlias {
+		if pl.base[root] == 1 {
+			sign = -sign
+		}
+		root = pl.aliasOf[root]
+	}
+	if r.fEnd[root]-r.fStart[root] != r.fEnd[x]-r.fStart[x] {
+		root, sign = x, 1
+	}
+	if f := r.nodeForm[root]; f >= 0 {
+		return f, sign
+	}
+	a, b := r.fStart[root], r.fEnd[root]
+	f := r.addTableForm(r.fTerm[a:b], r.fCoef[a:b])
+	r.nodeForm[root] = f
+	return f, sign
 }
 
 func (r *realiser) touch(u int32) {
@@ -402,6 +501,7 @@ func (r *realiser) addForm(x int32, w int64) {
 		u := -1 - x
 		r.touch(u)
 		r.acc[u] += w
+		r.addEntry(r.valueForm(u), w)
 		return
 	}
 	r.rowK += w * r.fConst[x]
@@ -410,15 +510,28 @@ func (r *realiser) addForm(x int32, w int64) {
 		r.touch(u)
 		r.acc[u] += w * r.fCoef[k]
 	}
+	switch a := r.fStart[x]; r.fEnd[x] - a {
+	case 0:
+	case 1:
+		r.addEntry(r.valueForm(r.fTerm[a]), w*r.fCoef[a])
+	default:
+		f, s := r.formOf(x)
+		r.addEntry(f, s*w)
+	}
 }
 
 // freeze stores the row being built as a new row of the gate DAG,
-// dropping zero coefficients; the gates addGate adds next read it.
+// dropping zero coefficients; the gates addGate adds next read it. The
+// row's forms are stored with it; if a value cancelled out (so that a
+// form it is a term of may not be carried to where the row reads it),
+// the row reads one form of its own instead: the row itself.
 func (r *realiser) freeze() error {
 	start := len(r.src)
+	cancelled := false
 	for _, u := range r.rowV {
 		w := r.acc[u]
 		if w == 0 {
+			cancelled = true
 			continue
 		}
 		if w > math.MaxInt32 || w < math.MinInt32 {
@@ -430,6 +543,27 @@ func (r *realiser) freeze() error {
 	}
 	r.curRow = int32(len(r.rowStart) - 1)
 	r.rowStart = append(r.rowStart, int32(len(r.src)))
+	if cancelled {
+		coef := make([]int64, len(r.src)-start)
+		for i, w := range r.w[start:] {
+			coef[i] = int64(w)
+		}
+		r.rowFKey = append(r.rowFKey, r.addTableForm(r.src[start:], coef))
+		r.rowFW = append(r.rowFW, 1)
+	} else {
+		for i, f := range r.curF {
+			w := r.curFW[i]
+			if w == 0 {
+				continue
+			}
+			if w > math.MaxInt32 || w < math.MinInt32 {
+				return fmt.Errorf("weight %d overflows int32", w)
+			}
+			r.rowFKey = append(r.rowFKey, f)
+			r.rowFW = append(r.rowFW, int32(w))
+		}
+	}
+	r.rowFStart = append(r.rowFStart, int32(len(r.rowFKey)))
 	return nil
 }
 
@@ -447,6 +581,7 @@ func (r *realiser) addGate(L int32, theta int64, tag int32, kind *layered.Kind) 
 	r.theta = append(r.theta, int32(theta))
 	r.row = append(r.row, r.curRow)
 	r.edges += int(r.rowStart[r.curRow+1] - r.rowStart[r.curRow])
+	r.entries += int(r.rowFStart[r.curRow+1] - r.rowFStart[r.curRow])
 	r.tag = append(r.tag, tag)
 	r.kind = append(r.kind, k)
 	r.lev = append(r.lev, L)

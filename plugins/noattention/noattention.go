@@ -1,28 +1,36 @@
 // Package noattention is the paper's no-attention mapper: one token holds the
 // whole circuit state, and each circuit level becomes one SwiGLU FFN
-// sublayer, so the model has depth blocks and d_model ≥ width.
-//
-// Threshold steps use SiLU as Reifier does — two offset, scaled units per
-// gate, (SiLU(κy + A) − SiLU(κy − A))/(2A) with y = Σwx − θ + ½ — scaled
-// so that every SiLU argument on exact inputs is ≥ 96 in magnitude (float32
-// SiLU is then exactly the identity or 0). Copy gates cost one pass-through
-// unit SiLU(G)·x/SiLU(G), or nothing where the residual stream keeps them.
+// sublayer, so the model has depth blocks. The residual stream holds the
+// circuit's linear forms (one dimension per form of the current level; a
+// circuit without forms has one per gate), the FFN's hidden units compute
+// the next level's gates from them, and its output matrix writes the next
+// level's forms: d_model = 1 + the most forms on one level.
 //
 // Variants:
 //
 //	mlp:      FFN sublayers only, no residual, no norm — the MLP Reifier
-//	          compiles. d_model = 1 + width: slot 0 is a constant 1 that
-//	          every layer regenerates (it is the units' bias); slot 1+j holds
-//	          gate j of the current level.
+//	          compiles. Dimension 0 is a constant 1 that every layer
+//	          regenerates (it is the units' bias); dimension 1+i holds form
+//	          i of the current level. A step [S ≥ θ] of an integer sum is
+//	          (r(θ−1) − r(θ))/κ with the ramp r(k) = SiLU(κ(S − k)), κ = 128:
+//	          every argument is 0 or at least 128 in magnitude, where
+//	          float32 SiLU is exactly the identity or 0, so the pass is
+//	          exact in integers. Gates that read the same row share their
+//	          ramps (the counters [S ≥ 1] … [S ≥ n] of a parity need n + 1
+//	          units, not 2n). A copy of a 0/1 form costs one pass-through
+//	          unit SiLU(G)·x/SiLU(G).
 //	residual: real pre-norm encoder blocks, x ← x + Attn(RMSNorm(x)) with a
 //	          present, all-zero attention sublayer, then
 //	          x ← x + FFN(RMSNorm(x)), no biases — the form a Llama-style
-//	          model computes. d_model = width + 1: the last dimension is an
+//	          model computes. d_model = forms + 1: the last dimension is an
 //	          anchor holding a large constant C = 2¹⁶ that dominates the
 //	          RMS, so RMSNorm scales every token by ρ ≈ √d/C and the units'
-//	          offsets (read from the anchor) scale with it; each level
-//	          overwrites the slots of the previous one (a unit adding −x
-//	          clears a slot), and a copy whose value already sits in the
+//	          offsets (read from the anchor) scale with it. Values are then
+//	          only nearly exact, so steps saturate: two offset, scaled units
+//	          per gate, (SiLU(κy + A) − SiLU(κy − A))/(2A) with
+//	          y = Σwx − θ + ½, every SiLU argument ≥ 96 in magnitude. Each
+//	          level overwrites the slots of the previous one (a unit adding
+//	          −x clears a slot), and a copy whose value already sits in the
 //	          slot it is assigned costs nothing.
 package noattention
 
@@ -30,6 +38,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -59,7 +68,10 @@ const (
 	stepA   = 64.0
 	stepArg = 96.0
 	kappa   = 2 * (stepA + stepArg) // margin ½ on exact inputs
-	passG   = 32.0
+	// rampK is the mlp variant's ramp scale κ: a power of two, so that
+	// r(k)/κ is exact.
+	rampK = 128.0
+	passG = 32.0
 	// Anchor is the constant of the residual variant's anchor dimension.
 	Anchor  = 65536.0
 	normEps = 1e-6
@@ -67,7 +79,7 @@ const (
 
 func silu(x float64) float64 { return x / (1 + math.Exp(-x)) }
 
-// row is one gate's merged sources (indices within the previous level).
+// row is one gate's merged sources (indices of forms of the previous level).
 type row struct {
 	src   []int32
 	w     []float64
@@ -100,13 +112,88 @@ func gateRow(c *layered.Circuit, g int) row {
 	return r
 }
 
-// maxWidth is the widest level, inputs included.
-func maxWidth(c *layered.Circuit) int {
-	w := c.NumInputs
-	for L := 1; L <= c.Depth(); L++ {
-		w = max(w, c.LevelWidth(L))
+// sameRow reports whether two merged rows read the same sources with the
+// same weights.
+func sameRow(a, b row) bool {
+	if len(a.src) != len(b.src) {
+		return false
 	}
-	return w
+	for i := range a.src {
+		if a.src[i] != b.src[i] || a.w[i] != b.w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// levelForms is the residual-stream view of level L's forms: form i is
+// konst[i] + Σ coef·gate(src) over [start[i], start[i+1]); without
+// explicit forms, and on the last level (the outputs), each gate is its
+// own. member lists, per gate, the forms it is a term of: forms
+// memForm[memStart[j]:memStart[j+1]] with coefficients memCoef.
+type levelForms struct {
+	n                 int
+	konst             []int32
+	start, src, coef  []int32
+	memStart, memForm []int32
+	memCoef           []int32
+}
+
+func formsOf(c *layered.Circuit, L int) *levelForms {
+	width := c.LevelWidth(L)
+	f := &levelForms{n: c.NumForms(L)}
+	if !c.HasForms() || L >= c.Depth() {
+		f.konst = make([]int32, width)
+		f.start, f.src, f.coef = make([]int32, width+1), make([]int32, width), make([]int32, width)
+		for j := range width {
+			f.start[j+1], f.src[j], f.coef[j] = int32(j+1), int32(j), 1
+		}
+	} else {
+		a, b := c.FormStart[L], c.FormStart[L+1]
+		f.konst = c.FormConst[a:b]
+		lo, hi := c.FormRowStart[a], c.FormRowStart[b]
+		f.start = make([]int32, f.n+1)
+		for i := range f.n {
+			f.start[i+1] = c.FormRowStart[int(a)+i+1] - lo
+		}
+		f.src, f.coef = c.FormSrc[lo:hi], c.FormCoef[lo:hi]
+	}
+	f.memStart = make([]int32, width+1)
+	for _, s := range f.src {
+		f.memStart[s+1]++
+	}
+	for j := range width {
+		f.memStart[j+1] += f.memStart[j]
+	}
+	next := append([]int32(nil), f.memStart[:width]...)
+	f.memForm, f.memCoef = make([]int32, len(f.src)), make([]int32, len(f.src))
+	for i := range f.n {
+		for e := f.start[i]; e < f.start[i+1]; e++ {
+			s := f.src[e]
+			f.memForm[next[s]], f.memCoef[next[s]] = int32(i), f.coef[e]
+			next[s]++
+		}
+	}
+	return f
+}
+
+// unitGate returns the gate that form i is, if it is exactly one gate
+// (constant 0, coefficient 1): its value is then 0 or 1.
+func (f *levelForms) unitGate(i int32) (int32, bool) {
+	a, b := f.start[i], f.start[i+1]
+	if f.konst[i] != 0 || b-a != 1 || f.coef[a] != 1 {
+		return 0, false
+	}
+	return f.src[a], true
+}
+
+// maxForms is the most forms on one level, inputs and outputs included.
+func maxForms(c *layered.Circuit) int {
+	n := 0
+	for L := 0; L <= c.Depth(); L++ {
+		n = max(n, c.NumForms(L))
+	}
+	return n
 }
 
 func finish(m *model.Model, bs []*model.Builder) (*model.Model, error) {
@@ -126,16 +213,20 @@ func MLP(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 		return nil, fmt.Errorf("no-attention: %w", err)
 	}
 	D, nIn := c.Depth(), c.NumInputs
-	d := 1 + maxWidth(c)
+	d := 1 + maxForms(c)
 	const one = 0
 	m := &model.Model{Arch: "no-attention/mlp", Tokens: 1, DModel: d,
-		Attrs: map[string]int64{"circuit_depth": int64(D), "circuit_width": int64(d - 1)}}
+		Attrs: map[string]int64{"circuit_depth": int64(D), "circuit_width": int64(c.Stats().Width), "forms": int64(d - 1)}}
 	base := model.NewBuilder("embed.base", 1, d)
 	base.Add(0, one, 1)
 	in := model.NewBuilder("embed.input", nIn, d)
 	m.Embed = model.Embedding{Base: "embed.base", Input: "embed.input", InputToken: make([]int32, nIn)}
-	for b := 0; b < nIn; b++ {
-		in.Add(b, 1+b, 1)
+	prev := formsOf(c, 0)
+	for i := range prev.n {
+		base.Add(0, 1+i, float64(prev.konst[i]))
+		for e := prev.start[i]; e < prev.start[i+1]; e++ {
+			in.Add(int(prev.src[e]), 1+i, float64(prev.coef[e]))
+		}
 	}
 	bs := []*model.Builder{base, in}
 	sG := silu(passG)
@@ -144,17 +235,42 @@ func MLP(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 			return nil, ctx.Err()
 		}
 		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
+		cur := formsOf(c, L)
 		name := fmt.Sprintf("blocks.%d.ffn", L-1)
-		// Hidden units: the constant, then per gate 1 (copy) or 2 (step).
-		units := 1
+		// Units: the constant; a pass-through per copy of a 0/1 form; the
+		// ramps of each run of gates reading the same row, one per knot.
 		rows := make([]row, hi-lo)
+		pass := make([]bool, hi-lo)
+		units := 1
+		type run struct {
+			j0, j1 int // gates [j0, j1) of the level
+			knots  []float64
+		}
+		var runs []run
 		for g := lo; g < hi; g++ {
-			rows[g-lo] = gateRow(c, g)
-			if rows[g-lo].copy {
-				units++
-			} else {
-				units += 2
+			j := g - lo
+			rows[j] = gateRow(c, g)
+			if r := rows[j]; r.copy {
+				if _, ok := prev.unitGate(r.src[0]); ok {
+					pass[j] = true
+					units++
+					continue
+				}
 			}
+			if n := len(runs); n > 0 && runs[n-1].j1 == j && sameRow(rows[runs[n-1].j0], rows[j]) {
+				runs[n-1].j1++
+			} else {
+				runs = append(runs, run{j0: j, j1: j + 1})
+			}
+		}
+		for i := range runs {
+			var ks []float64
+			for j := runs[i].j0; j < runs[i].j1; j++ {
+				ks = append(ks, rows[j].theta-1, rows[j].theta)
+			}
+			slices.Sort(ks)
+			runs[i].knots = slices.Compact(ks)
+			units += len(runs[i].knots)
 		}
 		gate := model.NewBuilder(name+".gate", units, d)
 		value := model.NewBuilder(name+".value", units, d)
@@ -162,27 +278,44 @@ func MLP(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 		gate.Add(0, one, passG)
 		value.Add(0, one, 1)
 		out.Add(one, 0, 1/sG)
+		for i := range cur.n {
+			out.Add(1+i, 0, float64(cur.konst[i])/sG)
+		}
+		// writes adds v·(gate j's value) to every form of cur that j is a
+		// term of, through unit u.
+		writes := func(j, u int, v float64) {
+			for e := cur.memStart[j]; e < cur.memStart[j+1]; e++ {
+				out.Add(1+int(cur.memForm[e]), u, v*float64(cur.memCoef[e]))
+			}
+		}
 		u := 1
 		for j, r := range rows {
-			if r.copy {
+			if pass[j] {
 				gate.Add(u, one, passG)
 				value.Add(u, 1+int(r.src[0]), 1)
-				out.Add(1+j, u, 1/sG)
+				writes(j, u, 1/sG)
 				u++
-				continue
 			}
-			for k, off := range []float64{stepA, -stepA} {
+		}
+		for _, rn := range runs {
+			r := rows[rn.j0]
+			for k, knot := range rn.knots {
 				for e, s := range r.src {
-					gate.Add(u+k, 1+int(s), kappa*r.w[e])
+					gate.Add(u+k, 1+int(s), rampK*r.w[e])
 				}
-				gate.Add(u+k, one, -kappa*(r.theta-0.5)+off)
+				gate.Add(u+k, one, -rampK*knot)
 				value.Add(u+k, one, 1)
-				out.Add(1+j, u+k, off/(2*stepA*stepA))
 			}
-			u += 2
+			for j := rn.j0; j < rn.j1; j++ {
+				t := rows[j].theta
+				writes(j, u+slices.Index(rn.knots, t-1), 1/rampK)
+				writes(j, u+slices.Index(rn.knots, t), -1/rampK)
+			}
+			u += len(rn.knots)
 		}
 		bs = append(bs, gate, value, out)
 		m.Blocks = append(m.Blocks, model.Block{FFN: &model.FFN{Gate: name + ".gate", Value: name + ".value", Out: name + ".out"}})
+		prev = cur
 	}
 	for k := 0; k < c.NumOutputs(); k++ {
 		m.Readout.Token = append(m.Readout.Token, 0)
@@ -198,20 +331,24 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 		return nil, fmt.Errorf("no-attention: %w", err)
 	}
 	D, nIn := c.Depth(), c.NumInputs
-	W := maxWidth(c)
+	W := maxForms(c)
 	d := W + 1
 	anchor := W
 	rho0 := math.Sqrt(float64(d)) / Anchor // nominal 1/rms
 	m := &model.Model{Arch: "no-attention/residual", Tokens: 1, DModel: d,
-		Attrs: map[string]int64{"circuit_depth": int64(D), "circuit_width": int64(W), "anchor": Anchor}}
+		Attrs: map[string]int64{"circuit_depth": int64(D), "circuit_width": int64(c.Stats().Width), "forms": int64(W), "anchor": Anchor}}
 	base := model.NewBuilder("embed.base", 1, d)
 	base.Add(0, anchor, Anchor)
 	in := model.NewBuilder("embed.input", nIn, d)
 	m.Embed = model.Embedding{Base: "embed.base", Input: "embed.input", InputToken: make([]int32, nIn)}
-	slot := make([]int32, nIn) // slot of each gate of the current level
-	for b := 0; b < nIn; b++ {
-		in.Add(b, b, 1)
-		slot[b] = int32(b)
+	prev := formsOf(c, 0)
+	slot := make([]int32, prev.n) // slot of each form of the current level
+	for i := range prev.n {
+		slot[i] = int32(i)
+		base.Add(0, i, float64(prev.konst[i]))
+		for e := prev.start[i]; e < prev.start[i+1]; e++ {
+			in.Add(int(prev.src[e]), i, float64(prev.coef[e]))
+		}
 	}
 	bs := []*model.Builder{base, in}
 	tensors := []model.Tensor{model.Ones("norm", d)}
@@ -227,41 +364,53 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 			return nil, ctx.Err()
 		}
 		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
+		cur := formsOf(c, L)
 		rows := make([]row, hi-lo)
-		next := make([]int32, hi-lo)
-		claimed := make([]bool, W)
 		for g := lo; g < hi; g++ {
 			rows[g-lo] = gateRow(c, g)
-			next[g-lo] = -1
 		}
-		// Copies stay in their source's slot when it is free.
-		for j, r := range rows {
-			if r.copy {
-				if s := slot[r.src[0]]; !claimed[s] {
-					claimed[s] = true
-					next[j] = s
-				}
+		// A form of this level that is one copy gate, itself a copy of a
+		// form of the previous level that is one gate (so both are that
+		// gate's value), and of which the copy is the only term, may stay
+		// in that form's slot when it is free.
+		next := make([]int32, cur.n)
+		claimed := make([]bool, W)
+		stays := make([]bool, hi-lo) // the copy gate needs no unit
+		for i := range cur.n {
+			next[i] = -1
+			j, ok := cur.unitGate(int32(i))
+			if !ok || !rows[j].copy || cur.memStart[j+1]-cur.memStart[j] != 1 {
+				continue
+			}
+			if _, ok := prev.unitGate(rows[j].src[0]); !ok {
+				continue
+			}
+			if s := slot[rows[j].src[0]]; !claimed[s] {
+				claimed[s] = true
+				next[i] = s
+				stays[j] = true
 			}
 		}
 		inPlace := make([]bool, W)
-		for j := range rows {
-			if next[j] >= 0 {
-				inPlace[next[j]] = true
+		for i := range next {
+			if next[i] >= 0 {
+				inPlace[next[i]] = true
 			}
 		}
 		free := 0
-		for j := range rows {
-			if next[j] >= 0 {
+		for i := range next {
+			if next[i] >= 0 {
 				continue
 			}
 			for claimed[free] {
 				free++
 			}
 			claimed[free] = true
-			next[j] = int32(free)
+			next[i] = int32(free)
 		}
 		name := fmt.Sprintf("blocks.%d", L-1)
-		// Units: clear each previous-level slot not kept in place, then per gate.
+		// Units: clear each previous-level slot not kept in place, the
+		// constants of the new forms, then per gate.
 		var clears []int32
 		for _, s := range slot {
 			if !inPlace[s] {
@@ -269,11 +418,19 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 			}
 		}
 		units := len(clears)
+		konst := slices.ContainsFunc(cur.konst, func(k int32) bool { return k != 0 })
+		if konst {
+			units++
+		}
 		for j, r := range rows {
 			switch {
-			case r.copy && slot[r.src[0]] == next[j]:
+			case stays[j]:
 			case r.copy:
-				units++
+				if _, ok := prev.unitGate(r.src[0]); ok {
+					units++
+					continue
+				}
+				units += 2
 			default:
 				units += 2
 			}
@@ -281,6 +438,11 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 		gate := model.NewBuilder(name+".ffn.gate", units, d)
 		value := model.NewBuilder(name+".ffn.value", units, d)
 		out := model.NewBuilder(name+".ffn.out", d, units)
+		writes := func(j, u int, v float64) {
+			for e := cur.memStart[j]; e < cur.memStart[j+1]; e++ {
+				out.Add(int(next[cur.memForm[e]]), u, v*float64(cur.memCoef[e]))
+			}
+		}
 		u := 0
 		for _, s := range clears {
 			gate.Add(u, anchor, gAnchor)
@@ -288,15 +450,26 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 			out.Add(int(s), u, -passOut)
 			u++
 		}
+		if konst { // the constants: a pass-through of the anchor's ρ/ρ₀
+			gate.Add(u, anchor, gAnchor)
+			value.Add(u, anchor, stepValue)
+			for i := range cur.n {
+				out.Add(int(next[i]), u, float64(cur.konst[i])*passOut*rho0)
+			}
+			u++
+		}
 		for j, r := range rows {
-			dst := int(next[j])
+			pass := false
+			if r.copy {
+				_, pass = prev.unitGate(r.src[0])
+			}
 			switch {
-			case r.copy && slot[r.src[0]] == next[j]:
+			case stays[j]:
 				// Already there.
-			case r.copy:
+			case r.copy && pass:
 				gate.Add(u, anchor, gAnchor)
 				value.Add(u, int(slot[r.src[0]]), 1)
-				out.Add(dst, u, passOut)
+				writes(j, u, passOut)
 				u++
 			default:
 				for k, off := range []float64{stepA, -stepA} {
@@ -305,12 +478,13 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 					}
 					gate.Add(u+k, anchor, stepAnchor*(-kappa*(r.theta-0.5)+off))
 					value.Add(u+k, anchor, stepValue)
-					out.Add(dst, u+k, off/(2*stepA*stepA))
+					writes(j, u+k, off/(2*stepA*stepA))
 				}
 				u += 2
 			}
 		}
 		slot = next
+		prev = cur
 		bs = append(bs, gate, value, out)
 		for _, p := range []string{".attn.q", ".attn.k", ".attn.v", ".attn.o"} {
 			tensors = append(tensors, model.Zero(name+p, d, d))

@@ -45,8 +45,9 @@ func TestMLPThreeGates(t *testing.T) {
 	if s := m.Stats(); s.Tokens != 1 || s.DModel != 3 || s.Blocks != 2 || s.Heads != 0 || s.FFNHidden != 5 {
 		t.Fatalf("stats %+v", s)
 	}
-	// Block 1, g0's two step units read a, b with κ = 320 and the constant
-	// with −κ(θ−½) ± A = −480 ± 64; the output takes ±1/(2A) = ±1/128.
+	// Block 1: g0 = [a + b ≥ 2] is (r(1) − r(2))/κ with the ramps
+	// r(k) = SiLU(κ(a + b − k)), κ = 128 (units 1, 2); g1 = [−a + b ≥ 1]
+	// is (r(0) − r(1))/κ of its own row (units 3, 4; r(0) has no bias).
 	gate, out := m.Tensor("blocks.0.ffn.gate"), m.Tensor("blocks.0.ffn.out")
 	for _, c := range []struct {
 		t    *model.Tensor
@@ -54,10 +55,11 @@ func TestMLPThreeGates(t *testing.T) {
 		want float32
 	}{
 		{gate, 0, 0, 32}, // the constant's pass-through
-		{gate, 1, 1, 320}, {gate, 1, 2, 320}, {gate, 1, 0, -416},
-		{gate, 2, 1, 320}, {gate, 2, 2, 320}, {gate, 2, 0, -544},
-		{gate, 3, 1, -320}, {gate, 3, 2, 320}, {gate, 3, 0, -96},
-		{out, 1, 1, 1.0 / 128}, {out, 1, 2, -1.0 / 128}, {out, 2, 3, 1.0 / 128}, {out, 0, 0, 1.0 / 32},
+		{gate, 1, 1, 128}, {gate, 1, 2, 128}, {gate, 1, 0, -128},
+		{gate, 2, 1, 128}, {gate, 2, 2, 128}, {gate, 2, 0, -256},
+		{gate, 3, 1, -128}, {gate, 3, 2, 128}, {gate, 3, 0, 0},
+		{gate, 4, 1, -128}, {gate, 4, 2, 128}, {gate, 4, 0, -128},
+		{out, 1, 1, 1.0 / 128}, {out, 1, 2, -1.0 / 128}, {out, 2, 3, 1.0 / 128}, {out, 2, 4, -1.0 / 128}, {out, 0, 0, 1.0 / 32},
 	} {
 		if got := c.t.At(c.r, c.c); got != c.want {
 			t.Errorf("%s[%d, %d] = %v, want %v", c.t.Name, c.r, c.c, got, c.want)
@@ -66,8 +68,9 @@ func TestMLPThreeGates(t *testing.T) {
 	in := sdktest.AllInputs(2)
 	for s := range in {
 		a, b := s&1, s>>1
-		// Each step is (SiLU(κy+64) − SiLU(κy−64))/128, y = ±½: exactly
-		// (224−96)/128 = 1 up to e^−96, or ≈ 0.
+		// Every ramp's argument is 0 or at least 128 in magnitude, where
+		// SiLU is 0 or the identity up to e^−128 (exactly, in float32; this
+		// pass is float64).
 		for _, c := range []struct {
 			blocks int
 			want   []float64
@@ -176,8 +179,8 @@ func TestRandomCircuits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.DModel < c.Stats().Width {
-				t.Errorf("%s: d_model %d < width %d", name, m.DModel, c.Stats().Width)
+			if m.DModel != 1+c.Stats().Forms {
+				t.Errorf("%s: d_model %d, want 1 + %d forms", name, m.DModel, c.Stats().Forms)
 			}
 			res, err := forward.Forward(m, in, forward.Options{})
 			if err != nil {

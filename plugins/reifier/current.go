@@ -116,6 +116,8 @@ func resolveCurrent(ctx context.Context, c *circuit.Circuit) (*currentPlan, erro
 			p.lit[i] = p.lit[args[0]] ^ 1
 			continue
 		case circuit.OpAnd, circuit.OpOr, circuit.OpAndNot, circuit.OpXor, circuit.OpThreshold:
+		case circuit.OpSumBit:
+			return nil, fmt.Errorf("reifier: node %d (%s): mode = \"current\" has no lowering of a modular addition (SUMBIT), as today's Reifier release has none; use mode = \"paper\"", i, c.Tags[c.Tag[i]])
 		default:
 			return nil, fmt.Errorf("reifier: node %d: unsupported op %s", i, op)
 		}

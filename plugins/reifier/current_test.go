@@ -301,3 +301,39 @@ func BenchmarkCompileCurrentSHA3_256(b *testing.B) {
 		}
 	}
 }
+
+// TestModeAndMaxWeight: the plugin's two parameters together. An addition
+// of two 8-bit words (SUMBIT nodes) layers in paper mode under the default
+// bound in one step (counters, parity: depth 3 with the output copies) and
+// under max_weight = 64 in two chunks of 4 bits (3·2^4 ≤ 64) with a carry
+// (two more levels); both verify against the logic circuit. The current mode, like
+// today's Reifier release, has no lowering of an addition and says so,
+// naming the node.
+func TestModeAndMaxWeight(t *testing.T) {
+	b := circuit.NewBuilder()
+	x, y := b.Input("x", 8), b.Input("y", 8)
+	var sum []circuit.Node
+	b.Scope("add", func() { sum = b.Add(x, y) })
+	b.Output("sum", sum)
+	c := b.Circuit()
+	for _, tc := range []struct {
+		values map[string]any
+		depth  int
+	}{
+		{map[string]any{}, 3},
+		{map[string]any{"mode": "paper", "max_weight": int64(64)}, 5},
+	} {
+		l, err := Plugin.Layer(context.Background(), sdktest.Pass(t, Plugin, tc.values), c)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.values, err)
+		}
+		sdktest.CheckLayered(t, c, l, 256)
+		if l.Depth() != tc.depth {
+			t.Errorf("%v: depth %d, want %d", tc.values, l.Depth(), tc.depth)
+		}
+	}
+	_, err := Plugin.Layer(context.Background(), sdktest.Pass(t, Plugin, map[string]any{"mode": "current"}), c)
+	if err == nil || !strings.Contains(err.Error(), "SUMBIT") || !strings.Contains(err.Error(), "(add)") {
+		t.Errorf("mode = \"current\" on an addition: err = %v, want a refusal naming the SUMBIT node", err)
+	}
+}

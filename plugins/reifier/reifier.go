@@ -10,6 +10,8 @@
 //	OR x₁..xₙ        [Σx ≥ 1]          (one operand: an explicit register)
 //	ANDNOT x₀,x₁..xₙ [−x₀ + Σx₁.. ≥ n]
 //	XOR x₁..xₙ       counters cₖ = [Σx ≥ k], k = 1..n; then [c₁ − c₂ + c₃ − … ≥ 1]
+//	SUMBIT k         counters cⱼ = [Σ 2^eᵢ·xᵢ ≥ j·2^k], j = 1..⌊Σ 2^eᵢ / 2^k⌋ (eᵢ ≤ k);
+//	                 then [c₁ − c₂ + c₃ − … ≥ 1] (bit k of S flips at each j·2^k)
 //	THRESHOLD        itself
 //	CONST 1 / 0      a gate with no inputs and θ = 0 / θ = 1
 //
@@ -36,16 +38,35 @@ var Plugin = &sdk.Layerer{
 	Doc:     "Reifier-style backend: the paper's lowering and as-soon-as-possible layering with copy gates; reproduces the paper's tables.",
 	Params: []sdk.Param{
 		{Name: "mode", Type: sdk.String, Default: "paper", Enum: []string{"paper", "current"},
-			Doc: "\"paper\": the form behind the paper's tables (state level, two-level absorb, ι levels, output copies); \"current\": today's Reifier release (compile_keccak): constants in thresholds, NOT and copies free, output row with the last NOTs (see current.go)"},
+			Doc: "\"paper\": the form behind the paper's tables (state level, two-level absorb, ι levels, output copies); \"current\": today's Reifier release (compile_keccak): constants in thresholds, NOT and copies free, output row with the last NOTs (see current.go); it has no modular additions (SUMBIT)"},
+		MaxWeightParam(),
 	},
-	// The mode is the whole configuration.
-	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) { return pass.Params.String("mode"), nil },
+	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
+		return Config{Mode: pass.Params.String("mode"), MaxWeight: int64(pass.Params.Int("max_weight"))}, nil
+	},
 	Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
-		if pass.Prepared.(string) == "current" {
+		cfg := pass.Prepared.(Config)
+		if cfg.Mode == "current" {
 			return CompileCurrent(ctx, c)
 		}
-		return Compile(ctx, c)
+		return CompileBounded(ctx, c, cfg.MaxWeight)
 	},
+}
+
+// Config is the reifier's resolved parameters (its Prepare's result).
+type Config struct {
+	// Mode is "paper" (Compile) or "current" (CompileCurrent).
+	Mode string
+	// MaxWeight bounds the sums of modular additions (SUMBIT nodes) in
+	// paper mode; see MaxWeightParam.
+	MaxWeight int64
+}
+
+// MaxWeightParam is the layerers' bound on the sums of modular additions
+// (SUMBIT nodes), shared by reifier and fusion.
+func MaxWeightParam() sdk.Param {
+	return sdk.Param{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
+		Doc: "bound on the weights and the reachable sum of the gates realising a modular addition (SUMBIT): wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"}
 }
 
 // tagTable interns the layered circuit's provenance tags in order of first
@@ -74,8 +95,33 @@ func (t *tagTable) intern(name string) int32 {
 // below the XOR's parity gate. Compile first lays out every level (plan),
 // then writes the gate arrays on two goroutines (emit).
 func Compile(ctx context.Context, c *circuit.Circuit) (*layered.Circuit, error) {
+	return CompileBounded(ctx, c, circuit.DefaultMaxSum)
+}
+
+// CompileBounded is Compile with additions (SUMBIT nodes) split so that
+// no sum exceeds maxSum (see circuit.SplitSums): the counters of each
+// chunk then have weights below maxSum and thresholds up to it.
+func CompileBounded(ctx context.Context, c *circuit.Circuit, maxSum int64) (*layered.Circuit, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("reifier: invalid logic circuit: %w", err)
+	}
+	c, err := circuit.SplitSums(c, maxSum)
+	if err != nil {
+		return nil, fmt.Errorf("reifier: %w", err)
+	}
+	for i, op := range c.Ops {
+		if op != circuit.OpSumBit {
+			continue
+		}
+		var sum int64
+		for _, e := range c.Weights[c.ArgStart[i]:c.ArgStart[i+1]] {
+			if e <= c.Param[i] {
+				sum += 1 << uint(e)
+			}
+		}
+		if sum > 1<<30 {
+			return nil, fmt.Errorf("reifier: node %d: SUMBIT sums to %d, more than int32 weights hold even after splitting", i, sum)
+		}
 	}
 	s, err := plan(ctx, c)
 	if err != nil {
@@ -148,7 +194,7 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 			level[i] = 1
 			continue
 		case circuit.OpNot, circuit.OpAnd, circuit.OpOr, circuit.OpAndNot, circuit.OpThreshold:
-		case circuit.OpXor:
+		case circuit.OpXor, circuit.OpSumBit:
 			if t := c.Tag[i]; s.counterTag[t] < 0 {
 				s.counterTag[t] = tt.intern(c.Tags[t] + " counters")
 			}
@@ -167,7 +213,7 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 				firstUse[a] = L
 			}
 		}
-		if op == circuit.OpXor {
+		if hasCounters(op) {
 			L++
 		}
 		level[i] = L
@@ -220,10 +266,12 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 			continue
 		}
 		n := c.ArgStart[i+1] - c.ArgStart[i]
-		if op == circuit.OpXor {
+		if hasCounters(op) {
+			nc := s.numCounters(int32(i))
 			startAt[L]++ // counters, at L−1
-			width[L-1] += n
-			edges += int(n) * int(n)
+			width[L-1] += nc
+			edges += int(nc) * int(n)
+			n = nc // the parity gate reads the counters
 		}
 		startAt[L+1]++
 		width[L]++
@@ -252,7 +300,7 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 		if op == circuit.OpInput || L == unset {
 			continue
 		}
-		if op == circuit.OpXor {
+		if hasCounters(op) {
 			s.entries[fill[L-1]] = int32(2*i + 1)
 			fill[L-1]++
 		}
@@ -379,19 +427,23 @@ func (s *schedule) sources(ctx context.Context) ([]int32, error) {
 			args := s.args(i)
 			n := len(args)
 			switch {
-			case entry&1 == 1: // counters: n gates with the same sources
-				row := src[e : e+n]
-				for k, a := range args {
-					row[k] = pos[a]
-				}
-				e += n
-				for k := 1; k < n; k++ {
-					e += copy(src[e:e+n], row)
+			case entry&1 == 1: // counters: nc gates with the same sources
+				nc := int(s.numCounters(i))
+				if nc > 0 {
+					row := src[e : e+n]
+					for k, a := range args {
+						row[k] = pos[a]
+					}
+					e += n
+					for k := 1; k < nc; k++ {
+						e += copy(src[e:e+n], row)
+					}
 				}
 				pos[i] = idx
-				idx += int32(n)
+				idx += int32(nc)
 				continue
-			case c.Ops[i] == circuit.OpXor: // parity over its counters
+			case hasCounters(c.Ops[i]): // parity over its counters
+				n = int(s.numCounters(i))
 				row := src[e : e+n]
 				for k := range row {
 					row[k] = pos[i] + int32(k)
@@ -463,13 +515,27 @@ func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
 			n := int(b - a)
 			tag := s.tag[c.Tag[i]]
 			switch op := c.Ops[i]; {
+			case entry&1 == 1 && op == circuit.OpSumBit: // counters [Σ 2^e·x ≥ j·2^k]
+				ct := s.counterTag[c.Tag[i]]
+				k := c.Param[i]
+				for j := int32(1); j <= s.numCounters(i); j++ {
+					for q, x := range c.Weights[a:b] {
+						l.Weight[e+q] = 0 // 2^x ≡ 0 mod 2^(k+1) above k
+						if x <= k {
+							l.Weight[e+q] = 1 << x
+						}
+					}
+					e += n
+					gate(j<<k, ct)
+				}
 			case entry&1 == 1: // counters [Σ args ≥ k], k = 1..n
 				ct := s.counterTag[c.Tag[i]]
 				for k := 1; k <= n; k++ {
 					ones(n)
 					gate(int32(k), ct)
 				}
-			case op == circuit.OpXor: // [c₁ − c₂ + c₃ − … ≥ 1]
+			case hasCounters(op): // [c₁ − c₂ + c₃ − … ≥ 1]
+				n = int(s.numCounters(i))
 				w := l.Weight[e : e+n]
 				for k := range w {
 					w[k] = 1 - 2*int32(k%2)
@@ -505,4 +571,27 @@ func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
 		copyGate()
 	}
 	return nil
+}
+
+// hasCounters reports whether op lowers to a level of counters and a
+// parity gate over them (XOR, SUMBIT).
+func hasCounters(op circuit.Op) bool { return op == circuit.OpXor || op == circuit.OpSumBit }
+
+// numCounters returns the number of counters of op i: its arity for an
+// XOR; for a SUMBIT of bit k, ⌊Σ 2^e / 2^k⌋ over its exponents e ≤ k (the
+// multiples of 2^k the sum can reach).
+func (s *schedule) numCounters(i int32) int32 {
+	c := s.c
+	a, b := c.ArgStart[i], c.ArgStart[i+1]
+	if c.Ops[i] != circuit.OpSumBit {
+		return b - a
+	}
+	k := c.Param[i]
+	var sum int64
+	for _, e := range c.Weights[a:b] {
+		if e <= k {
+			sum += 1 << uint(e)
+		}
+	}
+	return int32(sum >> uint(k))
 }

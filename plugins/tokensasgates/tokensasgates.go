@@ -111,6 +111,9 @@ func Map(ctx context.Context, c *layered.Circuit, opt Options) (*model.Model, er
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("tokens-as-gates: %w", err)
 	}
+	// A token is a gate and attention routes its sources' values: a gate
+	// reading forms reads their gates (a form is not a token).
+	c = c.Flatten()
 	nIn, G, D := c.NumInputs, c.NumGates(), c.Depth()
 	real := nIn + G // tokens of the circuit
 	// Token of gate idx within level L (L = 0: inputs).

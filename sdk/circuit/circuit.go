@@ -33,10 +33,16 @@ const (
 	OpAndNot
 	// OpThreshold fires iff Σ Weights[k]·arg_k ≥ Param.
 	OpThreshold
+	// OpSumBit is bit Param (0…63) of the integer Σ 2^Weights[k]·arg_k:
+	// the weights are exponents (0…63), so an operand of exponent e adds
+	// 2^e, and operands above Param do not matter. It is the arithmetic op
+	// of modular addition: bit k of a sum of words is the SUMBIT of every
+	// word's bits 0…k. XOR is its special case (bit 0, every exponent 0).
+	OpSumBit
 	numOps
 )
 
-var opNames = [...]string{"INPUT", "CONST", "NOT", "AND", "OR", "XOR", "ANDNOT", "THRESHOLD"}
+var opNames = [...]string{"INPUT", "CONST", "NOT", "AND", "OR", "XOR", "ANDNOT", "THRESHOLD", "SUMBIT"}
 
 // String returns the op's upper-case name.
 func (o Op) String() string {
@@ -58,10 +64,10 @@ type Range struct {
 
 // Circuit is a logic circuit. All per-node slices have one entry per node;
 // node i's operands are Args[ArgStart[i]:ArgStart[i+1]] with the matching
-// Weights (1 for every op but OpThreshold).
+// Weights (1 for every op but OpThreshold and OpSumBit).
 type Circuit struct {
 	Ops      []Op
-	Param    []int32 // OpConst: value; OpThreshold: θ; OpInput: input position
+	Param    []int32 // OpConst: value; OpThreshold: θ; OpSumBit: bit index; OpInput: input position
 	Tag      []int32 // index into Tags
 	ArgStart []int32 // len(Ops)+1
 	Args     []Node
@@ -175,6 +181,15 @@ func (c *Circuit) Validate() error {
 		case OpAnd, OpOr, OpXor, OpThreshold:
 			if arity < 1 {
 				return fmt.Errorf("circuit: node %d: %s has no operands", i, op)
+			}
+		case OpSumBit:
+			if arity < 1 || c.Param[i] < 0 || c.Param[i] > MaxSumBit {
+				return fmt.Errorf("circuit: node %d: SUMBIT of bit %d with %d operands, want bit 0…%d and at least one operand", i, c.Param[i], arity, MaxSumBit)
+			}
+			for k := a; k < b; k++ {
+				if e := c.Weights[k]; e < 0 || e > MaxSumBit {
+					return fmt.Errorf("circuit: node %d: SUMBIT exponent %d out of range 0…%d", i, e, MaxSumBit)
+				}
 			}
 		case OpAndNot:
 			if arity < 2 {

@@ -66,6 +66,12 @@ func refOp(op circuit.Op, param int32, weights []int32, xs []uint) uint {
 			return 1
 		}
 		return 0
+	case circuit.OpSumBit:
+		var sum uint64 // modulo 2^64: bits 0…63 are exact
+		for k, x := range xs {
+			sum += uint64(x) << uint(weights[k])
+		}
+		return uint(sum>>uint(param)) & 1
 	}
 	panic("refOp: " + op.String())
 }
@@ -76,7 +82,7 @@ type opCase struct {
 	op      circuit.Op
 	arity   int
 	param   int32
-	weights []int32 // OpThreshold only
+	weights []int32 // OpThreshold and OpSumBit only
 }
 
 // build returns a circuit with arity inputs "x" and the op as its only output "y".
@@ -99,6 +105,8 @@ func (tc opCase) build() *circuit.Circuit {
 		y = b.AndNot(xs[0], xs[1:]...)
 	case circuit.OpThreshold:
 		y = b.Threshold(tc.param, xs, tc.weights)
+	case circuit.OpSumBit:
+		y = b.SumBit(int(tc.param), xs, tc.weights)
 	}
 	b.Output("y", []circuit.Node{y})
 	return b.Circuit()
@@ -153,6 +161,28 @@ func opCases() []opCase {
 			arity:   len(th.w),
 			param:   th.theta,
 			weights: th.w,
+		})
+	}
+	sums := []struct {
+		k int32
+		e []int32
+	}{
+		{0, []int32{0, 0, 0, 0, 0}},     // XOR of 5
+		{1, []int32{0, 0, 0}},           // carry of a full adder
+		{1, []int32{0, 1, 0, 1}},        // bit 1 of two 2-bit words
+		{2, []int32{0, 1, 2, 0, 1, 2}},  // bit 2 of two 3-bit words
+		{3, []int32{0, 0, 0, 0, 0, 0}},  // bit 3 of a count of 6: never
+		{2, []int32{0, 3, 1, 5}},        // exponents above k do not matter
+		{63, []int32{63, 62, 62, 0, 1}}, // the top bit
+		{5, []int32{4, 4, 4, 4, 4, 4}},  // 6·16 = 96 = 0b1100000
+	}
+	for _, sb := range sums {
+		cases = append(cases, opCase{
+			name:    fmt.Sprintf("SUMBIT k=%d e=%v", sb.k, sb.e),
+			op:      circuit.OpSumBit,
+			arity:   len(sb.e),
+			param:   sb.k,
+			weights: sb.e,
 		})
 	}
 	return cases
@@ -397,7 +427,7 @@ func TestInputsOutputsRanges(t *testing.T) {
 }
 
 func TestOpString(t *testing.T) {
-	want := []string{"INPUT", "CONST", "NOT", "AND", "OR", "XOR", "ANDNOT", "THRESHOLD"}
+	want := []string{"INPUT", "CONST", "NOT", "AND", "OR", "XOR", "ANDNOT", "THRESHOLD", "SUMBIT"}
 	for i, w := range want {
 		if got := circuit.Op(i).String(); got != w {
 			t.Errorf("Op(%d) = %q, want %q", i, got, w)
@@ -761,7 +791,7 @@ func randomCircuit(rng *rand.Rand, n int) *circuit.Circuit {
 				return out
 			}
 			var x circuit.Node
-			switch rng.IntN(7) {
+			switch rng.IntN(8) {
 			case 0:
 				x = b.Const(rng.IntN(2))
 			case 1:
@@ -782,6 +812,13 @@ func randomCircuit(rng *rand.Rand, n int) *circuit.Circuit {
 					w[i] = int32(rng.Uint32()) >> (rng.IntN(4) * 8)
 				}
 				x = b.Threshold(int32(rng.Uint32())>>(rng.IntN(4)*8), pick(k), w)
+			case 7:
+				k := 1 + rng.IntN(8)
+				e := make([]int32, k)
+				for i := range e {
+					e[i] = int32(rng.IntN(circuit.MaxSumBit + 1))
+				}
+				x = b.SumBit(rng.IntN(circuit.MaxSumBit+1), pick(k), e)
 			}
 			nodes = append(nodes, x)
 		})

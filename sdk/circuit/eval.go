@@ -47,6 +47,8 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 			}
 		case OpThreshold:
 			v = bitslice.Threshold(val, args, c.Weights[a:b], c.Param[i])
+		case OpSumBit:
+			v = bitslice.SumBit(val, args, c.Weights[a:b], int(c.Param[i]))
 		default:
 			return nil, fmt.Errorf("circuit: node %d: unknown op %d", i, op)
 		}

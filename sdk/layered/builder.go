@@ -6,18 +6,24 @@ import "github.com/tcforge/tcforge/sdk/circuit"
 type Builder struct {
 	c      Circuit
 	tagIdx map[string]int32
+	// formStart[L] is the first form of level L; forms tells whether any
+	// form was added.
+	formStart []int32
+	forms     bool
 }
 
 // NewBuilder starts a circuit over numInputs inputs.
 func NewBuilder(numInputs int, inputRanges []circuit.Range) *Builder {
 	return &Builder{
 		c: Circuit{
-			NumInputs:   numInputs,
-			LevelStart:  []int32{0},
-			RowStart:    []int32{0},
-			InputRanges: append([]circuit.Range(nil), inputRanges...),
+			NumInputs:    numInputs,
+			LevelStart:   []int32{0},
+			RowStart:     []int32{0},
+			InputRanges:  append([]circuit.Range(nil), inputRanges...),
+			FormRowStart: []int32{0},
 		},
-		tagIdx: map[string]int32{},
+		tagIdx:    map[string]int32{},
+		formStart: []int32{0},
 	}
 }
 
@@ -36,6 +42,23 @@ func (b *Builder) Tag(tag string) int32 {
 // starts the next. Call it once after the last gate of every level.
 func (b *Builder) Level() {
 	b.c.LevelStart = append(b.c.LevelStart, int32(len(b.c.Kind)))
+	b.formStart = append(b.formStart, int32(len(b.c.FormConst)))
+}
+
+// Form adds the linear form constant + Σ coef[i]·x[src[i]] over the gates
+// x of the last closed level (before the first Level call: the inputs)
+// and returns its index among that level's forms, which is what the
+// gates of the next level read. Once one form is added, the circuit has
+// forms: every level but the last must get its forms, before the gates
+// of the next level.
+func (b *Builder) Form(constant int32, src, coef []int32) int32 {
+	b.forms = true
+	idx := int32(len(b.c.FormConst)) - b.formStart[len(b.formStart)-1]
+	b.c.FormConst = append(b.c.FormConst, constant)
+	b.c.FormSrc = append(b.c.FormSrc, src...)
+	b.c.FormCoef = append(b.c.FormCoef, coef...)
+	b.c.FormRowStart = append(b.c.FormRowStart, int32(len(b.c.FormSrc)))
+	return idx
 }
 
 // Width returns the number of gates added to the open level so far.
@@ -88,6 +111,14 @@ func (b *Builder) Grow(gates, edges int) {
 func (b *Builder) Circuit(outputRanges []circuit.Range) *Circuit {
 	c := b.c
 	c.OutputRanges = append([]circuit.Range(nil), outputRanges...)
+	if b.forms {
+		c.FormStart = b.formStart
+		if c.FormSrc == nil {
+			c.FormSrc, c.FormCoef = []int32{}, []int32{}
+		}
+	} else {
+		c.FormRowStart = nil
+	}
 	b.c = Circuit{}
 	return &c
 }

@@ -13,7 +13,7 @@ import (
 
 const (
 	magic   = "TCLT"
-	version = 3 // 2: narrow packed arrays, fan-ins instead of RowStart; 3: repeated rows sent once
+	version = 4 // 2: narrow packed arrays, fan-ins instead of RowStart; 3: repeated rows sent once; 4: linear forms
 )
 
 // repeatRow flags, in the encoded kind byte, a gate whose row (sources
@@ -83,6 +83,19 @@ func (c *Circuit) MarshalBinary() ([]byte, error) {
 	w.Strings(c.Tags)
 	circuit.WriteRanges(w, c.InputRanges)
 	circuit.WriteRanges(w, c.OutputRanges)
+	// Forms: FormStart (empty: none), then the constants, the rows'
+	// lengths, sources and coefficients.
+	w.I32s(c.FormStart)
+	if c.FormStart != nil {
+		fan := make([]int32, len(c.FormConst))
+		for f := range fan {
+			fan[f] = c.FormRowStart[f+1] - c.FormRowStart[f]
+		}
+		w.I32s(c.FormConst)
+		w.I32s(fan)
+		w.I32s(c.FormSrc)
+		w.I32s(c.FormCoef)
+	}
 	return w.Bytes(), nil
 }
 
@@ -199,6 +212,18 @@ func (c *Circuit) checkRows() error {
 			return fmt.Errorf("layered: edge offsets decrease at gate %d", g)
 		}
 	}
+	if c.FormStart == nil {
+		return nil
+	}
+	f := len(c.FormConst)
+	if len(c.FormRowStart) != f+1 || c.FormRowStart[0] != 0 || len(c.FormSrc) != len(c.FormCoef) || int(c.FormRowStart[f]) != len(c.FormSrc) {
+		return fmt.Errorf("layered: form rows do not span the %d form sources and %d coefficients", len(c.FormSrc), len(c.FormCoef))
+	}
+	for i := range f {
+		if c.FormRowStart[i+1] < c.FormRowStart[i] {
+			return fmt.Errorf("layered: form entry offsets decrease at form %d", i)
+		}
+	}
 	return nil
 }
 
@@ -250,11 +275,41 @@ func (c *Circuit) UnmarshalBinary(data []byte) error {
 	d.Tags = r.Strings()
 	d.InputRanges = circuit.ReadRanges(r)
 	d.OutputRanges = circuit.ReadRanges(r)
+	var formFan []int32
+	if fs := r.I32s(); len(fs) > 0 {
+		d.FormStart = fs
+		d.FormConst = r.I32s()
+		formFan = r.I32s()
+		d.FormSrc = r.I32s()
+		d.FormCoef = r.I32s()
+	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("decoding layered circuit: %w", err)
 	}
+	if d.FormStart != nil {
+		if len(formFan) != len(d.FormConst) {
+			return fmt.Errorf("decoding layered circuit: %d form lengths for %d forms", len(formFan), len(d.FormConst))
+		}
+		d.FormRowStart = make([]int32, len(formFan)+1)
+		n := int64(0)
+		for f, k := range formFan {
+			if k < 0 {
+				return fmt.Errorf("decoding layered circuit: form %d has negative length %d", f, k)
+			}
+			n += int64(k)
+			if n > int64(len(d.FormSrc)) {
+				return fmt.Errorf("decoding layered circuit: form lengths add up to more than the %d form sources", len(d.FormSrc))
+			}
+			d.FormRowStart[f+1] = int32(n)
+		}
+	}
 	if err := d.expandRows(kinds, fanIn, src, weight); err != nil {
 		return fmt.Errorf("decoding layered circuit: %w", err)
+	}
+	if d.FormStart != nil {
+		if err := d.checkMass(); err != nil {
+			return fmt.Errorf("decoding layered circuit: %w", err)
+		}
 	}
 	if err := d.checkRanges(); err != nil {
 		return fmt.Errorf("decoding layered circuit: %w", err)
@@ -279,6 +334,9 @@ func (d *Circuit) expandRows(kinds []byte, fanIn []int32, src, weight binenc.Pac
 		return fmt.Errorf("%d sources but %d weights", src.Len(), weight.Len())
 	}
 	if err := d.checkLevels(g); err != nil {
+		return err
+	}
+	if err := d.checkForms(); err != nil {
 		return err
 	}
 	// Per gate: kind, tag, row length. sent[L] is the number of edges sent
@@ -352,10 +410,10 @@ func (d *Circuit) expandRows(kinds []byte, fanIn []int32, src, weight binenc.Pac
 	tail := d.Src[len(d.Src)-src.Len():]
 	src.Get(tail)
 	for L := 1; L < len(d.LevelStart); L++ {
-		prev := int32(d.LevelWidth(L - 1))
+		prev := int32(d.NumForms(L - 1))
 		for _, s := range tail[sent[L-1]:sent[L]] {
 			if s < 0 || s >= prev {
-				return fmt.Errorf("layered: level %d: source %d outside level %d (width %d)", L, s, L-1, prev)
+				return fmt.Errorf("layered: level %d: source %d outside level %d (%s)", L, s, L-1, d.sourceCount(prev))
 			}
 		}
 	}
@@ -367,10 +425,10 @@ func (d *Circuit) expandRows(kinds []byte, fanIn []int32, src, weight binenc.Pac
 		if gi == d.LevelStart[L] || kinds[gi]&repeatRow == 0 {
 			continue
 		}
-		prev := int32(d.LevelWidth(L - 1))
+		prev := int32(d.NumForms(L - 1))
 		for _, s := range d.Src[d.RowStart[gi]:d.RowStart[gi+1]] {
 			if s < 0 || s >= prev {
-				return fmt.Errorf("layered: level %d gate 0: source %d outside level %d (width %d)", L, s, L-1, prev)
+				return fmt.Errorf("layered: level %d gate 0: source %d outside level %d (%s)", L, s, L-1, d.sourceCount(prev))
 			}
 		}
 	}

@@ -22,7 +22,10 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 // computed directly as the XOR of the counters' row. The returned func is
 // safe for concurrent use (bitvec.EvalSliced runs it on every core); the
 // circuit must not change while it is in use.
+//
+// A circuit with forms is evaluated as its Flatten.
 func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
+	c = c.Flatten()
 	p := c.evalPlan()
 	nIn, nOut, width := c.NumInputs, c.NumOutputs(), p.width
 	bufs := &sync.Pool{New: func() any {

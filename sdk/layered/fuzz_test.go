@@ -35,6 +35,8 @@ func FuzzLayeredUnmarshal(f *testing.F) {
 		xorCircuit(),
 		parityCircuit(4),
 		randomCircuit(rand.New(rand.NewPCG(9, 10)), 5, 3),
+		xorForms(),
+		formsCircuit(rand.New(rand.NewPCG(11, 12)), 4, 3),
 	} {
 		data, err := c.MarshalBinary()
 		if err != nil {
@@ -125,6 +127,9 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	pastGates.LevelStart = []int32{0, 9, 5}
 	overflow := cloneCircuit(xorCircuit())
 	overflow.OutputRanges[1].Start, overflow.OutputRanges[1].Len = math.MaxInt, math.MaxInt
+	forms := enc(xorForms())
+	massOverflow := cloneCircuit(xorForms())
+	massOverflow.FormCoef[2], massOverflow.Weight[2] = math.MaxInt32, 2
 	seeds := map[string][]byte{
 		"valid_no_inputs":            enc(layered.NewBuilder(0, nil).Circuit(nil)),
 		"valid_depth_zero":           enc(layered.NewBuilder(3, nil).Circuit(nil)),
@@ -137,6 +142,10 @@ func TestWriteFuzzCorpus(t *testing.T) {
 		"regress_level_past_gates":   enc(pastGates),
 		"regress_range_overflow":     enc(overflow),
 		"regress_copy_then_same_row": enc(copyThenSameRow()),
+		"valid_forms_xor":            enc(xorForms()),
+		"valid_forms_random":         enc(formsCircuit(rand.New(rand.NewPCG(15, 16)), 4, 3)),
+		"forms_truncated":            forms[:len(forms)-3],
+		"forms_mass_overflow":        enc(massOverflow),
 	}
 	dir := filepath.Join("testdata", "fuzz", "FuzzLayeredUnmarshal")
 	if err := os.RemoveAll(dir); err != nil {

@@ -7,10 +7,17 @@
 // source is the index of a gate *within the previous level* (for level 1: an
 // input index), so "strictly layered" holds by construction of the encoding
 // and validation only checks ranges.
+//
+// A circuit may carry linear forms (the residual stream of a transformer):
+// then every level L below the last holds forms, each an integer constant
+// plus an integer combination of level L's gates (level 0: the inputs), and
+// the gates of level L+1 read forms of level L instead of gates. A circuit
+// without forms means that each gate is its own form.
 package layered
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tcforge/tcforge/sdk/circuit"
 )
@@ -43,6 +50,43 @@ type Circuit struct {
 
 	InputRanges  []circuit.Range
 	OutputRanges []circuit.Range // over the gates of the last level
+
+	// Linear forms, optional: with FormStart nil every gate is its own
+	// form and a gate's Src indexes gates of the previous level. Otherwise
+	// len(FormStart) = Depth+1, the forms of level L (0 ≤ L < Depth) are
+	// [FormStart[L], FormStart[L+1]), a gate of level L+1 reads forms of
+	// level L (Src indexes a form within level L), and form f is
+	//
+	//	FormConst[f] + Σ FormCoef[e]·x[FormSrc[e]],  e ∈ [FormRowStart[f], FormRowStart[f+1])
+	//
+	// over the gates x of level L (level 0: the inputs), FormSrc indexing
+	// a gate within level L. The last level has no forms: its gates are
+	// the outputs.
+	FormStart    []int32
+	FormConst    []int32
+	FormRowStart []int32 // len = forms+1
+	FormSrc      []int32 // index within the form's level
+	FormCoef     []int32
+}
+
+// HasForms reports whether the circuit carries explicit linear forms.
+func (c *Circuit) HasForms() bool { return c.FormStart != nil }
+
+// NumForms returns the number of forms of level L, which the gates of
+// level L+1 read: without explicit forms, and on the last level (the
+// outputs), the level's width.
+func (c *Circuit) NumForms(L int) int {
+	if c.FormStart == nil || L >= c.Depth() {
+		return c.LevelWidth(L)
+	}
+	return int(c.FormStart[L+1] - c.FormStart[L])
+}
+
+// Form returns form f's constant and its sources (indices within its
+// level) and coefficients. The circuit must have forms.
+func (c *Circuit) Form(f int) (constant int32, src, coef []int32) {
+	a, b := c.FormRowStart[f], c.FormRowStart[f+1]
+	return c.FormConst[f], c.FormSrc[a:b], c.FormCoef[a:b]
 }
 
 // Depth returns the number of gate levels (the input level is not counted).
@@ -87,18 +131,18 @@ func (c *Circuit) Validate() error {
 	if c.RowStart[0] != 0 || int(c.RowStart[g]) != len(c.Src) {
 		return fmt.Errorf("layered: RowStart does not span the edges")
 	}
-	if len(c.LevelStart) == 0 || c.LevelStart[0] != 0 || int(c.LevelStart[len(c.LevelStart)-1]) != g {
-		return fmt.Errorf("layered: LevelStart does not span the gates")
+	if err := c.checkLevels(g); err != nil {
+		return err
+	}
+	if err := c.checkForms(); err != nil {
+		return err
 	}
 	for L := 1; L < len(c.LevelStart); L++ {
 		lo, hi := c.LevelStart[L-1], c.LevelStart[L]
-		if hi < lo {
-			return fmt.Errorf("layered: level %d has negative width", L)
-		}
-		if int(hi) > g {
-			return fmt.Errorf("layered: level %d ends past the %d gates", L, g)
-		}
 		prev := int32(c.LevelWidth(L - 1))
+		if c.FormStart != nil {
+			prev = int32(c.NumForms(L - 1))
+		}
 		for gi := lo; gi < hi; gi++ {
 			a, b := c.RowStart[gi], c.RowStart[gi+1]
 			if b < a {
@@ -109,7 +153,7 @@ func (c *Circuit) Validate() error {
 			}
 			for e := a; e < b; e++ {
 				if s := c.Src[e]; s < 0 || s >= prev {
-					return fmt.Errorf("layered: level %d gate %d: source %d outside level %d (width %d)", L, gi-lo, s, L-1, prev)
+					return fmt.Errorf("layered: level %d gate %d: source %d outside level %d (%s)", L, gi-lo, s, L-1, c.sourceCount(prev))
 				}
 			}
 			if t := c.Tag[gi]; t < 0 || int(t) >= len(c.Tags) {
@@ -120,7 +164,110 @@ func (c *Circuit) Validate() error {
 			}
 		}
 	}
+	if c.FormStart != nil {
+		if err := c.checkMass(); err != nil {
+			return err
+		}
+	}
 	return c.checkRanges()
+}
+
+// sourceCount says how many sources a level offers its readers: its
+// width, or its forms.
+func (c *Circuit) sourceCount(n int32) string {
+	if c.FormStart != nil {
+		return fmt.Sprintf("%d forms", n)
+	}
+	return fmt.Sprintf("width %d", n)
+}
+
+// maxMass bounds a gate's flattened mass Σ_f |w_f|·Σ_e |a_e| (its
+// weights once every form it reads is substituted), so that the
+// flattened circuit's weights and sums fit int32.
+const maxMass = math.MaxInt32 - 1
+
+// checkForms checks the forms (if any): FormStart spans them level by
+// level, their rows span FormSrc and FormCoef, and every source lies
+// within its level. LevelStart must be valid.
+func (c *Circuit) checkForms() error {
+	if c.FormStart == nil {
+		if c.FormConst != nil || c.FormRowStart != nil || c.FormSrc != nil || c.FormCoef != nil {
+			return fmt.Errorf("layered: form arrays without FormStart")
+		}
+		return nil
+	}
+	depth := c.Depth()
+	if len(c.FormStart) != depth+1 || c.FormStart[0] != 0 {
+		return fmt.Errorf("layered: FormStart has %d entries for %d levels", len(c.FormStart), depth)
+	}
+	n := len(c.FormConst)
+	if int(c.FormStart[depth]) != n {
+		return fmt.Errorf("layered: FormStart does not span the %d forms", n)
+	}
+	if len(c.FormRowStart) != n+1 || c.FormRowStart[0] != 0 || int(c.FormRowStart[n]) != len(c.FormSrc) {
+		return fmt.Errorf("layered: FormRowStart does not span the form entries")
+	}
+	if len(c.FormSrc) != len(c.FormCoef) {
+		return fmt.Errorf("layered: %d form sources but %d coefficients", len(c.FormSrc), len(c.FormCoef))
+	}
+	for L := range depth {
+		lo, hi := c.FormStart[L], c.FormStart[L+1]
+		if hi < lo || int(hi) > n {
+			return fmt.Errorf("layered: forms of level %d: bad span [%d, %d)", L, lo, hi)
+		}
+		width := int32(c.LevelWidth(L))
+		for f := lo; f < hi; f++ {
+			a, b := c.FormRowStart[f], c.FormRowStart[f+1]
+			if b < a || int(b) > len(c.FormSrc) {
+				return fmt.Errorf("layered: form %d: entry offsets out of order", f)
+			}
+			for _, s := range c.FormSrc[a:b] {
+				if s < 0 || s >= width {
+					return fmt.Errorf("layered: level %d form %d: source %d outside level %d (width %d)", L, f-lo, s, L, width)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// formMass returns Σ|a| of every form, saturated at 2³¹.
+func (c *Circuit) formMass() []int64 {
+	mass := make([]int64, len(c.FormConst))
+	for f := range mass {
+		var m int64
+		for _, a := range c.FormCoef[c.FormRowStart[f]:c.FormRowStart[f+1]] {
+			m = min(m+abs64(int64(a)), 1<<31)
+		}
+		mass[f] = m
+	}
+	return mass
+}
+
+// checkMass checks that no gate's flattened mass exceeds maxMass. The
+// forms and the gates' rows must be valid.
+func (c *Circuit) checkMass() error {
+	mass := c.formMass()
+	for L := 1; L <= c.Depth(); L++ {
+		base := c.FormStart[L-1]
+		for g := c.LevelStart[L-1]; g < c.LevelStart[L]; g++ {
+			var m int64
+			for e := c.RowStart[g]; e < c.RowStart[g+1]; e++ {
+				m += abs64(int64(c.Weight[e])) * mass[base+c.Src[e]]
+				if m > maxMass {
+					return fmt.Errorf("layered: level %d gate %d: weights times form coefficients add up past %d", L, g-c.LevelStart[L-1], maxMass)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // checkLevels checks that LevelStart spans the g gates, level by level.
@@ -159,6 +306,11 @@ func (c *Circuit) checkRanges() error {
 
 // Stats are the canonical size figures of a layered circuit (the paper's
 // conventions: depth counts gate levels only; width counts copies).
+// Edges, MaxFanIn and MaxWeight are those of the flattened circuit (a gate
+// reading a form counts the form's gates, and its weight times theirs),
+// so circuits with and without forms compare; Forms and Nonzeros are what
+// a model stores: the most forms on one level and the entries of gate
+// rows plus form rows.
 type Stats struct {
 	Depth     int   `json:"depth"`
 	Width     int   `json:"width"`
@@ -167,35 +319,132 @@ type Stats struct {
 	Edges     int   `json:"edges"`
 	MaxFanIn  int   `json:"max_fanin"`
 	MaxWeight int   `json:"max_weight"`
+	Forms     int   `json:"forms"`
+	Nonzeros  int   `json:"nonzeros"`
 	Widths    []int `json:"level_widths"` // Widths[L-1] = gates in level L
 }
 
 // Stats computes the canonical figures.
 func (c *Circuit) Stats() Stats {
-	s := Stats{Depth: c.Depth(), Gates: len(c.Kind), Edges: len(c.Src)}
-	for L := 1; L <= s.Depth; L++ {
+	s := Stats{Depth: c.Depth(), Gates: len(c.Kind), Nonzeros: len(c.Src) + len(c.FormSrc)}
+	for L := 0; L <= s.Depth; L++ {
+		s.Forms = max(s.Forms, c.NumForms(L))
+		if L == 0 {
+			continue
+		}
 		w := c.LevelWidth(L)
 		s.Widths = append(s.Widths, w)
 		if w > s.Width {
 			s.Width = w
 		}
 	}
-	for g, k := range c.Kind {
+	for _, k := range c.Kind {
 		if k == KindCopy {
 			s.Copies++
 		}
-		if f := int(c.RowStart[g+1] - c.RowStart[g]); f > s.MaxFanIn {
-			s.MaxFanIn = f
+	}
+	if c.FormStart == nil {
+		s.Edges = len(c.Src)
+		for g := range c.Kind {
+			s.MaxFanIn = max(s.MaxFanIn, int(c.RowStart[g+1]-c.RowStart[g]))
+		}
+		for _, w := range c.Weight {
+			s.MaxWeight = max(s.MaxWeight, int(abs64(int64(w)))) // int64: −MinInt32 does not fit an int32
+		}
+		return s
+	}
+	size := make([]int32, len(c.FormConst))
+	maxA := make([]int64, len(c.FormConst))
+	for f := range size {
+		a, b := c.FormRowStart[f], c.FormRowStart[f+1]
+		size[f] = b - a
+		for _, x := range c.FormCoef[a:b] {
+			maxA[f] = max(maxA[f], abs64(int64(x)))
 		}
 	}
-	for _, w := range c.Weight {
-		a := int(w) // before negating: −MinInt32 does not fit an int32
-		if a < 0 {
-			a = -a
-		}
-		if a > s.MaxWeight {
-			s.MaxWeight = a
+	for L := 1; L <= s.Depth; L++ {
+		base := c.FormStart[L-1]
+		for g := c.LevelStart[L-1]; g < c.LevelStart[L]; g++ {
+			fan := 0
+			for e := c.RowStart[g]; e < c.RowStart[g+1]; e++ {
+				f := base + c.Src[e]
+				fan += int(size[f])
+				s.MaxWeight = max(s.MaxWeight, int(abs64(int64(c.Weight[e]))*maxA[f]))
+			}
+			s.Edges += fan
+			s.MaxFanIn = max(s.MaxFanIn, fan)
 		}
 	}
 	return s
+}
+
+// Flatten returns the circuit without forms that computes the same: every
+// form a gate reads is substituted into the gate's row (sources in order
+// of first appearance, equal sources merged, zero weights dropped) and its
+// constant into the threshold. A circuit without forms is returned as is.
+// The circuit must be valid (so that the flattened weights fit int32); a
+// threshold past int32 is clamped to where the gate is constant.
+func (c *Circuit) Flatten() *Circuit {
+	if c.FormStart == nil {
+		return c
+	}
+	d := &Circuit{
+		NumInputs: c.NumInputs, LevelStart: c.LevelStart, Kind: c.Kind, Tag: c.Tag, Tags: c.Tags,
+		InputRanges: c.InputRanges, OutputRanges: c.OutputRanges,
+		Threshold: make([]int32, len(c.Kind)), RowStart: make([]int32, len(c.Kind)+1),
+	}
+	edges := c.Stats().Edges
+	d.Src, d.Weight = make([]int32, 0, edges), make([]int32, 0, edges)
+	width := c.NumInputs
+	for L := 1; L <= c.Depth(); L++ {
+		width = max(width, c.LevelWidth(L))
+	}
+	acc := make([]int64, width)
+	mark := make([]int32, width)
+	for i := range mark {
+		mark[i] = -1
+	}
+	for L := 1; L <= c.Depth(); L++ {
+		base := c.FormStart[L-1]
+		for g := c.LevelStart[L-1]; g < c.LevelStart[L]; g++ {
+			start := len(d.Src)
+			theta := int64(c.Threshold[g])
+			for e := c.RowStart[g]; e < c.RowStart[g+1]; e++ {
+				w := int64(c.Weight[e])
+				k, src, coef := c.Form(int(base + c.Src[e]))
+				theta -= w * int64(k)
+				for i, x := range src {
+					if mark[x] != g {
+						mark[x] = g
+						acc[x] = 0
+						d.Src = append(d.Src, x)
+					}
+					acc[x] += w * int64(coef[i])
+				}
+			}
+			var pos, neg int64
+			kept := d.Src[:start]
+			for _, x := range d.Src[start:] {
+				if w := acc[x]; w != 0 {
+					kept = append(kept, x)
+					d.Weight = append(d.Weight, int32(w))
+					if w > 0 {
+						pos += w
+					} else {
+						neg -= w
+					}
+				}
+			}
+			d.Src = kept
+			switch {
+			case theta > math.MaxInt32:
+				theta = pos + 1
+			case theta < math.MinInt32:
+				theta = -neg
+			}
+			d.Threshold[g] = int32(theta)
+			d.RowStart[g+1] = int32(len(d.Src))
+		}
+	}
+	return d
 }

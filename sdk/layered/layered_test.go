@@ -209,6 +209,8 @@ func TestStats(t *testing.T) {
 		Edges:     4 + 1 + 2 + 1 + 1 + 3 + 0 + 2 + 5,
 		MaxFanIn:  5,
 		MaxWeight: 7,
+		Forms:     5, // without forms, every gate (and input) is its own
+		Nonzeros:  19,
 		Widths:    []int{3, 5, 1},
 	}
 	if s := c.Stats(); !reflect.DeepEqual(s, want) {
@@ -293,6 +295,14 @@ func cloneCircuit(c *layered.Circuit) *layered.Circuit {
 	d.Tags = append([]string(nil), c.Tags...)
 	d.InputRanges = append([]circuit.Range(nil), c.InputRanges...)
 	d.OutputRanges = append([]circuit.Range(nil), c.OutputRanges...)
+	d.FormStart = append([]int32(nil), c.FormStart...)
+	d.FormConst = append([]int32(nil), c.FormConst...)
+	d.FormRowStart = append([]int32(nil), c.FormRowStart...)
+	d.FormSrc = append([]int32(nil), c.FormSrc...)
+	d.FormCoef = append([]int32(nil), c.FormCoef...)
+	if c.FormStart == nil {
+		d.FormStart, d.FormConst, d.FormRowStart, d.FormSrc, d.FormCoef = nil, nil, nil, nil, nil
+	}
 	return &d
 }
 
@@ -560,12 +570,28 @@ func marshalOrNil(c *layered.Circuit) (data []byte) {
 func refEval(c *layered.Circuit, x []uint) []uint {
 	prev := x
 	for L := 1; L <= c.Depth(); L++ {
+		// What level L reads: the previous level's forms, or its gates.
+		in := make([]int64, len(prev))
+		for i, v := range prev {
+			in[i] = int64(v)
+		}
+		if c.HasForms() {
+			in = in[:0]
+			for f := c.FormStart[L-1]; f < c.FormStart[L]; f++ {
+				k, src, coef := c.Form(int(f))
+				v := int64(k)
+				for i, s := range src {
+					v += int64(coef[i]) * int64(prev[s])
+				}
+				in = append(in, v)
+			}
+		}
 		var cur []uint
 		for g := c.LevelStart[L-1]; g < c.LevelStart[L]; g++ {
 			src, w := c.Row(int(g))
 			var sum int64
 			for k, s := range src {
-				sum += int64(w[k]) * int64(prev[s])
+				sum += int64(w[k]) * in[s]
 			}
 			v := uint(0)
 			if sum >= int64(c.Threshold[g]) {

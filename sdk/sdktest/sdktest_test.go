@@ -64,6 +64,26 @@ func xor2(wrongTheta bool) *layered.Circuit {
 	return b.Circuit([]circuit.Range{{Name: "digest", Start: 0, Len: 1}})
 }
 
+// xor2Forms is xor2 with forms: level 0's one form a + b, read by both
+// counters; level 1's one form, their alternating sum (or with wrongSign
+// their sum), read by the output gate.
+func xor2Forms(wrongSign bool) *layered.Circuit {
+	b := layered.NewBuilder(2, []circuit.Range{{Name: "msg", Start: 0, Len: 2}})
+	tag := b.Tag("xor")
+	s := b.Form(0, []int32{0, 1}, []int32{1, 1})
+	b.Gate(layered.KindGate, 1, []int32{s}, []int32{1}, tag)
+	b.Gate(layered.KindGate, 2, []int32{s}, []int32{1}, tag)
+	b.Level()
+	sign := int32(-1)
+	if wrongSign {
+		sign = 1
+	}
+	x := b.Form(0, []int32{0, 1}, []int32{1, sign})
+	b.Gate(layered.KindGate, 1, []int32{x}, []int32{1}, tag)
+	b.Level()
+	return b.Circuit([]circuit.Range{{Name: "digest", Start: 0, Len: 1}})
+}
+
 // recorder is a testing.TB that records Fatalf instead of stopping the test.
 type recorder struct {
 	testing.TB
@@ -111,6 +131,12 @@ func TestCheckLayered(t *testing.T) {
 	msg := failure(t, func(tb testing.TB) { sdktest.CheckLayered(tb, c, xor2(true), 100) })
 	if !strings.Contains(msg, "layered circuit vs logic circuit: sample 0, output bit 0 is 0, want 1") {
 		t.Errorf("a wrong layered circuit: got %q", msg)
+	}
+	// Circuits with linear forms, right and wrong.
+	sdktest.CheckLayered(t, c, xor2Forms(false), 100)
+	msg = failure(t, func(tb testing.TB) { sdktest.CheckLayered(tb, c, xor2Forms(true), 100) })
+	if !strings.Contains(msg, "layered circuit vs logic circuit: sample ") || !strings.Contains(msg, "output bit 0 is 1, want 0") {
+		t.Errorf("a wrong circuit with forms: got %q", msg)
 	}
 }
 
