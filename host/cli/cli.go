@@ -7,10 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -46,23 +52,57 @@ type exitStatus struct{ Code int }
 // Error reports the exit status.
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
+// usageError is a mistake in the command line itself (an unknown command
+// or flag, a missing FILE, a flag value out of range): reported with the
+// reason and the command's usage, exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageArgs makes the errors of an argument check usage errors.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// usagef returns a usageError.
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
 // Main runs the command line with args (without the program name) and
-// returns the process exit status.
+// returns the process exit status: 0 success, 1 a failed point or a
+// configuration mistake, 2 a command-line mistake (with usage), 128+N
+// when stopped by signal N (130 Ctrl-C, 143 SIGTERM, 141 standard output
+// closed).
 func Main(ctx context.Context, env Env, args []string) int {
 	if env.Builtins == nil {
 		env.Builtins = builtin.Plugins()
 	}
+	// A write to a closed standard output (`tcforge … | head -2`) fails
+	// with EPIPE instead of killing the process before it stops its
+	// plugins; run stops on it (see stdoutGuard), the others finish.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	cmd := newRoot(&env)
 	cmd.SetArgs(args)
 	cmd.SetOut(env.Stdout)
 	cmd.SetErr(env.Stderr)
-	err := cmd.ExecuteContext(ctx)
+	c, err := cmd.ExecuteContextC(ctx)
 	var ee exitStatus
+	var ue usageError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command "):
+		fmt.Fprintf(env.Stderr, "Error: %v\n\n%s", err, c.UsageString())
+		return 2
 	default:
 		fmt.Fprintln(env.Stderr, "Error:", err)
 		return 2
@@ -76,8 +116,11 @@ type globals struct {
 	inProcess  bool
 	lockPath   string
 	timeout    time.Duration
-	maxEdges   int64 // run's --max-edges
-	jobs       int   // run's --jobs
+	startup    time.Duration // --start-timeout
+	memoryMiB  int64         // --plugin-memory
+	maxEdges   int64         // run's --max-edges
+	maxPoints  int64         // run's --max-points
+	jobs       int           // run's --jobs
 
 	// run's --export and --export-dense-max
 	export    string
@@ -98,10 +141,46 @@ func newRoot(env *Env) *cobra.Command {
 	pf.StringVar(&g.logFormat, "log-format", "auto", "log format: auto (console on a terminal, JSON otherwise), console, json")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for tcforge-plugin-NAME executables (repeatable; also $"+registry.PathEnv+" and ~/.tcforge/plugins)")
 	pf.DurationVar(&g.timeout, "timeout", 30*time.Minute, "give up on a plugin call after this long and kill the plugin (0: never)")
+	pf.DurationVar(&g.startup, "start-timeout", 10*time.Second, "give up on a plugin that has not completed its start-up handshake after this long and kill it (0: a minute)")
+	pf.Int64Var(&g.memoryMiB, "plugin-memory", 8192, "kill a plugin process whose resident memory exceeds this many MiB, failing its call (0: no bound; Linux)")
 	pf.StringVar(&g.lockPath, "lock", registry.LockFile, "plugin lock file pinning external plugins' SHA-256 (see \"tcforge plugins lock\"); ignored if absent")
 	pf.BoolVar(&g.inProcess, "in-process", false, "call bundled plugins in-process instead of in subprocesses (debugging and measuring)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return g.validate() }
 	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g))
 	return root
+}
+
+// logLevels are the values --log-level takes.
+var logLevels = []string{"trace", "debug", "info", "warn", "error", "disabled"}
+
+// validate rejects global flag values out of range, before anything runs.
+func (g *globals) validate() error {
+	if !slices.Contains(logLevels, g.logLevel) {
+		return usagef("--log-level must be one of %s, got %q", strings.Join(logLevels, ", "), g.logLevel)
+	}
+	if !slices.Contains([]string{"auto", "console", "json"}, g.logFormat) {
+		return usagef("--log-format must be auto, console or json, got %q", g.logFormat)
+	}
+	if g.timeout < 0 {
+		return usagef("--timeout must be a duration of at least 0 (0: no limit), got %s", g.timeout)
+	}
+	if g.memoryMiB < 0 {
+		return usagef("--plugin-memory must be at least 0 (MiB; 0: no bound), got %d", g.memoryMiB)
+	}
+	if g.startup < 0 {
+		return usagef("--start-timeout must be a duration of at least 0 (0: a minute), got %s", g.startup)
+	}
+	return nil
+}
+
+// atLeast rejects the value v of flag --name if it is below min; meaning
+// explains a special value (", 0: no limit").
+func atLeast(name string, v, min int64, meaning string) error {
+	if v < min {
+		return usagef("--%s must be at least %d%s, got %d", name, min, meaning, v)
+	}
+	return nil
 }
 
 func (g *globals) logger(w io.Writer) (zerolog.Logger, error) {
@@ -130,13 +209,15 @@ func (g *globals) logger(w io.Writer) (zerolog.Logger, error) {
 
 func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
 	return registry.New(registry.Options{
-		Builtins:    env.Builtins,
-		Dirs:        registry.DefaultDirs(g.pluginDirs...),
-		SelfCommand: env.SelfCommand,
-		InProcess:   g.inProcess,
-		Log:         log,
-		LockPath:    g.lockPath,
-		CallTimeout: g.timeout,
+		Builtins:     env.Builtins,
+		Dirs:         registry.DefaultDirs(g.pluginDirs...),
+		SelfCommand:  env.SelfCommand,
+		InProcess:    g.inProcess,
+		Log:          log,
+		LockPath:     g.lockPath,
+		CallTimeout:  g.timeout,
+		StartTimeout: g.startup,
+		MemoryLimit:  g.memoryMiB << 20,
 	})
 }
 
@@ -161,9 +242,48 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 		Short: "Run the pipelines of HCL files: build, layer, verify, compare with expectations",
 		Long: "Run every pipeline block of the given HCL files. Each matrix point is built by the construction plugin,\n" +
 			"verified against the construction's reference, layered by each layerer, verified against the logic circuit\n" +
-			"and compared with the pipeline's expect blocks. Exits non-zero if any point fails.",
+			"and compared with the pipeline's expect blocks. Exits non-zero if any point fails.\n\n" +
+			"Exit status: 0 every point verified and met its expectations; 1 one did not, or a configuration mistake;\n" +
+			"2 a command-line mistake; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 141 standard output closed:\n" +
+			"the finished points are written, marked incomplete, with report.html.",
 		Example: "  tcforge run --out out configs/paper/keccak.hcl",
-		Args:    cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("missing FILE: run needs at least one pipeline file")
+			}
+			return nil
+		},
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			if fl.Changed("samples") {
+				if err := atLeast("samples", int64(samples), 1, ""); err != nil {
+					return err
+				}
+			}
+			for _, err := range []error{
+				atLeast("jobs", int64(g.jobs), 1, ""),
+				atLeast("max-edges", g.maxEdges, 0, " (0: no limit)"),
+				atLeast("max-points", g.maxPoints, 0, " (0: no limit)"),
+				atLeast("draw-max-gates", int64(ro.maxGates), 0, ""),
+				atLeast("export-dense-max", g.exportMax, 0, " (0: always CSR)"),
+			} {
+				if err != nil {
+					return err
+				}
+			}
+			if _, err := progress.Enabled(progress.Mode(prog), io.Discard); err != nil {
+				return usagef("--progress: %w", err)
+			}
+			if _, err := path.Match(ro.draw, ""); err != nil {
+				return usagef("--draw %q: %w", ro.draw, err)
+			}
+			if out != "" {
+				if err := checkOutDir(out); err != nil {
+					return usageError{err}
+				}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			on, err := progress.Enabled(progress.Mode(prog), env.Stderr)
 			if err != nil {
@@ -172,20 +292,17 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 			// Logs go through the bar's writer, which keeps them off the bar's line.
 			ro.bar = progress.New(env.Stderr, on, 0)
 			defer ro.bar.Finish() // also when the run fails or is interrupted
+			ctx, stopWith, stop := stopOnSignals(cmd.Context())
+			defer stop()
 			renv := *env
 			renv.Stderr = ro.bar.Writer()
+			renv.Stdout = &stdoutGuard{w: env.Stdout, stop: stopWith}
 			env := &renv
 			log, err := g.logger(env.Stderr)
 			if err != nil {
 				return err
 			}
 			ro.dir, ro.log = out, log
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			go func() {
-				<-ctx.Done()
-				stop() // a second Ctrl-C kills at once
-			}()
 			return runFiles(ctx, env, g, log, args, out, samples, seed, ro)
 		},
 	}
@@ -194,14 +311,120 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&ro.draw, "draw", "", "with --out, draw the layered circuits (DIR/circuits/*.svg) of the pipelines matching this glob (--draw alone: all), points of at most --draw-max-gates gates")
 	cmd.Flags().Lookup("draw").NoOptDefVal = "*"
 	cmd.Flags().IntVar(&ro.maxGates, "draw-max-gates", draw.MaxGates, "largest circuit --draw draws")
-	cmd.Flags().StringVar(&out, "out", "", "directory for result files: DIR/<pipeline>.csv, .json, .md, DIR/plots/*.svg|png, DIR/report.html")
-	cmd.Flags().IntVar(&g.jobs, "jobs", runtime.NumCPU(), "points of a pipeline run at once")
+	cmd.Flags().StringVar(&out, "out", "", "directory for result files: DIR/<pipeline>.csv, .json, .md, DIR/plots/*.svg|png, DIR/report.html, DIR/"+report.ManifestFile+" (checked before anything runs)")
+	cmd.Flags().IntVar(&g.jobs, "jobs", runtime.NumCPU(), "points of a pipeline run at once (at least 1)")
 	cmd.Flags().Int64Var(&g.maxEdges, "max-edges", 50_000_000, "refuse points whose construction estimates more logic-circuit edges than this (0: no limit)")
-	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification (overrides each pipeline's samples)")
+	cmd.Flags().Int64Var(&g.maxPoints, "max-points", 100_000, "refuse a run of more matrix points than this in all, before any is made (0: no limit)")
+	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification, at least 1 (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
 	cmd.Flags().StringVar(&g.export, "export", "", "write every verified model to DIR as safetensors + JSON config (DIR/<pipeline>.<point>.<layerer>.<arch>.{safetensors,json}; docs/mappers.md)")
 	cmd.Flags().Int64Var(&g.exportMax, "export-dense-max", 256<<20, "with --export, write a model's tensors dense when its dense float32 form takes at most this many bytes, else CSR (0: always CSR)")
 	return cmd
+}
+
+// checkOutDir checks that --out can be written before anything runs: an
+// existing directory we can create files in, or a path whose nearest
+// existing ancestor is one. It creates nothing that stays.
+func checkOutDir(dir string) error {
+	at := dir
+	for {
+		fi, err := os.Stat(at)
+		switch {
+		case err == nil && !fi.IsDir() && at == dir:
+			return fmt.Errorf("--out %s: is a file, not a directory", dir)
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("--out %s: %s is a file, not a directory", dir, at)
+		case err == nil:
+			f, err := os.CreateTemp(at, ".tcforge-probe-*")
+			if err != nil {
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				return fmt.Errorf("--out %s: cannot create files in %s: %w", dir, at, err)
+			}
+			f.Close()
+			return os.Remove(f.Name())
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return fmt.Errorf("--out %s: %w", dir, err)
+		}
+		parent := filepath.Dir(at)
+		if parent == at {
+			return fmt.Errorf("--out %s: no existing parent directory", dir)
+		}
+		at = parent
+	}
+}
+
+// stopCause is why a run stopped early: a signal, or standard output
+// closed. code is the exit status: 128 + the signal's number, as a shell
+// reports a process the signal killed.
+type stopCause struct {
+	code int
+	why  string
+}
+
+func (c stopCause) Error() string { return c.why }
+
+// stopped returns why ctx was cancelled: a stopCause, or Ctrl-C for a
+// context cancelled from outside (as tests do).
+func stopped(ctx context.Context) stopCause {
+	var c stopCause
+	if errors.As(context.Cause(ctx), &c) {
+		return c
+	}
+	return stopCause{code: 128 + int(syscall.SIGINT), why: "interrupted"}
+}
+
+// stopOnSignals returns a context cancelled on Ctrl-C (SIGINT) or
+// SIGTERM, each handled alike: the run stops and writes the finished
+// points. A second signal kills at once (the default action is restored
+// after the first). stopWith cancels the context with a cause (standard
+// output closed, see stdoutGuard); stop releases the signals.
+func stopOnSignals(parent context.Context) (ctx context.Context, stopWith func(stopCause), stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			signal.Reset(os.Interrupt, syscall.SIGTERM) // a second one kills at once
+			c := stopCause{code: 128 + int(syscall.SIGINT), why: "interrupted"}
+			if s == syscall.SIGTERM {
+				c = stopCause{code: 128 + int(syscall.SIGTERM), why: "terminated (SIGTERM)"}
+			}
+			cancel(c)
+		case <-done:
+		}
+	}()
+	return ctx, func(c stopCause) { cancel(c) }, func() {
+		close(done)
+		signal.Stop(sigs)
+		cancel(nil)
+	}
+}
+
+// stdoutGuard is standard output for a run: when a write fails because
+// the reader went away (`tcforge run … | head -2`), it stops the run as an
+// interrupt does (exit status 141, as for SIGPIPE); the files of --out are
+// still written.
+type stdoutGuard struct {
+	w    io.Writer
+	stop func(stopCause)
+}
+
+// Write implements io.Writer.
+func (g *stdoutGuard) Write(p []byte) (int, error) {
+	n, err := g.w.Write(p)
+	if err != nil {
+		code := 128 + int(syscall.SIGPIPE)
+		if !errors.Is(err, syscall.EPIPE) {
+			code = 1
+		}
+		g.stop(stopCause{code: code, why: "standard output closed (" + err.Error() + ")"})
+	}
+	return n, err
 }
 
 func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, paths []string, out string, samples int, seed uint64, ro *runOutput) error {
@@ -218,15 +441,20 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		return exitStatus{1}
 	}
 	printDiags(diags)
+	var pipelines []*config.Pipeline
+	for _, f := range files {
+		pipelines = append(pipelines, f.Pipelines...)
+	}
+	// Refuse a huge sweep before a single point is made.
+	if d := config.CheckPointLimit(pipelines, g.maxPoints); d.HasErrors() {
+		printDiags(d)
+		return exitStatus{1}
+	}
 	reg := g.registry(env, log)
 	defer reg.Close()
 	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs,
 		Export: g.export, ExportDenseLimit: g.exportMax}
 
-	var pipelines []*config.Pipeline
-	for _, f := range files {
-		pipelines = append(pipelines, f.Pipelines...)
-	}
 	// Start every plugin the pipelines name at once, not one by one.
 	var names []string
 	for _, p := range pipelines {
@@ -236,54 +464,67 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	reg.Start(ctx, names)
 	// Check everything before running anything: a config mistake changes nothing.
+	ro.checking(runner, pipelines)
 	var checked hcl.Diagnostics
 	for _, p := range pipelines {
 		checked = append(checked, runner.Check(ctx, p)...)
+	}
+	runner.Checking = nil
+	if ctx.Err() != nil {
+		stop := stopped(ctx)
+		log.Warn().Str("why", stop.why).Msg("stopped during the check before the run: nothing was written")
+		return exitStatus{stop.code}
 	}
 	printDiags(checked)
 	if checked.HasErrors() {
 		return exitStatus{1}
 	}
+	if err := ro.begin(paths, pipelines, start); err != nil {
+		return err
+	}
 	ro.watch(runner, pipelines)
 	failed := 0
 	for _, p := range pipelines {
 		res, err := runner.Run(ctx, p)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			log.Error().Err(err).Str("pipeline", p.Name).Msg("pipeline failed")
 			failed++
 		}
 		if res == nil {
 			continue
 		}
+		if ctx.Err() != nil && !res.Complete {
+			res.Stopped = stopped(ctx).why
+		}
 		ro.bar.Finish() // the table goes where the bar may be
-		if err := report.WriteTable(env.Stdout, res); err != nil {
+		if err := report.WriteTable(env.Stdout, res); err != nil && ctx.Err() == nil {
 			return err
 		}
-		if out != "" {
-			path, err := report.WriteFiles(out, res)
-			if err != nil {
-				return err
-			}
-			log.Info().Str("file", path).Msg("wrote results")
+		// Files are written even when stopped: the finished points.
+		if err := ro.pipeline(context.WithoutCancel(ctx), runner, res); err != nil {
+			return err
 		}
 		if ctx.Err() != nil {
-			// Interrupted: the finished points of this pipeline are
-			// written; later pipelines do not start.
-			if err := ro.pipeline(context.WithoutCancel(ctx), runner, res); err != nil {
+			// Stopped: the finished points of this pipeline are written;
+			// later pipelines do not start.
+			stop := stopped(ctx)
+			log.Warn().Str("pipeline", p.Name).Int("rows", len(res.Rows)).Str("why", stop.why).
+				Msg("stopped: wrote the finished points; later pipelines did not run")
+			if err := ro.finish("stopped: " + stop.why); err != nil {
 				return err
 			}
-			log.Warn().Str("pipeline", p.Name).Int("rows", len(res.Rows)).Msg("interrupted: wrote the finished points; later pipelines did not run")
 			ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
-			return exitStatus{130}
-		}
-		if err := ro.pipeline(ctx, runner, res); err != nil {
-			return err
+			return exitStatus{stop.code}
 		}
 		if err == nil && !res.OK() {
 			failed++
 		}
 	}
-	if err := ro.finish(); err != nil {
+	status := "ok"
+	if failed > 0 {
+		status = "failed"
+	}
+	if err := ro.finish(status); err != nil {
 		return err
 	}
 	ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
@@ -301,7 +542,7 @@ func newPluginsCmd(env *Env, g *globals) *cobra.Command {
 		Long: "List every plugin (bundled and external) with kind, version, source and parameters (type, default, doc).\n" +
 			"With NAME, show that plugin in full, with an HCL block using it. --json prints the schemas as JSON.",
 		Example: "  tcforge plugins\n  tcforge plugins keccak\n  tcforge plugins --json",
-		Args:    cobra.MaximumNArgs(1),
+		Args:    usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log, err := g.logger(env.Stderr)
 			if err != nil {
@@ -366,12 +607,15 @@ func newPluginCmd(env *Env) *cobra.Command {
 	plugin.AddCommand(&cobra.Command{
 		Use:   "serve NAME",
 		Short: "Serve a bundled plugin over go-plugin gRPC (started by the host)",
-		Args:  cobra.ExactArgs(1),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, ok := env.Builtins[args[0]]
 			if !ok {
 				return fmt.Errorf("no bundled plugin named %q", args[0])
 			}
+			// A plugin keeps the default SIGPIPE action Main turned off:
+			// writing to the pipes of a host that is gone ends it.
+			signal.Reset(syscall.SIGPIPE)
 			sdk.Serve(p)
 			return nil
 		},

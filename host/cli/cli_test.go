@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -33,6 +34,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "oldproto" {
 			plugin.Serve(wire.ServeConfig(describer{testBuiltins()["oldproto"].Describe()}, sdk.ProtocolVersion+99))
+			os.Exit(0)
+		}
+		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "neverstarts" && os.Getenv(neverStartsEnv) == "1" {
+			time.Sleep(10 * time.Minute) // no handshake: the host kills it
 			os.Exit(0)
 		}
 		os.Exit(cli.Main(context.Background(), cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Builtins: testBuiltins()}, os.Args[1:]))
@@ -404,31 +409,13 @@ pipeline "beta" {
 }
 
 // TestInterrupt: a run cancelled mid-way (Ctrl-C) keeps the rows of the
-// points that finished, marks the pipeline incomplete, starts nothing
-// more and exits 130.
+// points that finished, marks the pipeline incomplete in every format,
+// writes report.html, starts nothing more, exits 130, and leaves nothing
+// of an earlier run in --out that could pass for this one's.
 func TestInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "int.hcl")
-	block := func(name, layerer string) string {
-		return `pipeline "` + name + `" {
-  matrix {
-    rounds = [1, 2]
-  }
-  construction "keccak" {
-    log_w  = 0
-    rate   = 12
-    rounds = matrix.rounds
-  }
-  layerer "` + layerer + `" {}
-}
-`
-	}
-	if err := os.WriteFile(cfg, []byte(block("done", "reifier")+block("stuck", "hangs")+block("never", "reifier")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg, outDir, mark := stoppedRun(t, dir)
 	// Cancel once the "hangs" layerer is stuck in the second pipeline.
-	mark := filepath.Join(dir, "stuck-now")
-	t.Setenv(hangMarkEnv, mark)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A named pipe: opening it blocks until the plugin opens it to write.
@@ -448,19 +435,17 @@ func TestInterrupt(t *testing.T) {
 	}()
 	var out, errb bytes.Buffer
 	code := cli.Main(ctx, cli.Env{Stdout: &out, Stderr: &errb, Builtins: testBuiltins()},
-		[]string{"run", "--log-level", "warn", "--jobs", "1", "--out", dir, cfg})
+		[]string{"run", "--log-level", "warn", "--jobs", "1", "--out", outDir, cfg})
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s%s", code, out.String(), errb.String())
 	}
-	if rows := sdktest.Table(t, filepath.Join(dir, "done.csv")); len(rows) != 2 || rows[1]["verified"] != "true" {
-		t.Errorf("done.csv: %v", rows)
-	}
-	if !strings.Contains(out.String(), `pipeline "stuck" (incomplete: interrupted`) {
+	if !strings.Contains(out.String(), `pipeline "stuck" — incomplete (interrupted): 0 of 2 points finished`) {
 		t.Errorf("the interrupted pipeline is not marked incomplete:\n%s", out.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, "never.csv")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(outDir, "never.csv")); !os.IsNotExist(err) {
 		t.Errorf("a pipeline after the interrupt ran:\n%s%s", out.String(), errb.String())
 	}
+	checkStopped(t, outDir, "interrupted")
 }
 
 // TestSizeGuard: a point over --max-edges is refused before anything is
@@ -520,6 +505,46 @@ func TestMisbehavingPlugins(t *testing.T) {
 				if tt.verified == "true" && (row["depth"] == "0" || row["width"] == "0") {
 					t.Errorf("empty figures %v", row)
 				}
+				// Failed rows are not data: the error column says why.
+				switch {
+				case tt.verified == "true" && row["error"] != "":
+					t.Errorf("error column of a good row: %q", row["error"])
+				case tt.verified == "false" && !strings.Contains(row["error"], tt.errs[0]):
+					t.Errorf("error column %q lacks %q", row["error"], tt.errs[0])
+				}
+				if measured := tt.pipeline == "lies"; tt.verified == "false" && !measured && (row["depth"] != "" || row["width"] != "") {
+					t.Errorf("figures of a row never layered: depth %q width %q", row["depth"], row["width"])
+				}
+			}
+			// Failed points are left out of the plots and named under them.
+			plots, _ := filepath.Glob(filepath.Join(out, "plots", tt.pipeline+".*"))
+			md, err := os.ReadFile(filepath.Join(out, tt.pipeline+".md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.verified == "true" {
+				if len(plots) == 0 || strings.Contains(string(md), "Not plotted") {
+					t.Errorf("plots %v of a good pipeline; Markdown:\n%s", plots, md)
+				}
+			} else {
+				if len(plots) != 0 {
+					t.Errorf("failed points plotted: %v", plots)
+				}
+				if want := "Not plotted (failed): rounds=1, " + layererOf(tt.pipeline) + "; rounds=2, " + layererOf(tt.pipeline) + "."; !strings.Contains(string(md), want) {
+					t.Errorf("Markdown lacks %q:\n%s", want, md)
+				}
+				if !strings.Contains(string(md), "| error |") {
+					t.Errorf("Markdown table has no error column:\n%s", md)
+				}
+			}
+			var js struct {
+				Rows []map[string]any `json:"rows"`
+			}
+			readJSON(t, filepath.Join(out, tt.pipeline+".json"), &js)
+			for _, row := range js.Rows {
+				if e, ok := row["error"].(string); !ok || (e == "") != (tt.verified == "true") {
+					t.Errorf("JSON row error %#v", row["error"])
+				}
 			}
 			section := r.stdout[strings.Index(r.stdout, "pipeline \""+tt.pipeline+"\""):]
 			if i := strings.Index(section[1:], "\npipeline "); i >= 0 {
@@ -532,6 +557,14 @@ func TestMisbehavingPlugins(t *testing.T) {
 			}
 		})
 	}
+}
+
+// layererOf is the layerer of a pipeline of testdata/misbehaving.hcl.
+func layererOf(pipeline string) string {
+	if pipeline == "cyclic" {
+		return "reifier"
+	}
+	return pipeline
 }
 
 // TestFullSHA3_512 sends a full-size SHA3-512 circuit (w = 64, 24 rounds)

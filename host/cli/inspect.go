@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/hashicorp/hcl/v2"
@@ -53,13 +55,21 @@ func newInspectCmd(env *Env, g *globals) *cobra.Command {
 		Example: "  tcforge inspect --pipeline fig-keccak-circuit --point log_w=0 --svg keccak.svg configs/paper/figures.hcl\n" +
 			"  tcforge inspect --pipeline keccak-arbitrary-input --point log_w=1,rounds=1,blocks=2 configs/paper/keccak.hcl\n" +
 			"  tcforge inspect --pipeline sha3 --point preset=sha3-256 --bristol sha3-256.txt configs/sha3.hcl",
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("samples") {
+				if err := atLeast("samples", int64(f.samples), 1, ""); err != nil {
+					return err
+				}
+			}
+			return atLeast("max-gates", int64(f.maxGates), 0, "")
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log, err := g.logger(env.Stderr)
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return inspect(ctx, env, g, log, args[0], f)
 		},
@@ -241,26 +251,19 @@ func drawTitle(p *config.Pipeline, pt config.Point, layerer string) string {
 	return t + " — " + layerer
 }
 
-// drawFile draws c into the SVG file path, creating its directory.
-func drawFile(path string, c *layered.Circuit, title string) (err error) {
+// drawFile draws c into the SVG file path (atomically), creating its
+// directory.
+func drawFile(path string, c *layered.Circuit, title string) error {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("creating drawing directory: %w", err)
 		}
 	}
-	fh, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing circuit drawing: %w", err)
-	}
-	defer func() {
-		if cerr := fh.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("writing circuit drawing: %w", cerr)
-		}
-	}()
-	if err := draw.SVG(fh, c, draw.Options{Title: title}); err != nil {
+	var buf bytes.Buffer
+	if err := draw.SVG(&buf, c, draw.Options{Title: title}); err != nil {
 		return fmt.Errorf("drawing %s: %w", path, err)
 	}
-	return nil
+	return report.WriteFileAtomic(path, buf.Bytes())
 }
 
 // levelRows returns the per-level table's rows: level, width, kinds,

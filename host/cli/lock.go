@@ -18,7 +18,7 @@ func newLockCmd(env *Env, g *globals) *cobra.Command {
 		Long: "Write the plugin lock file (--lock, default " + registry.LockFile + ") with the SHA-256 of every external\n" +
 			"plugin executable found on the plugin path. Once the file exists, an external plugin missing from it or\n" +
 			"whose executable changed is refused. Bundled plugins are part of tcforge itself and are not pinned.",
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log, err := g.logger(env.Stderr)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -30,6 +31,77 @@ type runOutput struct {
 	log      zerolog.Logger
 	sections []*report.Section
 	summary  report.Summary
+	manifest *report.Manifest // with --out: what this run wrote
+}
+
+// checking shows the pre-run check's progress on the bar (on a terminal):
+// the pipeline and how many of its points are checked, at most ten times
+// a second.
+func (o *runOutput) checking(runner *run.Runner, pipelines []*config.Pipeline) {
+	if !o.bar.Enabled() {
+		return
+	}
+	var last time.Time
+	var cur *config.Pipeline
+	var n, total int64
+	runner.Checking = func(p *config.Pipeline, pt config.Point) {
+		if p != cur {
+			cur, n, total = p, 0, p.NumPoints()
+		}
+		n++
+		if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || n == total {
+			last = now
+			o.bar.Begin(fmt.Sprintf("checking %s: point %d of %d", p.Name, n, total))
+		}
+	}
+}
+
+// begin prepares --out for the run, once everything is checked and
+// before the first point runs: it removes what an earlier run wrote for
+// these pipelines (and its report.html), so that nothing there is taken
+// for this run's, and writes the manifest with status "running".
+func (o *runOutput) begin(configs []string, pipelines []*config.Pipeline, start time.Time) error {
+	if o.dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return fmt.Errorf("creating output directory: %w", err)
+	}
+	names := make([]string, len(pipelines))
+	for i, p := range pipelines {
+		names[i] = p.Name
+	}
+	removed, err := report.ClearOwned(o.dir, names)
+	if err != nil {
+		return err
+	}
+	if len(removed) > 0 {
+		o.log.Debug().Strs("files", removed).Str("dir", o.dir).Msg("removed the earlier run's files of these pipelines")
+	}
+	o.manifest = &report.Manifest{Tool: "tcforge", Configs: configs, Started: start.UTC().Round(time.Second), Status: "running", Files: []string{}}
+	for _, n := range names {
+		o.manifest.Pipelines = append(o.manifest.Pipelines, report.ManifestPipeline{Name: n, Status: "not run"})
+	}
+	return report.WriteManifest(o.dir, o.manifest)
+}
+
+// wrote records files of pipeline name in the manifest and rewrites it,
+// so that a run killed later still says which files are its own.
+func (o *runOutput) wrote(name, status string, rows int, files ...string) {
+	if o.manifest == nil {
+		return
+	}
+	for i := range o.manifest.Pipelines {
+		mp := &o.manifest.Pipelines[i]
+		if mp.Name == name {
+			mp.Status, mp.Rows = status, rows
+			mp.Files = append(mp.Files, files...)
+		}
+	}
+	o.manifest.Files = append(o.manifest.Files, files...)
+	if err := report.WriteManifest(o.dir, o.manifest); err != nil {
+		o.log.Warn().Err(err).Msg("updating the run manifest")
+	}
 }
 
 // watch hooks the progress bar into the runner and counts the points of
@@ -63,10 +135,32 @@ func (o *runOutput) pipeline(ctx context.Context, runner *run.Runner, res *run.R
 	if o.dir == "" {
 		return nil
 	}
+	csvPath, err := report.WriteFiles(o.dir, res)
+	if err != nil {
+		return err
+	}
+	o.log.Info().Str("file", csvPath).Msg("wrote results")
 	sec, err := report.WriteReports(o.dir, res, o.png)
 	if err != nil {
 		return err
 	}
+	status := "ok"
+	switch {
+	case !res.Complete:
+		status = "incomplete"
+	case !res.OK():
+		status = "failed"
+	}
+	defer func() {
+		files := append(append([]string(nil), sec.Files...), sec.Plots...)
+		for _, d := range sec.Drawings {
+			files = append(files, d.File)
+		}
+		for i := range files {
+			files[i] = filepath.ToSlash(files[i])
+		}
+		o.wrote(res.Pipeline.Name, status, len(res.Rows), files...)
+	}()
 	for _, f := range sec.Files {
 		o.log.Debug().Str("file", filepath.Join(o.dir, f)).Msg("wrote report")
 	}
@@ -122,18 +216,24 @@ func (o *runOutput) drawings(ctx context.Context, runner *run.Runner, res *run.R
 	return out, nil
 }
 
-// finish writes report.html and removes the progress bar.
-func (o *runOutput) finish() error {
+// finish writes report.html (for the pipelines that ran, saying how the
+// run ended: status is "ok", "failed" or "stopped: why") and the
+// manifest, and removes the progress bar.
+func (o *runOutput) finish(status string) error {
 	defer o.bar.Finish()
-	if o.dir == "" || len(o.sections) == 0 {
+	if o.dir == "" || o.manifest == nil {
 		return nil
 	}
-	path, err := report.WriteHTML(o.dir, o.sections)
-	if err != nil {
-		return err
+	if len(o.sections) > 0 {
+		path, err := report.WriteHTML(o.dir, o.sections, status)
+		if err != nil {
+			return err
+		}
+		o.manifest.Files = append(o.manifest.Files, "report.html")
+		o.log.Info().Str("file", path).Msg("wrote report.html")
 	}
-	o.log.Info().Str("file", path).Msg("wrote report.html")
-	return nil
+	o.manifest.Status, o.manifest.Finished = status, time.Now().UTC().Round(time.Second)
+	return report.WriteManifest(o.dir, o.manifest)
 }
 
 // writeSummary prints the closing line of a run.

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -17,12 +18,36 @@ import (
 // hanging.
 const hangMarkEnv = "TCFORGE_TEST_HANG_MARK"
 
-// testBuiltins are the bundled plugins plus misbehaving ones. They are
-// served, like bundled plugins, by re-executing the test binary, so every
-// misbehaviour happens in a real plugin process behind real RPC.
+// checkLogEnv names a file the "counting" construction appends a line to
+// at every Prepare and Estimate call.
+const checkLogEnv = "TCFORGE_TEST_CHECK_LOG"
+
+// logCall appends "what:rounds=N" to the file $checkLogEnv names, if set.
+func logCall(what string, pass *sdk.Pass) error {
+	path := os.Getenv(checkLogEnv)
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s:rounds=%d\n", what, pass.Params.Int("rounds"))
+	return err
+}
+
+// neverStartsEnv, set to 1, makes the "neverstarts" layerer's process
+// never complete the go-plugin handshake (see TestMain); unset, it is
+// reifier.
+const neverStartsEnv = "TCFORGE_TEST_NEVER_STARTS"
+
 // noPrepare is the Prepare of the test layerers: nothing to resolve.
 func noPrepare(context.Context, *sdk.Pass) (any, error) { return nil, nil }
 
+// testBuiltins are the bundled plugins plus misbehaving ones. They are
+// served, like bundled plugins, by re-executing the test binary, so every
+// misbehaviour happens in a real plugin process behind real RPC.
 func testBuiltins() map[string]sdk.Plugin {
 	m := builtin.Plugins()
 	// reifierThen compiles with the real backend, then corrupts the result.
@@ -86,6 +111,44 @@ func testBuiltins() map[string]sdk.Plugin {
 		},
 		Reference: keccak.Plugin.Reference,
 	}
+	// keccak, logging every Prepare and Estimate call (one line each in
+	// $checkLogEnv: "prepare:rounds=N", "estimate:rounds=N"). The plugin
+	// process runs Prepare for every call it serves; the host asks for an
+	// Estimate only while checking a distinct parameter set.
+	m["counting"] = &sdk.Construction{Name: "counting", Version: "0.0.1", Doc: "keccak, logging every Prepare and Estimate call",
+		Params: keccak.Plugin.Params, Build: keccak.Plugin.Build, Reference: keccak.Plugin.Reference,
+		Prepare: func(ctx context.Context, pass *sdk.Pass) (any, error) {
+			if err := logCall("prepare", pass); err != nil {
+				return nil, err
+			}
+			return keccak.Plugin.Prepare(ctx, pass)
+		},
+		Estimate: func(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
+			if err := logCall("estimate", pass); err != nil {
+				return sdk.Size{}, err
+			}
+			return keccak.Plugin.Estimate(ctx, pass)
+		}}
+	// keccak whose Build grows without bound (to 4 GiB at most, 32 MiB
+	// every 10 ms) and estimates nothing.
+	m["hog"] = &sdk.Construction{Name: "hog", Version: "0.0.1", Doc: "keccak whose Build grows its memory without bound",
+		Params: keccak.Plugin.Params, Prepare: keccak.Plugin.Prepare, Reference: keccak.Plugin.Reference,
+		Build: func(ctx context.Context, p *sdk.Pass) (*circuit.Circuit, error) {
+			var held [][]byte
+			for range 128 {
+				b := make([]byte, 32<<20)
+				for i := 0; i < len(b); i += 4096 {
+					b[i] = 1 // resident, not only reserved
+				}
+				held = append(held, b)
+				time.Sleep(10 * time.Millisecond)
+			}
+			return nil, fmt.Errorf("still running with %d MiB", len(held)*32)
+		}}
+	m["neverstarts"] = &sdk.Layerer{Name: "neverstarts", Version: "0.0.1", Doc: "with $" + neverStartsEnv + "=1, never completes its start-up handshake",
+		Prepare: noPrepare, Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+			return reifier.Compile(ctx, c)
+		}}
 	// Served with another protocol version (see TestMain).
 	m["oldproto"] = &sdk.Layerer{Name: "oldproto", Version: "0.0.1", Doc: "speaks protocol 0", Prepare: noPrepare,
 		Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {

@@ -137,6 +137,14 @@ func ParseFiles(paths ...string) ([]*File, map[string]*hcl.File, hcl.Diagnostics
 		}
 		f, hf, d := parse(path, src)
 		diags = append(diags, d...)
+		if !d.HasErrors() && len(f.Pipelines) == 0 {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "No pipelines in " + path,
+				Detail:   "A pipeline file holds pipeline blocks: pipeline \"name\" { construction \"keccak\" { ... } layerer \"reifier\" {} }.",
+				Subject:  &hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos},
+			})
+		}
 		if hf != nil {
 			srcs[path] = hf
 		}

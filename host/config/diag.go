@@ -25,12 +25,16 @@ import (
 //	The construction "keccak" has no parameter "rouns". Did you mean "rounds"? ...
 //
 // Identical diagnostics (as from a check repeated at every matrix point) are
-// printed once. files (from ParseFiles) supplies the source lines;
+// printed once, and at most MaxDiagnostics of them, followed by a count of
+// the rest (a binary file named by mistake gives hundreds). Control bytes
+// and invalid UTF-8 in messages and source lines are escaped (\x1b, \xff),
+// so the terminal shows them rather than obeys them. files (from ParseFiles) supplies the source lines;
 // diagnostics about files not in it are printed without source. color
 // enables ANSI colors, for terminals only.
 func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics, color bool) error {
 	bw := bufio.NewWriter(w)
 	seen := map[string]bool{}
+	shown, errs, warns := 0, 0, 0
 	for _, d := range diags {
 		if d == nil {
 			continue
@@ -42,9 +46,70 @@ func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnos
 			continue
 		}
 		seen[key] = true
-		writeDiagnostic(bw, files, d, color)
+		if shown < MaxDiagnostics {
+			shown++
+			writeDiagnostic(bw, files, d, color)
+		} else if d.Severity == hcl.DiagError {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	if errs+warns > 0 {
+		fmt.Fprintf(bw, "… and %s (not shown; the first %d are above).\n\n", countWords(errs, warns), MaxDiagnostics)
 	}
 	return bw.Flush()
+}
+
+// MaxDiagnostics is how many diagnostics WriteDiagnostics prints at most.
+const MaxDiagnostics = 10
+
+func countWords(errs, warns int) string {
+	word := func(n int, one string) string {
+		if n == 1 {
+			return "1 more " + one
+		}
+		return fmt.Sprintf("%d more %ss", n, one)
+	}
+	switch {
+	case warns == 0:
+		return word(errs, "error")
+	case errs == 0:
+		return word(warns, "warning")
+	}
+	return word(errs, "error") + " and " + word(warns, "warning")
+}
+
+// printable escapes what a terminal would interpret rather than show:
+// control characters other than tab and newline, DEL, C1 controls and
+// bytes that are not UTF-8, as \xNN (or \u00NN).
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7f && r < 0xa0) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&sb, "\\x%02x", s[i])
+		case (r < 0x20 && r != '\t' && r != '\n') || r == 0x7f:
+			fmt.Fprintf(&sb, "\\x%02x", r)
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&sb, "\\u%04x", r)
+		default:
+			sb.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return sb.String()
 }
 
 const (
@@ -66,11 +131,11 @@ func writeDiagnostic(w *bufio.Writer, files map[string]*hcl.File, d *hcl.Diagnos
 	if d.Severity == hcl.DiagWarning {
 		sev, sevColor = "Warning", ansiYellow
 	}
-	fmt.Fprintf(w, "%s: %s\n\n", paint(sevColor, sev), paint(ansiBold, d.Summary))
+	fmt.Fprintf(w, "%s: %s\n\n", paint(sevColor, sev), paint(ansiBold, printable(d.Summary)))
 
 	if d.Subject != nil {
 		subj := *d.Subject
-		pos := fmt.Sprintf("%s:%d:%d", subj.Filename, subj.Start.Line, subj.Start.Column)
+		pos := fmt.Sprintf("%s:%d:%d", printable(subj.Filename), subj.Start.Line, subj.Start.Column)
 		file := files[subj.Filename]
 		if file == nil || file.Bytes == nil {
 			fmt.Fprintf(w, "  on %s:\n  (source code not available)\n\n", pos)
@@ -78,7 +143,7 @@ func writeDiagnostic(w *bufio.Writer, files map[string]*hcl.File, d *hcl.Diagnos
 			where := ""
 			if cs, ok := file.Nav.(interface{ ContextString(int) string }); ok {
 				if s := cs.ContextString(subj.Start.Byte); s != "" {
-					where = ", in " + s
+					where = ", in " + printable(s)
 				}
 			}
 			fmt.Fprintf(w, "  on %s%s:\n", pos, where)
@@ -89,7 +154,7 @@ func writeDiagnostic(w *bufio.Writer, files map[string]*hcl.File, d *hcl.Diagnos
 	}
 
 	if d.Detail != "" {
-		fmt.Fprintf(w, "%s\n\n", d.Detail)
+		fmt.Fprintf(w, "%s\n\n", printable(d.Detail))
 	}
 }
 
@@ -116,19 +181,19 @@ func writeSnippet(w *bufio.Writer, src []byte, d *hcl.Diagnostic, paint func(str
 		if !line.Overlaps(snip) && !(line.Start.Line == hl.Start.Line) {
 			continue
 		}
-		text := sc.Bytes()
+		text := printable(string(sc.Bytes()))
 		before, mid, after := line.PartitionAround(hl)
 		if mid.Empty() {
 			fmt.Fprintf(w, "%6d: %s\n", line.Start.Line, text)
 			continue
 		}
-		pre, hi := string(before.SliceBytes(src)), string(mid.SliceBytes(src))
+		pre, hi := printable(string(before.SliceBytes(src))), printable(string(mid.SliceBytes(src)))
 		if line.Start.Line != hl.Start.Line {
 			// Continuation lines: no carets under the indentation.
 			t := strings.TrimLeft(hi, " \t")
 			pre, hi = pre+hi[:len(hi)-len(t)], t
 		}
-		fmt.Fprintf(w, "%6d: %s%s%s\n", line.Start.Line, pre, paint(ansiHighlight, hi), after.SliceBytes(src))
+		fmt.Fprintf(w, "%6d: %s%s%s\n", line.Start.Line, pre, paint(ansiHighlight, hi), printable(string(after.SliceBytes(src))))
 		// Align the carets under the highlighted text, copying tabs.
 		var indent strings.Builder
 		for _, r := range pre {

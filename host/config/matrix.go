@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -17,13 +18,14 @@ import (
 type matrixBlock struct {
 	names  []string
 	values [][]cty.Value
+	rng    hcl.Range // the block's header
 }
 
 // parseMatrix evaluates a matrix block. Each attribute is a list, tuple or
 // set of numbers, strings or bools, or a single such value; expressions may
 // use functions but no variables.
 func parseMatrix(b *hclsyntax.Block) (matrixBlock, hcl.Diagnostics) {
-	var m matrixBlock
+	m := matrixBlock{rng: b.DefRange()}
 	var diags hcl.Diagnostics
 	if len(b.Labels) > 0 {
 		diags = append(diags, &hcl.Diagnostic{
@@ -101,6 +103,82 @@ func (p *Pipeline) Vars() []string {
 		}
 	}
 	return out
+}
+
+// NumPoints returns the number of points of the pipeline's matrix, as
+// Points would return them, without making them; it saturates at
+// math.MaxInt64.
+func (p *Pipeline) NumPoints() int64 {
+	n, _ := p.numPoints()
+	return n
+}
+
+// numPoints returns NumPoints and the header of the matrix block with the
+// most points (the pipeline's header if it has no matrix).
+func (p *Pipeline) numPoints() (int64, hcl.Range) {
+	if len(p.matrix) == 0 {
+		return 1, p.DefRange
+	}
+	var total, most int64
+	at := p.matrix[0].rng
+	for _, m := range p.matrix {
+		n := int64(1)
+		for _, vs := range m.values {
+			if n > math.MaxInt64/int64(len(vs)) {
+				n = math.MaxInt64
+				break
+			}
+			n *= int64(len(vs))
+		}
+		if n > most {
+			most, at = n, m.rng
+		}
+		if total > math.MaxInt64-n {
+			total = math.MaxInt64
+		} else {
+			total += n
+		}
+	}
+	return total, at
+}
+
+// CheckPointLimit refuses a run of pipelines with more than limit matrix
+// points in all (limit <= 0: no limit), before any point is made: the
+// diagnostic is located at the matrix block with the most points of the
+// largest pipeline and gives each pipeline's count.
+func CheckPointLimit(pipelines []*Pipeline, limit int64) hcl.Diagnostics {
+	if limit <= 0 || len(pipelines) == 0 {
+		return nil
+	}
+	var total, most int64
+	var largest *Pipeline
+	var at hcl.Range
+	counts := make([]string, 0, len(pipelines))
+	for _, p := range pipelines {
+		n, rng := p.numPoints()
+		if n > most || largest == nil {
+			most, largest, at = n, p, rng
+		}
+		if total > math.MaxInt64-n {
+			total = math.MaxInt64
+		} else {
+			total += n
+		}
+		counts = append(counts, fmt.Sprintf("%q %d", p.Name, n))
+	}
+	if total <= limit {
+		return nil
+	}
+	if len(counts) > 5 {
+		counts = append(counts[:5], fmt.Sprintf("%d more", len(counts)-5))
+	}
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Too many points",
+		Detail: fmt.Sprintf("The run has %d matrix points (pipelines: %s), over the limit of %d points per run (--max-points); pipeline %q alone has %d. Split the sweep, or raise the limit to run it anyway.",
+			total, strings.Join(counts, ", "), limit, largest.Name, most),
+		Subject: at.Ptr(),
+	}}
 }
 
 // Points returns the points of the pipeline's matrix: for each matrix block

@@ -206,11 +206,14 @@ type writer struct{ b *Bar }
 // Write implements io.Writer.
 func (w *writer) Write(p []byte) (int, error) {
 	b := w.b
+	// Concurrent loggers write here: writes are serialised even with the
+	// bar off, as the stream (a bytes.Buffer in tests) may not be safe
+	// for concurrent use.
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if !b.on {
 		return b.w.Write(p)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.clear()
 	n, err := b.w.Write(p)
 	if err == nil && len(p) > 0 && p[len(p)-1] == '\n' && (b.total > 0 || b.current != "") {

@@ -85,6 +85,27 @@ type Options struct {
 	// CallTimeout bounds each plugin call (0: none): a plugin that has not
 	// answered by then is killed and the call fails, naming it.
 	CallTimeout time.Duration
+	// StartTimeout bounds a plugin process's start: the go-plugin
+	// handshake and the first Describe (0: a minute). A plugin that has
+	// not completed them by then is killed and reported as a
+	// *StartTimeoutError.
+	StartTimeout time.Duration
+	// MemoryLimit bounds each plugin process's resident memory in bytes
+	// (0: none; see wire.Client.SetMemoryLimit): one over it is killed
+	// and its call fails with a *wire.MemoryError.
+	MemoryLimit int64
+}
+
+// StartTimeoutError reports a plugin process that did not complete its
+// start-up handshake within Options.StartTimeout.
+type StartTimeoutError struct {
+	Plugin  string
+	Timeout time.Duration
+}
+
+// Error implements error.
+func (e *StartTimeoutError) Error() string {
+	return fmt.Sprintf("plugin %q did not complete its start-up handshake within %v (--start-timeout)", e.Plugin, e.Timeout)
 }
 
 // Registry opens plugins by name, starting each plugin process once and
@@ -228,9 +249,22 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		if sum, err = r.pinned(name, src.Path); err != nil {
 			return nil, src, err
 		}
+		if _, ok := r.opts.Builtins[name]; ok {
+			r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).
+				Msg("an external plugin overrides the bundled one of the same name")
+		}
 		cmd = exec.Command(src.Path)
 	}
-	c, pl, err := Launch(ctx, name, cmd, sum, r.opts.Log)
+	lctx := ctx
+	if r.opts.StartTimeout > 0 {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeout(ctx, r.opts.StartTimeout)
+		defer cancel()
+	}
+	c, pl, err := Launch(lctx, name, cmd, sum, r.opts.Log)
+	if err != nil && ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
+		return nil, src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
+	}
 	if errors.Is(err, wire.ErrChecksum) {
 		return nil, src, r.lock.mismatch(name, src.Path)
 	}
@@ -238,6 +272,7 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
 	}
 	c.SetCallTimeout(r.opts.CallTimeout)
+	c.SetMemoryLimit(r.opts.MemoryLimit)
 	e.c, e.pl = c, pl
 	return pl, src, nil
 }

@@ -65,7 +65,7 @@ func WriteReports(dir string, res *run.Result, png bool) (*Section, error) {
 		name string
 		b    []byte
 	}{{name + ".json", jb.Bytes()}, {name + ".md", mb.Bytes()}} {
-		if err := os.WriteFile(filepath.Join(dir, f.name), f.b, 0o644); err != nil {
+		if err := WriteFileAtomic(filepath.Join(dir, f.name), f.b); err != nil {
 			return nil, fmt.Errorf("writing report: %w", err)
 		}
 		sec.Files = append(sec.Files, f.name)
@@ -87,20 +87,27 @@ type htmlPage struct {
 	Generated string
 	Summary   Summary
 	OK        bool
-	Sections  []htmlSection
+	// Stopped says why the run stopped before every pipeline finished
+	// ("" if it did not).
+	Stopped  string
+	Sections []htmlSection
 }
 
 type htmlSection struct {
 	ID, Name, Source string
 	OK               bool
-	Summary          Summary
-	Files            []string
-	Expectations     []Expectation
-	Columns          []TableColumn
-	Rows             [][]htmlCell
-	Errors           []string
-	Plots            []htmlPlot
-	Drawings         []htmlDrawing
+	// Incomplete describes an interrupted pipeline ("" if complete).
+	Incomplete string
+	// NotPlotted names the rows left out of the plots (they failed).
+	NotPlotted   []string
+	Summary      Summary
+	Files        []string
+	Expectations []Expectation
+	Columns      []TableColumn
+	Rows         [][]htmlCell
+	Errors       []string
+	Plots        []htmlPlot
+	Drawings     []htmlDrawing
 }
 
 type htmlCell struct{ Text, Class string }
@@ -119,22 +126,32 @@ type htmlDrawing struct {
 
 var idClean = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
-// WriteHTML writes DIR/report.html: one self-contained page (inline CSS
-// and SVG, no network) with a summary, and for every pipeline its
-// expectations, its paper-style table (misses highlighted), its plots
-// and its circuit drawings, linking the CSV, JSON and Markdown files.
-func WriteHTML(dir string, sections []*Section) (string, error) {
-	page := htmlPage{Generated: time.Now().Format("2006-01-02 15:04:05"), OK: true}
+// WriteHTML writes DIR/report.html atomically: one self-contained page
+// (inline CSS and SVG, no network) with a summary, and for every pipeline
+// its expectations, its paper-style table (misses highlighted), its plots
+// (failed rows left out, and named) and its circuit drawings, linking the
+// CSV, JSON and Markdown files. status is how the run ended: "ok",
+// "failed", or "stopped: why" for a run stopped before every pipeline
+// finished (the page then says so at its top and shows what finished).
+func WriteHTML(dir string, sections []*Section, status string) (string, error) {
+	page := htmlPage{Generated: time.Now().Format("2006-01-02 15:04:05"), OK: status == "ok" || status == ""}
+	if why, ok := strings.CutPrefix(status, "stopped: "); ok {
+		page.Stopped = why
+	}
 	for _, sec := range sections {
 		res := sec.Result
 		hs := htmlSection{
 			ID:           "p-" + idClean.ReplaceAllString(res.Pipeline.Name, "-"),
 			Name:         res.Pipeline.Name,
 			Source:       filepath.ToSlash(res.Pipeline.DefRange.Filename),
-			OK:           res.OK(),
+			OK:           res.OK() && res.Complete,
 			Summary:      Summarize(res),
 			Files:        sec.Files,
 			Expectations: Expectations(res),
+			NotPlotted:   NotPlotted(res),
+		}
+		if !res.Complete {
+			hs.Incomplete = incomplete(res)
 		}
 		cols, rows := PaperTable(res)
 		hs.Columns = cols
@@ -160,6 +177,9 @@ func WriteHTML(dir string, sections []*Section) (string, error) {
 				}
 				hs.Errors = append(hs.Errors, where+": "+row.Err.Error())
 			}
+		}
+		if n := len(Missing(res)); n > 0 {
+			hs.Errors = append(hs.Errors, fmt.Sprintf("%d points %s", n, notRun(res)))
 		}
 		for _, ch := range sec.Charts {
 			svgRel := filepath.Join("plots", ch.Name()+".svg")
@@ -194,8 +214,8 @@ func WriteHTML(dir string, sections []*Section) (string, error) {
 		return "", fmt.Errorf("rendering report.html: %w", err)
 	}
 	path := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return "", fmt.Errorf("writing report.html: %w", err)
+	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return "", err
 	}
 	return path, nil
 }
@@ -227,17 +247,21 @@ figcaption { font-size: 0.85em; color: #444; }
 .drawing img { max-width: 100%; height: auto; border: 1px solid #e2e2e2; }
 details { margin: 6px 0 18px; }
 .errors { color: #a00000; }
+.stopped { padding: 8px 12px; background: #fff3cd; border: 1px solid #e0c060; font-weight: bold; }
+.notplotted { font-size: 0.85em; color: #a00000; }
 </style>
 </head>
 <body>
-<h1>tcforge report <span class="badge{{if not .OK}} fail{{end}}">{{if .OK}}all ok{{else}}FAILED{{end}}</span></h1>
-<p class="meta">{{len .Sections}} pipelines; {{.Summary}}. Generated {{.Generated}}.</p>
+<h1>tcforge report <span class="badge{{if not .OK}} fail{{end}}">{{if .Stopped}}INCOMPLETE{{else if .OK}}all ok{{else}}FAILED{{end}}</span></h1>
+{{if .Stopped}}<p class="stopped">This run stopped early ({{.Stopped}}): the pipelines below are those that ran, with the points that finished; later pipelines did not run.</p>
+{{end}}<p class="meta">{{len .Sections}} pipelines; {{.Summary}}. Generated {{.Generated}}.</p>
 <nav><ul>
-{{range .Sections}}<li><a href="#{{.ID}}">{{.Name}}</a> <span class="badge{{if not .OK}} fail{{end}}">{{if .OK}}ok{{else}}FAIL{{end}}</span> <span class="meta">{{.Summary.Rows}} rows, {{len .Plots}} plots{{if .Drawings}}, {{len .Drawings}} circuit drawings{{end}}</span></li>
+{{range .Sections}}<li><a href="#{{.ID}}">{{.Name}}</a> <span class="badge{{if not .OK}} fail{{end}}">{{if .Incomplete}}INCOMPLETE{{else if .OK}}ok{{else}}FAIL{{end}}</span> <span class="meta">{{.Summary.Rows}} rows, {{len .Plots}} plots{{if .Drawings}}, {{len .Drawings}} circuit drawings{{end}}</span></li>
 {{end}}</ul></nav>
 {{range .Sections}}
 <section id="{{.ID}}">
-<h2>{{.Name}} <span class="badge{{if not .OK}} fail{{end}}">{{if .OK}}ok{{else}}FAIL{{end}}</span></h2>
+<h2>{{.Name}} <span class="badge{{if not .OK}} fail{{end}}">{{if .Incomplete}}INCOMPLETE{{else if .OK}}ok{{else}}FAIL{{end}}</span></h2>
+{{if .Incomplete}}<p class="stopped">{{.Incomplete}}.</p>{{end}}
 <p class="meta">{{if .Source}}From <code>{{.Source}}</code>. {{end}}{{.Summary}}.{{if .Files}} Files: {{range $i, $f := .Files}}{{if $i}}, {{end}}<a href="{{$f}}">{{$f}}</a>{{end}}.{{end}}</p>
 {{if .Expectations}}<h3>Expectations</h3>
 <table class="expect"><tr><th>layerer</th><th>kind</th><th>figure</th><th>formula</th></tr>
@@ -253,6 +277,7 @@ details { margin: 6px 0 18px; }
 <div class="plots">
 {{range .Plots}}<figure class="plot">{{.SVG}}<figcaption>{{.Title}}{{if .Mismatches}} — <b>{{.Mismatches}} points miss their expectation</b>{{end}} · <a href="{{.File}}">SVG</a>{{if .PNG}} · <a href="{{.PNG}}">PNG</a>{{end}}</figcaption></figure>
 {{end}}</div>{{end}}
+{{if .NotPlotted}}<p class="notplotted">Not plotted (failed): {{range $i, $p := .NotPlotted}}{{if $i}}; {{end}}{{$p}}{{end}}.</p>{{end}}
 {{if .Drawings}}<h3>Circuits</h3>
 {{range .Drawings}}<figure class="drawing"><img src="{{.Src}}" alt="{{.Title}}"><figcaption>{{.Title}} · <a href="{{.File}}">SVG</a></figcaption></figure>
 <details><summary>Per-level table</summary>

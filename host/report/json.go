@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/run"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -25,9 +26,12 @@ type JSONReport struct {
 	Expectations []Expectation `json:"expectations"`
 	OK           bool          `json:"ok"`
 	// Complete is false when the run was interrupted: Rows then hold
-	// only the points that finished.
-	Complete bool      `json:"complete"`
-	Rows     []JSONRow `json:"rows"`
+	// only the points that finished, Stopped says why and NotRun lists
+	// the points that did not.
+	Complete bool             `json:"complete"`
+	Stopped  string           `json:"stopped,omitempty"`
+	NotRun   []map[string]any `json:"not_run,omitempty"`
+	Rows     []JSONRow        `json:"rows"`
 }
 
 // JSONRow is one (matrix point × layerer) row with typed values: matrix
@@ -44,10 +48,12 @@ type JSONRow struct {
 	Predict    map[string]int64 `json:"predict,omitempty"`
 	ExpectOK   bool             `json:"expect_ok"`
 	OK         bool             `json:"ok"`
-	Error      string           `json:"error,omitempty"`
-	BuildSec   float64          `json:"build_seconds"`
-	LayerSec   float64          `json:"layer_seconds"`
-	VerifySec  float64          `json:"verify_seconds"`
+	// Error is what went wrong ("" when the row is fine); a failed row's
+	// figures are not data.
+	Error     string  `json:"error"`
+	BuildSec  float64 `json:"build_seconds"`
+	LayerSec  float64 `json:"layer_seconds"`
+	VerifySec float64 `json:"verify_seconds"`
 	// Models are the row's mapped models, one per mapper block.
 	Models []JSONModel `json:"models,omitempty"`
 }
@@ -134,20 +140,24 @@ func JSON(res *run.Result) JSONReport {
 		Vars:         append([]string{}, res.Vars...),
 		ExpectNames:  append([]string{}, res.ExpectNames...),
 		Expectations: Expectations(res),
-		OK:           res.OK(),
+		OK:           res.OK() && res.Complete,
 		Complete:     res.Complete,
 		Rows:         []JSONRow{},
+	}
+	if !res.Complete {
+		out.Stopped = res.Stopped
+		if out.Stopped == "" {
+			out.Stopped = "stopped"
+		}
+		for _, pt := range Missing(res) {
+			out.NotRun = append(out.NotRun, jsonPoint(res, pt))
+		}
 	}
 	if out.Expectations == nil {
 		out.Expectations = []Expectation{}
 	}
 	for _, row := range res.Rows {
-		pt := map[string]any{}
-		for _, v := range res.Vars {
-			if val, ok := row.Point.Values[v]; ok {
-				pt[v] = MatrixValue(val)
-			}
-		}
+		pt := jsonPoint(res, row.Point)
 		s := row.Stats
 		s.Widths = append([]int{}, s.Widths...) // [] rather than null for a failed row
 		jr := JSONRow{
@@ -164,6 +174,17 @@ func JSON(res *run.Result) JSONReport {
 		out.Rows = append(out.Rows, jr)
 	}
 	return out
+}
+
+// jsonPoint is a point's matrix values for JSON.
+func jsonPoint(res *run.Result, p config.Point) map[string]any {
+	pt := map[string]any{}
+	for _, v := range res.Vars {
+		if val, ok := p.Values[v]; ok {
+			pt[v] = MatrixValue(val)
+		}
+	}
+	return pt
 }
 
 // WriteJSON writes the result as an indented JSONReport.

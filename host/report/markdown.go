@@ -96,7 +96,9 @@ type TableCell struct {
 
 // PaperTable returns the formula-verification table in the paper's
 // layout: the matrix variables, the layerer, Exp./Actual pairs for each
-// expectation, the other figures, verified and the verdict.
+// expectation, the other figures, verified and the verdict; and, when a
+// row failed, an error column (empty for the rows that are fine; a failed
+// row's figures are "-").
 func PaperTable(res *run.Result) ([]TableColumn, [][]TableCell) {
 	var cols []TableColumn
 	for _, v := range res.Vars {
@@ -114,6 +116,13 @@ func PaperTable(res *run.Result) ([]TableColumn, [][]TableCell) {
 		cols = append(cols, TableColumn{Name: f, Right: true})
 	}
 	cols = append(cols, TableColumn{Name: "verified"}, TableColumn{Name: "ok"})
+	errCol := false
+	for _, row := range res.Rows {
+		errCol = errCol || row.Err != nil
+	}
+	if errCol {
+		cols = append(cols, TableColumn{Name: "error"})
+	}
 	var rows [][]TableCell
 	for _, row := range res.Rows {
 		var cells []TableCell
@@ -135,13 +144,24 @@ func PaperTable(res *run.Result) ([]TableColumn, [][]TableCell) {
 		}
 		for _, f := range others {
 			v, _ := figureValue(row, f)
-			cells = append(cells, TableCell{Text: strconv.FormatInt(v, 10)})
+			text := strconv.FormatInt(v, 10)
+			if !measured(row) {
+				text = "-" // not data
+			}
+			cells = append(cells, TableCell{Text: text})
 		}
 		verdict := TableCell{Text: "ok"}
 		if !row.OK() {
 			verdict = TableCell{Text: "FAIL", Bad: true}
 		}
 		cells = append(cells, TableCell{Text: strconv.FormatBool(row.Verified), Bad: !row.Verified}, verdict)
+		if errCol {
+			msg := ""
+			if row.Err != nil {
+				msg = oneLine(row.Err.Error())
+			}
+			cells = append(cells, TableCell{Text: msg, Bad: msg != ""})
+		}
 		rows = append(rows, cells)
 	}
 	return cols, rows
@@ -175,6 +195,9 @@ func WriteMarkdown(w io.Writer, res *run.Result, plots []string) error {
 	verdict := "**all rows verified and as expected**"
 	if !res.OK() {
 		verdict = "**some rows FAILED**"
+	}
+	if !res.Complete {
+		verdict = "**" + incomplete(res) + "**; the rows are those of the finished points"
 	}
 	p("%s; %s.\n\n", sum, verdict)
 
@@ -222,6 +245,9 @@ func WriteMarkdown(w io.Writer, res *run.Result, plots []string) error {
 			errs = append(errs, fmt.Sprintf("- `%s`: %s", where, strings.ReplaceAll(row.Err.Error(), "\n", " ")))
 		}
 	}
+	if n := len(Missing(res)); n > 0 {
+		errs = append(errs, fmt.Sprintf("- %d points %s", n, notRun(res)))
+	}
 	if len(errs) > 0 {
 		p("## Errors\n\n%s\n\n", strings.Join(errs, "\n"))
 	}
@@ -238,6 +264,9 @@ func WriteMarkdown(w io.Writer, res *run.Result, plots []string) error {
 			name := strings.TrimSuffix(path.Base(filepath.ToSlash(f)), ".svg")
 			p("![%s](%s)\n\n", name, filepath.ToSlash(f))
 		}
+	}
+	if np := NotPlotted(res); len(np) > 0 {
+		p("Not plotted (failed): %s.\n", mdEscape(strings.Join(np, "; ")))
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("writing Markdown for %s: %w", res.Pipeline.Name, err)

@@ -145,8 +145,29 @@ func sweptVars(res *run.Result) (numericVars, all []string) {
 	return numericVars, all
 }
 
-// measured reports whether a row has figures to plot: it was layered.
+// measured reports whether a row has figures: it was layered.
 func measured(row run.Row) bool { return row.Stats.Depth > 0 || row.Verified }
+
+// plotted reports whether a row is drawn in the plots: it was layered and
+// has no error. A failed row is not data: it is named under the plots
+// instead (NotPlotted).
+func plotted(row run.Row) bool { return measured(row) && row.Err == nil }
+
+// NotPlotted names the rows of a result left out of its plots because
+// they failed: "rounds=2, reifier".
+func NotPlotted(res *run.Result) []string {
+	var out []string
+	for _, row := range res.Rows {
+		if !plotted(row) {
+			where := row.Layerer
+			if pt := row.Point.String(); pt != "" {
+				where = pt + ", " + where
+			}
+			out = append(out, where)
+		}
+	}
+	return out
+}
 
 // Charts returns the pipeline's charts: for each figure among depth, width
 // and the other expected figures, one chart per swept numeric matrix
@@ -170,7 +191,10 @@ func Charts(res *run.Result) []Chart {
 	var out []Chart
 	for _, fig := range figures {
 		for _, x := range xs {
-			out = append(out, chart(res, fig, x, swept))
+			// A chart without a plotted point would be empty axes.
+			if ch := chart(res, fig, x, swept); len(ch.Series) > 0 {
+				out = append(out, ch)
+			}
 		}
 	}
 	return out
@@ -180,7 +204,7 @@ func chart(res *run.Result, fig, x string, swept []string) Chart {
 	ch := Chart{Pipeline: res.Pipeline.Name, Figure: fig, Var: x}
 	index := map[string]int{}
 	for _, row := range res.Rows {
-		if !measured(row) {
+		if !plotted(row) {
 			continue
 		}
 		xv, ok := numeric(row.Point.Values[x])
@@ -542,7 +566,7 @@ func WritePlots(dir string, res *run.Result, png bool) ([]Chart, []string, error
 				return nil, nil, err
 			}
 			rel := filepath.Join("plots", ch.Name()+"."+f)
-			if err := os.WriteFile(filepath.Join(dir, rel), b, 0o644); err != nil {
+			if err := WriteFileAtomic(filepath.Join(dir, rel), b); err != nil {
 				return nil, nil, fmt.Errorf("writing plot: %w", err)
 			}
 			files = append(files, rel)

@@ -3,6 +3,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -24,7 +25,11 @@ import (
 // layer_ms and the ratios to the first layerer (depth_vs_<first>,
 // width_vs_…, gates_vs_…, edges_vs_…, time_vs_…; empty in the first
 // layerer's rows); then, for a pipeline with mappers, the model columns
-// run.ModelColumns (one row per point × layerer × mapper).
+// run.ModelColumns (one row per point × layerer × mapper); last, error:
+// empty when the row is fine, else what went wrong (a failed row's
+// figures are empty, not 0: failed rows are not data). An incomplete
+// result (an interrupted run) ends with one row per point that did not
+// run, its error "not run: <why>".
 func Header(res *run.Result) []string {
 	h := append([]string(nil), res.Vars...)
 	h = append(h, "layerer")
@@ -42,7 +47,7 @@ func Header(res *run.Result) []string {
 	if hasModels(res) {
 		h = append(h, run.ModelColumns...)
 	}
-	return h
+	return append(h, "error")
 }
 
 // Value formats a matrix value for a table cell.
@@ -76,12 +81,18 @@ func Records(res *run.Result) [][]string {
 			rec = append(rec, Value(row.Point.Values[v]))
 		}
 		rec = append(rec, row.Layerer)
+		figures := measured(row)
 		for _, f := range run.Figures() {
-			if f.Shown {
+			if !f.Shown {
+				continue
+			}
+			if figures {
 				rec = append(rec, f.Cell(row.Stats))
+			} else {
+				rec = append(rec, "")
 			}
 		}
-		rec = append(rec, strconv.FormatBool(row.Verified))
+		rec = append(rec, strconv.FormatBool(row.Verified && figures))
 		for _, n := range res.ExpectNames {
 			e, ok := row.Expect[n]
 			if !ok {
@@ -92,10 +103,47 @@ func Records(res *run.Result) [][]string {
 		}
 		rec = append(rec, strconv.FormatBool(row.ExpectOK && row.Err == nil))
 		rec = append(rec, cmp.cells(row, csvNone)...)
-		out = append(out, withModels(res, row, rec)...)
+		for i, r := range withModels(res, row, rec) {
+			msg := ""
+			switch {
+			case row.Err != nil:
+				msg = oneLine(row.Err.Error())
+			case i < len(row.Models) && row.Models[i].Err != nil:
+				msg = oneLine(row.Models[i].Err.Error())
+			}
+			out = append(out, append(r, msg))
+		}
+	}
+	// The points an interrupted run did not finish: named, not data.
+	width := len(Header(res))
+	for _, pt := range Missing(res) {
+		for _, b := range res.Pipeline.Layerers {
+			rec := make([]string, 0, width)
+			for _, v := range res.Vars {
+				rec = append(rec, Value(pt.Values[v]))
+			}
+			rec = append(rec, b.Name)
+			for _, f := range run.Figures() {
+				if f.Shown {
+					rec = append(rec, "")
+				}
+			}
+			rec = append(rec, "false") // verified
+			for range res.ExpectNames {
+				rec = append(rec, "", "")
+			}
+			rec = append(rec, "false") // expect_ok
+			for len(rec) < width-1 {
+				rec = append(rec, "")
+			}
+			out = append(out, append(rec, notRun(res)))
+		}
 	}
 	return out
 }
+
+// oneLine joins the lines of an error message.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
@@ -112,21 +160,17 @@ func WriteCSV(w io.Writer, res *run.Result) error {
 	return cw.Error()
 }
 
-// WriteFiles writes DIR/<pipeline>.csv, creating dir.
+// WriteFiles writes DIR/<pipeline>.csv atomically, creating dir.
 func WriteFiles(dir string, res *run.Result) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating output directory: %w", err)
 	}
 	path := filepath.Join(dir, res.Pipeline.Name+".csv")
-	f, err := os.Create(path)
-	if err != nil {
-		return "", fmt.Errorf("writing results: %w", err)
-	}
-	if err := WriteCSV(f, res); err != nil {
-		f.Close()
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, res); err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
-	return path, f.Close()
+	return path, WriteFileAtomic(path, buf.Bytes())
 }
 
 // WriteTable prints the result in the paper's layout: the matrix
@@ -136,7 +180,7 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	if res.Complete {
 		fmt.Fprintf(w, "\npipeline %q\n", res.Pipeline.Name)
 	} else {
-		fmt.Fprintf(w, "\npipeline %q (incomplete: interrupted; the rows of finished points)\n", res.Pipeline.Name)
+		fmt.Fprintf(w, "\npipeline %q — %s; the rows below are those points\n", res.Pipeline.Name, "i"+incomplete(res)[1:])
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	var head []string
@@ -197,6 +241,9 @@ func WriteTable(w io.Writer, res *run.Result) error {
 			}
 			fmt.Fprintf(w, "  error [%s]: %v\n", where, row.Err)
 		}
+	}
+	if n := len(Missing(res)); n > 0 {
+		fmt.Fprintf(w, "  %d points %s\n", n, notRun(res))
 	}
 	return writeModelTable(w, res)
 }

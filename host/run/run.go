@@ -12,6 +12,8 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +63,9 @@ type Result struct {
 	// Complete is false when the run was interrupted before every point
 	// finished; Rows then hold the points that did.
 	Complete bool
+	// Stopped says why an incomplete run stopped ("interrupted"): the
+	// context's cancellation cause, which the caller may reword.
+	Stopped string
 }
 
 // OK reports whether every row is OK and there is at least one.
@@ -90,6 +95,9 @@ type Runner struct {
 	// Progress, if set, is called before each point of a pipeline is run
 	// (done false) and after it (done true), for progress display.
 	Progress func(p *config.Pipeline, pt config.Point, done bool)
+	// Checking, if set, is called as Check reaches each point of a
+	// pipeline, for progress display during a long check.
+	Checking func(p *config.Pipeline, pt config.Point)
 	// MaxEdges refuses points whose construction estimates a logic
 	// circuit of more edges (0: no limit).
 	MaxEdges int64
@@ -196,27 +204,50 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 	if out.broken != nil {
 		return &out, diags
 	}
+	// Each block's values are decoded at every point, but the plugins
+	// are asked about each distinct set of values once: a sweep costs
+	// plugin calls in proportion to its distinct parameter sets.
+	done := map[string]*sdk.Pass{}
 	for _, pt := range p.Points() {
+		if r.Checking != nil {
+			r.Checking(p, pt)
+		}
 		var pp pointPasses
 		var d hcl.Diagnostics
-		pp.construction, d = r.prepare(ctx, p.Construction, out.construction, pt)
-		if !d.HasErrors() {
+		var fresh bool
+		pp.construction, d, fresh = r.prepare(ctx, p.Construction, out.construction, pt, done)
+		if fresh && !d.HasErrors() {
 			d = append(d, r.checkSize(ctx, p.Construction, out.construction, pp.construction, pt)...)
 		}
 		diags = append(diags, d...)
 		for i, b := range p.Layerers {
-			pass, d := r.prepare(ctx, b, out.layerers[i], pt)
+			pass, d, _ := r.prepare(ctx, b, out.layerers[i], pt, done)
 			pp.layerers = append(pp.layerers, pass)
 			diags = append(diags, d...)
 		}
 		for i, b := range p.Mappers {
-			pass, d := r.prepare(ctx, b, out.mappers[i], pt)
+			pass, d, _ := r.prepare(ctx, b, out.mappers[i], pt, done)
 			pp.mappers = append(pp.mappers, pass)
 			diags = append(diags, d...)
 		}
 		out.passes = append(out.passes, pp)
 	}
 	return &out, diags
+}
+
+// paramsKey identifies block b with the decoded values vals.
+func paramsKey(b *config.Block, vals map[string]any) string {
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%p", b)
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "\x00%s=%#v", k, vals[k])
+	}
+	return sb.String()
 }
 
 // checkSize refuses a point whose estimated logic circuit exceeds
@@ -245,23 +276,32 @@ func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construc
 // prepare decodes block b at point pt against plugin pl's schema and runs
 // the plugin's Prepare on the values (sdk.NewPass), so impossible
 // parameters are rejected, located, before anything is built. The pass it
-// returns is the one the point's call of pl gets.
-func (r *Runner) prepare(ctx context.Context, b *config.Block, pl sdk.Plugin, pt config.Point) (*sdk.Pass, hcl.Diagnostics) {
+// returns is the one the point's call of pl gets. Values already in done
+// (by paramsKey) are not prepared again: the point shares their pass (a
+// pass is not changed once prepared), and fresh reports whether they were
+// new. A set of values Prepare refused is reported once.
+func (r *Runner) prepare(ctx context.Context, b *config.Block, pl sdk.Plugin, pt config.Point, done map[string]*sdk.Pass) (*sdk.Pass, hcl.Diagnostics, bool) {
 	vals, diags := b.Decode(pt, pl.Describe().Params)
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, diags, true
 	}
+	key := paramsKey(b, vals)
+	if pass, ok := done[key]; ok {
+		return pass, diags, false
+	}
+	done[key] = nil // refused values are reported once
 	pass, err := sdk.NewPass(ctx, pl, vals)
 	if err != nil {
 		if pe, ok := sdk.AsParamError(err); ok {
-			return nil, append(diags, b.ParamDiag(pt, pe))
+			return nil, append(diags, b.ParamDiag(pt, pe)), true
 		}
 		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError,
 			Summary: fmt.Sprintf("The %s %q cannot check its parameters", b.Kind, b.Name),
-			Detail:  err.Error(), Subject: b.DefRange.Ptr()})
+			Detail:  err.Error(), Subject: b.DefRange.Ptr()}), true
 	}
 	pass.Log = &r.Log
-	return pass, diags
+	done[key] = pass
+	return pass, diags, true
 }
 
 // Run runs every point of the pipeline. It returns the rows even when some
@@ -345,6 +385,7 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 	}
 	res.Complete = done == len(points)
 	if err := ctx.Err(); err != nil {
+		res.Stopped = context.Cause(ctx).Error()
 		return res, fmt.Errorf("pipeline %q interrupted after %d of %d points: %w", p.Name, done, len(points), err)
 	}
 	return res, nil

@@ -39,9 +39,16 @@ type Client struct {
 	desc   []byte // the plugin's description, JSON
 	closed atomic.Bool
 	log    zerolog.Logger // for the per-call timings, at debug level
+	quiet  *atomic.Bool   // see hcLogger.quiet
 
 	// callTimeout bounds each call (0: none); see SetCallTimeout.
 	callTimeout time.Duration
+	// memLimit is the memory bound (0: none) and overMemory the resident
+	// size the process was killed at for exceeding it; see SetMemoryLimit.
+	memLimit   int64
+	overMemory atomic.Int64
+	// timedOut is set when a call's timeout killed the process.
+	timedOut atomic.Bool
 }
 
 // TimeoutError reports a call that did not answer within the client's
@@ -101,6 +108,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 	}
 	shown := &atomic.Pointer[string]{}
 	shown.Store(&label)
+	quiet := &atomic.Bool{}
 
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
@@ -119,7 +127,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		AutoMTLS:            true,
 		StartTimeout:        startTimeout,
 		PluginLogBufferSize: logLineSize,
-		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path)},
+		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path), quiet: quiet},
 		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
 		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
 		SecureConfig:        secure(checksum),
@@ -155,6 +163,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 	var rpc proto.PluginClient
 	select {
 	case <-ctx.Done():
+		quiet.Store(true) // the error returned says why it is killed
 		go func() {
 			<-done
 			pc.Kill()
@@ -162,6 +171,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		return nil, fmt.Errorf("plugin %q: starting: %w", label, ctx.Err())
 	case s := <-done:
 		if s.err != nil {
+			quiet.Store(true)
 			pc.Kill()
 			return nil, startError(label, cmd, protocol, s.err)
 		}
@@ -169,7 +179,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 	}
 	t1 := time.Now()
 
-	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log}
+	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log, quiet: quiet}
 	desc, descName, descProtocol, err := c.describe(ctx)
 	if err != nil {
 		c.Close()
@@ -257,6 +267,7 @@ func (c *Client) Exited() bool { return c.pc.Exited() }
 // Close fail.
 func (c *Client) Close() {
 	c.closed.Store(true)
+	c.quiet.Store(true)
 	c.pc.Kill()
 }
 
@@ -279,10 +290,18 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 		return fmt.Errorf("plugin %q: %s: %w", c.name, method, context.DeadlineExceeded)
 	}
 	if c.closed.Load() {
+		if c.timedOut.Load() {
+			// Another call's timeout killed the process under this one
+			// (points run at once): the same cause.
+			return &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
+		}
 		return fmt.Errorf("plugin %q: %s: the client is closed: %w", c.name, method, err)
 	}
 	for deadline := time.Now().Add(exitGrace); ; {
 		if c.pc.Exited() {
+			if rss := c.overMemory.Load(); rss > 0 {
+				return &MemoryError{Plugin: c.name, Call: method, Limit: c.memLimit, RSS: rss}
+			}
 			return &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus()}
 		}
 		if time.Now().After(deadline) {
@@ -375,6 +394,7 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 			// propagated deadline before this side's timer fires).
 			ours, _ := sctx.Deadline()
 			if theirs, ok := ctx.Deadline(); !ok || ours.Before(theirs) {
+				c.timedOut.Store(true)
 				c.Close()
 				return nil, &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
 			}
@@ -427,6 +447,10 @@ type hcLogger struct {
 	name       string
 	fromPlugin bool
 	implied    []any
+	// quiet, once set (the host is killing the process and reports why
+	// itself), makes go-plugin's own messages debug lines: "plugin
+	// failed to exit gracefully", "plugin process exited: signal: killed".
+	quiet *atomic.Bool
 }
 
 var _ hclog.Logger = (*hcLogger)(nil)
@@ -436,6 +460,9 @@ func (h *hcLogger) Log(level hclog.Level, msg string, args ...any) {
 	zl := zerologLevel(level)
 	if !h.fromPlugin && zl <= zerolog.InfoLevel && zl > zerolog.TraceLevel {
 		zl--
+	}
+	if !h.fromPlugin && h.quiet != nil && h.quiet.Load() {
+		zl = min(zl, zerolog.DebugLevel)
 	}
 	kv := append(slices.Clip(h.implied), args...)
 	if h.fromPlugin {

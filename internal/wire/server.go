@@ -41,8 +41,10 @@ type Times struct {
 // Since sets *d to the time elapsed since t0.
 func (t *Times) Since(d *time.Duration, t0 time.Time) { *d = time.Since(t0) }
 
-// Serve serves h as a plugin speaking protocol until the host stops it.
+// Serve serves h as a plugin speaking protocol until the host stops it or
+// dies (see watchParent).
 func Serve(h Handler, protocol int) {
+	watchParent()
 	plugin.Serve(ServeConfig(h, protocol))
 }
 

@@ -39,6 +39,7 @@ var Plugin = &sdk.Construction{
 	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
+	Estimate:  estimate,
 }
 
 // config is the resolved parameter set.
@@ -142,8 +143,50 @@ func (c config) lengthBlock() []byte {
 	return out
 }
 
-func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+// estimate predicts the size of the chain's circuit without building it:
+// every compression after the first few is alike, so it builds the chain
+// cut to 2 and 3 message blocks (with the real last block, padding and
+// strengthening) and extrapolates the difference; a chain of at most 3
+// blocks is built as is.
+func estimate(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	cfg := pass.Prepared.(config)
+	const few = 3
+	if cfg.blocks <= few {
+		return sizeOf(ctx, cfg)
+	}
+	cut := func(k int) config {
+		c := cfg
+		c.blocks = k
+		c.msgBits = cfg.msgBits - (cfg.blocks-k)*cfg.blockBits
+		return c
+	}
+	s2, err := sizeOf(ctx, cut(few-1))
+	if err != nil {
+		return sdk.Size{}, err
+	}
+	s3, err := sizeOf(ctx, cut(few))
+	if err != nil {
+		return sdk.Size{}, err
+	}
+	n := int64(cfg.blocks - few)
+	return sdk.Size{Nodes: s3.Nodes + n*(s3.Nodes-s2.Nodes), Edges: s3.Edges + n*(s3.Edges-s2.Edges)}, nil
+}
+
+// sizeOf builds the chain of cfg and returns its size.
+func sizeOf(ctx context.Context, cfg config) (sdk.Size, error) {
+	c, err := buildConfig(ctx, cfg)
+	if err != nil {
+		return sdk.Size{}, err
+	}
+	return sdk.Size{Nodes: int64(len(c.Ops)), Edges: int64(len(c.Args))}, nil
+}
+
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	return buildConfig(ctx, pass.Prepared.(config))
+}
+
+// buildConfig returns the chain's logic circuit.
+func buildConfig(ctx context.Context, cfg config) (*circuit.Circuit, error) {
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", cfg.msgBits)
 	// The constant nodes made here (padding, the zero chain value) are

@@ -41,6 +41,7 @@ var Plugin = &sdk.Construction{
 	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
+	Estimate:  estimate,
 }
 
 // config is the resolved parameter set.
@@ -143,8 +144,55 @@ func height(n int) int {
 	return h
 }
 
-func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+// estimate predicts the size of the tree's circuit without building it: a
+// tree of n leaves has n leaf and n − 1 node compressions, and all but the
+// last leaf (which holds the padding) are alike. It builds a one-leaf tree
+// of the last leaf and a two-leaf tree of full blocks less a one-leaf one
+// (one leaf block, one leaf and one node compression) and adds n − 1 of
+// the latter to the former.
+func estimate(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	cfg := pass.Prepared.(config)
+	if cfg.leaves <= 2 {
+		return sizeOf(ctx, cfg)
+	}
+	full := func(k int) config {
+		c := cfg
+		c.leaves, c.msgBits, c.oneZero = k, k*cfg.blockBits, false
+		return c
+	}
+	last := cfg
+	last.leaves, last.msgBits = 1, cfg.msgBits-(cfg.leaves-1)*cfg.blockBits
+	s1, err := sizeOf(ctx, full(1))
+	if err != nil {
+		return sdk.Size{}, err
+	}
+	s2, err := sizeOf(ctx, full(2))
+	if err != nil {
+		return sdk.Size{}, err
+	}
+	sl, err := sizeOf(ctx, last)
+	if err != nil {
+		return sdk.Size{}, err
+	}
+	n := int64(cfg.leaves - 1)
+	return sdk.Size{Nodes: sl.Nodes + n*(s2.Nodes-s1.Nodes), Edges: sl.Edges + n*(s2.Edges-s1.Edges)}, nil
+}
+
+// sizeOf builds the tree of cfg and returns its size.
+func sizeOf(ctx context.Context, cfg config) (sdk.Size, error) {
+	c, err := buildConfig(ctx, cfg)
+	if err != nil {
+		return sdk.Size{}, err
+	}
+	return sdk.Size{Nodes: int64(len(c.Ops)), Edges: int64(len(c.Args))}, nil
+}
+
+func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
+	return buildConfig(ctx, pass.Prepared.(config))
+}
+
+// buildConfig returns the tree's logic circuit.
+func buildConfig(ctx context.Context, cfg config) (*circuit.Circuit, error) {
 	b := circuit.NewBuilder()
 	msg := b.Input("msg", cfg.msgBits)
 	padded := msg

@@ -171,3 +171,47 @@ func TestRejectsImpossibleParams(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimate: the size the host's size guard sees is within 2% of the
+// circuit Build returns.
+func TestEstimate(t *testing.T) {
+	for _, values := range []map[string]any{
+		{"log_w": int64(2), "block_bits": int64(8), "leaves": int64(40)},
+		{"log_w": int64(2), "block_bits": int64(8), "leaves": int64(7), "rounds": int64(3)},
+		{"log_w": int64(2), "block_bits": int64(8), "digest_bits": int64(12), "message_bits": int64(101), "padding": "10*"},
+		{"log_w": int64(3), "block_bits": int64(16), "message_bits": int64(500)},
+		{"log_w": int64(1), "block_bits": int64(4), "leaves": int64(2)},
+	} {
+		p := sdktest.Pass(t, Plugin, values)
+		c, err := Plugin.Build(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Plugin.Estimate(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []struct {
+			name      string
+			got, want int64
+		}{{"nodes", e.Nodes, int64(len(c.Ops))}, {"edges", e.Edges, int64(len(c.Args))}} {
+			if d := f.got - f.want; d*50 > f.want || -d*50 > f.want {
+				t.Errorf("%v: estimated %d %s, built %d", values, f.got, f.name, f.want)
+			}
+		}
+		t.Logf("%v: estimated %+v, built %d nodes, %d edges", values, e, len(c.Ops), len(c.Args))
+	}
+}
+
+// BenchmarkEstimateHuge: what refusing a huge instance costs.
+func BenchmarkEstimateHuge(b *testing.B) {
+	p, err := sdk.NewPass(context.Background(), Plugin, map[string]any{"log_w": int64(6), "block_bits": int64(256), "leaves": int64(100_000_000)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Plugin.Estimate(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

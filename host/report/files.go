@@ -1,0 +1,184 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/host/run"
+)
+
+// WriteFileAtomic writes data to path atomically: into a temporary file in the
+// same directory, renamed over path once complete. A reader never sees a
+// partial file, and a write cut short leaves the old file or none.
+func WriteFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Missing returns the points of an incomplete result (res.Complete false)
+// that have no rows: they did not run, or did not finish.
+func Missing(res *run.Result) []config.Point {
+	if res.Complete {
+		return nil
+	}
+	have := map[int]bool{}
+	for _, row := range res.Rows {
+		have[row.Point.Index] = true
+	}
+	var out []config.Point
+	for _, pt := range res.Pipeline.Points() {
+		if !have[pt.Index] {
+			out = append(out, pt)
+		}
+	}
+	return out
+}
+
+// notRun is the error of a point that did not run: "not run: interrupted".
+func notRun(res *run.Result) string {
+	why := res.Stopped
+	if why == "" {
+		why = "the run stopped first"
+	}
+	return "not run: " + why
+}
+
+// incomplete describes an incomplete result in a sentence: "Incomplete
+// (interrupted): 3 of 8 points finished".
+func incomplete(res *run.Result) string {
+	why := res.Stopped
+	if why == "" {
+		why = "stopped"
+	}
+	n := res.Pipeline.NumPoints()
+	return fmt.Sprintf("Incomplete (%s): %d of %d points finished", why, n-int64(len(Missing(res))), n)
+}
+
+// ManifestFile is the run manifest in an output directory: which run
+// wrote which files, and whether it finished. Files of the directory it
+// does not list were left by an earlier run.
+const ManifestFile = "tcforge-run.json"
+
+// Manifest is the content of DIR/tcforge-run.json. It is written with
+// Status "running" before the first pipeline runs and rewritten when the
+// run ends, however it ends short of being killed.
+type Manifest struct {
+	Tool string `json:"tool"`
+	// Configs are the pipeline files of the run, as given.
+	Configs []string  `json:"configs"`
+	Started time.Time `json:"started"`
+	// Finished is zero while the run is running.
+	Finished time.Time `json:"finished,omitzero"`
+	// Status is "running", "ok" (every row verified and as expected),
+	// "failed" (some did not) or "stopped: <why>" (interrupted, terminated,
+	// standard output closed: finished points are written).
+	Status    string             `json:"status"`
+	Pipelines []ManifestPipeline `json:"pipelines"`
+	// Files are every file the run wrote, relative to the directory.
+	Files []string `json:"files"`
+}
+
+// ManifestPipeline is one pipeline of a run: its status ("running",
+// "ok", "failed", "incomplete", "not run") and rows.
+type ManifestPipeline struct {
+	Name   string   `json:"name"`
+	Status string   `json:"status"`
+	Rows   int      `json:"rows"`
+	Files  []string `json:"files,omitempty"`
+}
+
+// WriteManifest writes m to DIR/tcforge-run.json atomically.
+func WriteManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n'))
+}
+
+// ReadManifest reads DIR/tcforge-run.json; a missing one is (nil, nil).
+func ReadManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	return &m, nil
+}
+
+// ClearOwned removes from dir what an earlier run wrote for the named
+// pipelines, and its report.html and manifest, so that nothing there is
+// taken for this run's output: DIR/<name>.csv, .json, .md, the plots
+// DIR/plots/<name>.<figure>-vs-<var>.svg|png, and every file the earlier
+// run's manifest lists for those pipelines (circuit drawings too). Files
+// of other pipelines stay. It returns the files removed.
+func ClearOwned(dir string, names []string) ([]string, error) {
+	own := map[string]bool{}
+	for _, n := range names {
+		own[n] = true
+	}
+	var rm []string
+	if m, err := ReadManifest(dir); err == nil && m != nil {
+		for _, p := range m.Pipelines {
+			if own[p.Name] {
+				rm = append(rm, p.Files...)
+			}
+		}
+	}
+	rm = append(rm, "report.html", ManifestFile)
+	for _, n := range names {
+		rm = append(rm, n+".csv", n+".json", n+".md")
+		plots, _ := filepath.Glob(filepath.Join(dir, "plots", n+".*"))
+		for _, p := range plots {
+			// <name>.<figure>-vs-<var>.<ext>: exactly one more dot, so
+			// pipeline "a" does not claim the plots of pipeline "a.b".
+			rest := strings.TrimPrefix(filepath.Base(p), n+".")
+			if strings.Count(rest, ".") == 1 && strings.Contains(rest, "-vs-") {
+				rm = append(rm, filepath.Join("plots", filepath.Base(p)))
+			}
+		}
+	}
+	var removed []string
+	for _, f := range rm {
+		if f == "" || filepath.IsAbs(f) || strings.HasPrefix(filepath.Clean(f), "..") {
+			continue // a manifest is data: nothing outside dir
+		}
+		err := os.Remove(filepath.Join(dir, f))
+		switch {
+		case err == nil:
+			removed = append(removed, f)
+		case !os.IsNotExist(err):
+			return removed, fmt.Errorf("clearing the earlier run's %s: %w", f, err)
+		}
+	}
+	return removed, nil
+}
