@@ -23,8 +23,9 @@
 //	          present, all-zero attention sublayer, then
 //	          x ← x + FFN(RMSNorm(x)), no biases — the form a Llama-style
 //	          model computes. d_model = forms + 1: the last dimension is an
-//	          anchor holding a large constant C = 2¹⁶ that dominates the
-//	          RMS, so RMSNorm scales every token by ρ ≈ √d/C and the units'
+//	          anchor holding a large constant C ≥ 2¹⁶ (a power of two sized
+//	          to the forms, see anchorFor) that dominates the RMS, so
+//	          RMSNorm scales every token by ρ ≈ √d/C and the units'
 //	          offsets (read from the anchor) scale with it. Values are then
 //	          only nearly exact, so steps saturate: two offset, scaled units
 //	          per gate, (SiLU(κy + A) − SiLU(κy − A))/(2A) with
@@ -72,7 +73,8 @@ const (
 	// r(k)/κ is exact.
 	rampK = 128.0
 	passG = 32.0
-	// Anchor is the constant of the residual variant's anchor dimension.
+	// Anchor is the smallest constant of the residual variant's anchor
+	// dimension (circuits whose forms are 0/1 or small sums get it).
 	Anchor  = 65536.0
 	normEps = 1e-6
 )
@@ -325,6 +327,82 @@ func MLP(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 	return finish(m, bs)
 }
 
+// Float32 limits of the residual variant (see anchorFor).
+const (
+	// driftBudget bounds the error the RMSNorm scale's drift puts on a
+	// pre-activation y′ (where |y′| ≥ ½ on exact inputs and the steps
+	// saturate for errors up to about 0.2).
+	driftBudget = 1.0 / 16
+	// marginBudget bounds the drift of any value written or cleared (a
+	// clear leaves v·(1 − (ρ/ρ₀)²) behind, in a slot a readout may reuse),
+	// so a readout keeps its margin ½ to within 2^-12.
+	marginBudget = 1.0 / 4096
+	// maxAnchor keeps C² (the anchor's share of Σx²) inside float32's
+	// range with room to spare.
+	maxAnchor = 1 << 60
+	// maxStepArg bounds κ·|pre-activation|: float32 rounds such a sum to
+	// within 2^-24 of its size per addition, which must stay far below
+	// the steps' saturation margin (κ/2 − A − 17 = 79 on a SiLU argument).
+	maxStepArg = 1 << 26
+)
+
+// anchorFor returns the anchor constant C for c, or why c cannot be
+// mapped exactly in float32 by the residual variant.
+//
+// RMSNorm divides by √(C² + Σv²)/√d, not by the nominal C/√d, so every unit
+// is off by ρ/ρ₀ = (1 + Σv²/C²)^−½ and every value written or cleared by
+// (ρ/ρ₀)² ≈ 1 − Σv²/C²: a pre-activation Σw·F reading forms F of size up to
+// |F| is off by about (Σv²/C²)·Σ|w||F|. With 0/1 gates (SHA-3, any circuit
+// without forms) Σv² is small and C = 2¹⁶ suffices; forms that are sums of
+// bits with weights up to 2¹⁵ (SHA-2's additions) make Σv² of order C² and
+// the drift flips bits. So C is the smallest power of two from 2¹⁶ up with
+// B·P/C² ≤ 1/16 and B·F/C² ≤ 2^-12, where F bounds a form (|const| +
+// Σ|coef|), B bounds Σv² on any level and P bounds any gate's
+// pre-activation Σ|w||F| + |θ|;
+// once C² exceeds B·2²⁴ the drift is below float32's resolution of the norm
+// itself.
+func anchorFor(c *layered.Circuit) (float64, error) {
+	var B, P, F float64
+	prev := formsOf(c, 0)
+	bound := func(f *levelForms) []float64 {
+		b := make([]float64, f.n)
+		var sq float64
+		for i := range f.n {
+			b[i] = math.Abs(float64(f.konst[i]))
+			for e := f.start[i]; e < f.start[i+1]; e++ {
+				b[i] += math.Abs(float64(f.coef[e]))
+			}
+			sq += b[i] * b[i]
+			F = max(F, b[i])
+		}
+		B = max(B, sq)
+		return b
+	}
+	pb := bound(prev)
+	for L := 1; L <= c.Depth(); L++ {
+		for g := int(c.LevelStart[L-1]); g < int(c.LevelStart[L]); g++ {
+			src, w := c.Row(g)
+			p := math.Abs(float64(c.Threshold[g]))
+			for k, s := range src {
+				p += math.Abs(float64(w[k])) * pb[s]
+			}
+			P = max(P, p)
+		}
+		pb = bound(formsOf(c, L))
+	}
+	if kappa*P > maxStepArg {
+		return 0, fmt.Errorf("no-attention: residual variant: a pre-activation reaches %.0f; κ·%.0f = %.3g exceeds 2^26: float32 cannot keep its saturating steps exact (cut additions into narrower chunks, e.g. max_weight = 65536)", P, P, kappa*P)
+	}
+	C := Anchor
+	for B*P/(C*C) > driftBudget || B*F/(C*C) > marginBudget {
+		if C >= maxAnchor {
+			return 0, fmt.Errorf("no-attention: residual variant: forms up to Σv² = %.3g with pre-activations up to %.0f need an anchor above 2^60, beyond float32's range", B, P)
+		}
+		C *= 2
+	}
+	return C, nil
+}
+
 // Residual maps c to Llama-style pre-norm residual blocks.
 func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 	if err := c.Validate(); err != nil {
@@ -334,11 +412,15 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 	W := maxForms(c)
 	d := W + 1
 	anchor := W
-	rho0 := math.Sqrt(float64(d)) / Anchor // nominal 1/rms
+	C, err := anchorFor(c)
+	if err != nil {
+		return nil, err
+	}
+	rho0 := math.Sqrt(float64(d)) / C // nominal 1/rms
 	m := &model.Model{Arch: "no-attention/residual", Tokens: 1, DModel: d,
-		Attrs: map[string]int64{"circuit_depth": int64(D), "circuit_width": int64(c.Stats().Width), "forms": int64(W), "anchor": Anchor}}
+		Attrs: map[string]int64{"circuit_depth": int64(D), "circuit_width": int64(c.Stats().Width), "forms": int64(W), "anchor": int64(C)}}
 	base := model.NewBuilder("embed.base", 1, d)
-	base.Add(0, anchor, Anchor)
+	base.Add(0, anchor, C)
 	in := model.NewBuilder("embed.input", nIn, d)
 	m.Embed = model.Embedding{Base: "embed.base", Input: "embed.input", InputToken: make([]int32, nIn)}
 	prev := formsOf(c, 0)
@@ -354,11 +436,11 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 	tensors := []model.Tensor{model.Ones("norm", d)}
 	norm := &model.RMSNorm{Weight: "norm", Eps: normEps}
 	// Unit weights, in normalised coordinates: x̂_s = v_s·ρ, x̂_anchor = C·ρ.
-	gAnchor := passG / (Anchor * rho0)  // pass-through gate from the anchor: G·ρ/ρ₀
+	gAnchor := passG / (C * rho0)       // pass-through gate from the anchor: G·ρ/ρ₀
 	passOut := 1 / (silu(passG) * rho0) // h ≈ G·v·ρ²/ρ₀ → ±v
 	stepIn := kappa / rho0              // κ/ρ₀ on each source
-	stepAnchor := 1 / (Anchor * rho0)   // times (−κ(θ−½) ± A) on the anchor
-	stepValue := 1 / (Anchor * rho0)    // value ρ/ρ₀ from the anchor
+	stepAnchor := 1 / (C * rho0)        // times (−κ(θ−½) ± A) on the anchor
+	stepValue := 1 / (C * rho0)         // value ρ/ρ₀ from the anchor
 	for L := 1; L <= D; L++ {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

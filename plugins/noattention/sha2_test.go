@@ -1,0 +1,83 @@
+package noattention_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/internal/forward"
+	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/plugins/noattention"
+	"github.com/tcforge/tcforge/plugins/sha2"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// TestResidualSHA256Sums maps reduced-round SHA-256 layered by fusion with
+// 8-bit addition chunks (max_weight 2^16): its forms hold sums of bits with
+// weights up to 2^15, so the residual stream carries values far above the
+// 0/1 bits of SHA-3. Both variants must compute the layered circuit
+// exactly in float32, every readout ½ from its threshold (up to float32's
+// rounding of the RMSNorm scale).
+func TestResidualSHA256Sums(t *testing.T) {
+	for _, rounds := range []int64{2, 6} {
+		c, err := sha2.Plugin.Build(context.Background(), sdktest.Pass(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": rounds}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := fusion.Compile(context.Background(), c, fusion.Options{MaxSum: 1 << 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := bitvec.Random(rand.New(rand.NewPCG(3, uint64(rounds))), 64, len(c.Inputs))
+		want, err := bitvec.EvalSliced(in, len(c.Inputs), l.Evaluator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, mk := range map[string]func(context.Context, *layered.Circuit) (*model.Model, error){"mlp": noattention.MLP, "residual": noattention.Residual} {
+			m, err := mk(context.Background(), l)
+			if err != nil {
+				t.Fatalf("rounds %d, %s: %v", rounds, name, err)
+			}
+			res, err := forward.Forward(m, in, forward.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s := range in {
+				if !bitvec.Equal(res.Outputs[s], want[s], l.NumOutputs()) {
+					t.Errorf("rounds %d, %s, sample %d: model differs from the layered circuit (min margin %v)", rounds, name, s, res.MinMargin)
+					break
+				}
+			}
+			if res.MinMargin < 0.49 {
+				t.Errorf("rounds %d, %s: min margin %v, want about 0.5", rounds, name, res.MinMargin)
+			}
+			t.Logf("rounds %d, %s: depth %d, d_model %d, anchor %d, min margin %v", rounds, name, l.Depth(), m.DModel, m.Attrs["anchor"], res.MinMargin)
+		}
+	}
+}
+
+// TestResidualRefusesWideSums checks that the residual variant refuses, up
+// front and with its reason, SHA-256 layered with the default 16-bit
+// addition chunks (pre-activations near 2^20: κ times them is beyond what
+// float32 keeps exact), while the mlp variant maps it.
+func TestResidualRefusesWideSums(t *testing.T) {
+	c, err := sha2.Plugin.Build(context.Background(), sdktest.Pass(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(2)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := fusion.Compile(context.Background(), c, fusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := noattention.MLP(context.Background(), l); err != nil {
+		t.Errorf("mlp: %v", err)
+	}
+	_, err = noattention.Residual(context.Background(), l)
+	if err == nil || !strings.Contains(err.Error(), "exceeds 2^26") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("residual: error %v, want a one-line refusal naming the 2^26 bound", err)
+	}
+}
