@@ -17,7 +17,7 @@ import (
 )
 
 // layeredKeccak is the reifier-layered circuit of a keccak point.
-func layeredKeccak(b *testing.B, values map[string]any) *layered.Circuit {
+func layeredKeccak(b testing.TB, values map[string]any) *layered.Circuit {
 	b.Helper()
 	p, err := sdk.NewPass(context.Background(), keccak.Plugin, values)
 	if err != nil {
