@@ -180,7 +180,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	}
 	log.Info().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Int("tokens", mr.Stats.Tokens).
 		Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).Int64("params_nonzero", mr.Stats.ParamsNonzero).
-		Float64("min_margin", mr.MinMargin).Float64("beta", mr.Beta).Float64("beta_min", mr.BetaMin).
+		Float64("min_margin", mr.MinMargin).Float64("beta", mr.Beta).Float64("beta_min", mr.BetaMin).Float64("beta_bound", mr.BetaBound).Str("beta_method", mr.BetaMethod).
 		Dur("map_ms", mr.MapTime).Dur("verify_ms", mr.VerifyTime).Dur("search_ms", mr.SearchTime).Msg("model verified")
 }
 
