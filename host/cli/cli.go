@@ -125,6 +125,7 @@ type globals struct {
 	// run's --export and --export-dense-max
 	export    string
 	exportMax int64
+	shard     string // run's --shard I/N (shard.go)
 }
 
 func newRoot(env *Env) *cobra.Command {
@@ -147,7 +148,7 @@ func newRoot(env *Env) *cobra.Command {
 	pf.BoolVar(&g.inProcess, "in-process", false, "call bundled plugins in-process instead of in subprocesses (debugging and measuring)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return g.validate() }
-	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g))
+	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g), newMergeCmd(env, g))
 	return root
 }
 
@@ -318,6 +319,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification, at least 1 (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
 	cmd.Flags().StringVar(&g.export, "export", "", "write every verified model to DIR as safetensors + JSON config (DIR/<pipeline>.<point>.<layerer>.<arch>.{safetensors,json}; docs/mappers.md)")
+	cmd.Flags().StringVar(&g.shard, "shard", "", "run shard I of N (0 ≤ I < N) of every pipeline's points, by a hash of pipeline name and point, and with --out write DIR/"+ShardFile+" for tcforge merge (docs/clusters.md)")
 	cmd.Flags().Int64Var(&g.exportMax, "export-dense-max", 256<<20, "with --export, write a model's tensors dense when its dense float32 form takes at most this many bytes, else CSR (0: always CSR)")
 	return cmd
 }
@@ -454,6 +456,20 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	defer reg.Close()
 	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs,
 		Export: g.export, ExportDenseLimit: g.exportMax}
+	var shard *shardRecord
+	if g.shard != "" {
+		spec, err := parseShard(g.shard)
+		if err != nil {
+			return err
+		}
+		if out == "" {
+			return fmt.Errorf("--shard needs --out: the shard's rows go to DIR/%s for tcforge merge", ShardFile)
+		}
+		if shard, err = newShardRecord(spec, paths, seed, samples); err != nil {
+			return err
+		}
+		runner.Shard = spec.keep
+	}
 
 	// Start every plugin the pipelines name at once, not one by one.
 	var names []string
@@ -516,13 +532,24 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 			ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 			return exitStatus{stop.code}
 		}
-		if err == nil && !res.OK() {
+		if shard != nil {
+			shard.add(res)
+		}
+		// A shard may hold none of a pipeline's points.
+		if err == nil && !res.OK() && !(shard != nil && res.Complete && len(res.Rows) == 0) {
 			failed++
 		}
 	}
 	status := "ok"
 	if failed > 0 {
 		status = "failed"
+	}
+	if shard != nil {
+		path, err := shard.write(out)
+		if err != nil {
+			return err
+		}
+		log.Info().Str("file", path).Msg("wrote the shard's rows for tcforge merge")
 	}
 	if err := ro.finish(status); err != nil {
 		return err

@@ -44,14 +44,18 @@ type JSONModel struct {
 	Beta      float64  `json:"beta,omitempty"`
 	BetaMin   float64  `json:"beta_min,omitempty"`
 	BetaStep  float64  `json:"beta_step,omitempty"`
-	Verified  bool     `json:"model_verified"`
-	MaxInt    int64    `json:"max_int,omitempty"`
-	ExactIn   string   `json:"exact_in,omitempty"`
-	Export    string   `json:"export,omitempty"`
-	Error     string   `json:"error,omitempty"`
-	MapSec    float64  `json:"map_seconds"`
-	VerifySec float64  `json:"verify_seconds"`
-	SearchSec float64  `json:"beta_search_seconds,omitempty"`
+	// BetaBound is the one-pass probe's bound on β (docs/mappers.md);
+	// BetaMethod says how BetaMin was found: "probe" or "bisection".
+	BetaBound  float64 `json:"beta_bound,omitempty"`
+	BetaMethod string  `json:"beta_method,omitempty"`
+	Verified   bool    `json:"model_verified"`
+	MaxInt     int64   `json:"max_int,omitempty"`
+	ExactIn    string  `json:"exact_in,omitempty"`
+	Export     string  `json:"export,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	MapSec     float64 `json:"map_seconds"`
+	VerifySec  float64 `json:"verify_seconds"`
+	SearchSec  float64 `json:"beta_search_seconds,omitempty"`
 }
 
 // jsonModels converts a row's models.
@@ -59,7 +63,7 @@ func jsonModels(row run.Row) []JSONModel {
 	var out []JSONModel
 	for _, m := range row.Models {
 		j := JSONModel{Mapper: m.Mapper, Arch: m.Arch, Stats: m.Stats,
-			Samples: m.Samples, Beta: m.Beta, BetaMin: m.BetaMin, BetaStep: m.BetaStep, Verified: m.Verified, Export: m.Export,
+			Samples: m.Samples, Beta: m.Beta, BetaMin: m.BetaMin, BetaStep: m.BetaStep, BetaBound: m.BetaBound, BetaMethod: m.BetaMethod, Verified: m.Verified, Export: m.Export,
 			MaxInt: m.MaxInt, ExactIn: m.ExactIn,
 			MapSec: m.MapTime.Seconds(), VerifySec: m.VerifyTime.Seconds(), SearchSec: m.SearchTime.Seconds()}
 		if !math.IsNaN(m.MinMargin) && !math.IsInf(m.MinMargin, 0) {

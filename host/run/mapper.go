@@ -35,9 +35,14 @@ type ModelRow struct {
 	// threshold over the samples (NaN before verification).
 	MinMargin float64
 	// Beta is the model's softmax inverse temperature (0 without softmax
-	// attention); BetaMin the smallest β, to within BetaStep, at which the
-	// same weights still compute every sample exactly (0 without softmax).
-	Beta, BetaMin, BetaStep float64
+	// attention); BetaMin the smallest β on the grid k·Beta/64 (BetaStep
+	// apart) at which the same weights still compute every sample exactly
+	// (0 without softmax), found from the probe's bound (BetaMethod
+	// "probe") or by bisection ("bisection"). BetaBound is the probe's
+	// bound: every β ≥ it is exact by the saturation argument of
+	// docs/mappers.md (0 when the probe does not apply).
+	Beta, BetaMin, BetaStep, BetaBound float64
+	BetaMethod                         string
 	// MaxInt bounds the integers the model's linear maps compute on bit
 	// inputs: the largest Σ|weight| of a tensor row (model.MaxRowSum; the
 	// mappers scale the circuit's weights, e.g. by κ for saturated SiLU
@@ -151,7 +156,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	}
 	t0 = time.Now()
 	mr.Samples = len(in)
-	plan, res, err := verifyModel(m, l, in, want)
+	plan, res, err := verifyModel(m, l, in, want, forward.Options{ProbeBeta: mr.Beta > 0})
 	mr.VerifyTime = time.Since(t0)
 	if res != nil {
 		mr.MinMargin = res.MinMargin
@@ -163,7 +168,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	mr.Verified = true
 	if mr.Beta > 0 {
 		t0 = time.Now()
-		mr.BetaMin, mr.BetaStep, err = betaSearch(ctx, plan, in, want, l.NumOutputs(), mr.Beta)
+		mr.BetaMin, mr.BetaStep, mr.BetaBound, mr.BetaMethod, err = betaMin(ctx, plan, res.Beta, in, want, l.NumOutputs(), mr.Beta, log)
 		mr.SearchTime = time.Since(t0)
 		if err != nil {
 			mr.Err = fmt.Errorf("mapper %q: β search: %w", b.Name, err)
@@ -185,15 +190,15 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	}
 	log.Info().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Int("tokens", mr.Stats.Tokens).
 		Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).Int64("params_nonzero", mr.Stats.ParamsNonzero).
-		Float64("min_margin", mr.MinMargin).Float64("beta", mr.Beta).Float64("beta_min", mr.BetaMin).
+		Float64("min_margin", mr.MinMargin).Float64("beta", mr.Beta).Float64("beta_min", mr.BetaMin).Float64("beta_bound", mr.BetaBound).Str("beta_method", mr.BetaMethod).
 		Dur("map_ms", mr.MapTime).Dur("verify_ms", mr.VerifyTime).Dur("search_ms", mr.SearchTime).Msg("model verified")
 }
 
 // verifyModel checks model m against the layered circuit l: its input and
-// output counts, then a float32 forward pass on in against l's outputs
-// want, bit for bit. It returns the compiled model and the pass's result
-// (nil if it did not run).
-func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*forward.Plan, *forward.Result, error) {
+// output counts, then a float32 forward pass (options opt) on in against
+// l's outputs want, bit for bit. It returns the compiled model and the
+// pass's result (nil if it did not run).
+func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt forward.Options) (*forward.Plan, *forward.Result, error) {
 	if m.NumInputs() != l.NumInputs || m.NumOutputs() != l.NumOutputs() {
 		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
 			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
@@ -202,7 +207,7 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*fo
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := plan.Run(in, forward.Options{})
+	res, err := plan.Run(in, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("forward pass: %w", err)
 	}
@@ -210,6 +215,58 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec) (*fo
 		return plan, res, err
 	}
 	return plan, res, nil
+}
+
+// betaMin finds the smallest inverse temperature, on the grid k·β/2^betaSteps
+// the bisection uses, at which the model's weights still compute every
+// sample exactly. If the verification pass's probe (bb) bounds it, the
+// grid point at or above the bound — where the saturation argument of
+// docs/mappers.md proves the pass unchanged — is confirmed by one pass,
+// then the grid is walked down until a point fails (method "probe"; the
+// same answer as the bisection when exactness is monotone in β, usually in
+// two passes instead of six). Otherwise it bisects (method "bisection").
+// bound is the probe's bound (0 if none).
+func betaMin(ctx context.Context, plan *forward.Plan, bb *forward.BetaBound, in, want []bitvec.Vec, nOut int, beta float64, log zerolog.Logger) (betaMin, step, bound float64, method string, err error) {
+	n := 1 << betaSteps
+	step = beta / float64(n)
+	exact := func(k int) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		res, err := plan.Run(in, forward.Options{Beta: float64(k) * beta / float64(n)})
+		if err != nil {
+			return false, err
+		}
+		return point.FirstMismatch("", res.Outputs, want, nOut) == nil, nil
+	}
+	if bb != nil && bb.Supported && bb.Saturated && bb.Min > 0 && bb.Min < beta {
+		bound = bb.Min
+		k := min(n, int(math.Ceil(bb.Min/step*(1+1e-9))))
+		ok := true
+		if k < n { // k = n is the model's own β, already verified
+			if ok, err = exact(k); err != nil {
+				return 0, 0, bound, "", err
+			}
+		}
+		if ok {
+			for k > 1 {
+				below, err := exact(k - 1)
+				if err != nil {
+					return 0, 0, bound, "", err
+				}
+				if !below {
+					break
+				}
+				k--
+			}
+			return float64(k) * beta / float64(n), step, bound, "probe", nil
+		}
+		log.Warn().Float64("beta", float64(k)*step).Msg("not exact at the grid point above the probed β bound; bisecting")
+	} else if bb != nil && !bb.Supported {
+		log.Debug().Str("reason", bb.Reason).Msg("β probe does not apply; bisecting")
+	}
+	lo, step, err := betaSearch(ctx, plan, in, want, nOut, beta)
+	return lo, step, bound, "bisection", err
 }
 
 // betaSearch bisects for the smallest inverse temperature at which the

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"github.com/rs/zerolog"
 	"github.com/tcforge/tcforge/internal/forward"
 	"math"
 	"strings"
@@ -91,7 +92,7 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, res, err := verifyModel(m, l, in, want)
+			_, res, err := verifyModel(m, l, in, want, forward.Options{})
 			if err != nil {
 				t.Fatalf("the untouched model fails verification: %v", err)
 			}
@@ -102,7 +103,7 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 			if err := m.Validate(); err != nil {
 				t.Fatalf("the corrupted model is invalid (should be well-formed and wrong): %v", err)
 			}
-			_, _, err = verifyModel(m, l, in, want)
+			_, _, err = verifyModel(m, l, in, want, forward.Options{})
 			if err == nil || !strings.Contains(err.Error(), "float32 model vs layered circuit: sample 3, output bit 0 is 0, want 1") {
 				t.Errorf("verification of the corrupted model: %v, want a mismatch on sample 3 (a = b = 1)", err)
 			}
@@ -119,7 +120,7 @@ func TestVerifyModelRejectsShape(t *testing.T) {
 	m.Readout.Token = append(m.Readout.Token, 0)
 	m.Readout.Dim = append(m.Readout.Dim, 0)
 	m.Readout.Threshold = append(m.Readout.Threshold, 0.5)
-	if _, _, err := verifyModel(m, l, nil, nil); err == nil || !strings.Contains(err.Error(), "2 outputs") {
+	if _, _, err := verifyModel(m, l, nil, nil, forward.Options{}); err == nil || !strings.Contains(err.Error(), "2 outputs") {
 		t.Errorf("a model with an extra output: %v", err)
 	}
 }
@@ -132,7 +133,7 @@ func TestBetaSearch(t *testing.T) {
 	}
 	in := sdktest.AllInputs(2)
 	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
-	plan, _, err := verifyModel(m, l, in, want)
+	plan, _, err := verifyModel(m, l, in, want, forward.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,5 +156,47 @@ func TestBetaSearch(t *testing.T) {
 		if got := point.FirstMismatch("", res.Outputs, want, 1) == nil; got != c.exact {
 			t.Errorf("β = %v: exact %v, want %v", c.beta, got, c.exact)
 		}
+	}
+}
+
+func TestBetaMinProbe(t *testing.T) {
+	l := sdktest.ThreeGates()
+	m, err := tokensasgates.Map(context.Background(), l, tokensasgates.Options{Mode: model.Softmax, Beta: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := sdktest.AllInputs(2)
+	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
+	plan, res, err := verifyModel(m, l, in, want, forward.Options{ProbeBeta: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, step, bound, method, err := betaMin(context.Background(), plan, res.Beta, in, want, 1, 8, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bis, bstep, err := betaSearch(context.Background(), plan, in, want, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same grid point as the bisection, found from the bound.
+	if method != "probe" || got != bis || step != bstep || bound < got || bound >= 8 {
+		t.Fatalf("β min %v (%s, step %v, bound %v), bisection %v (step %v)", got, method, step, bound, bis, bstep)
+	}
+	// Exact at the bound; a little below it, the probe reports a unit out
+	// of its exact region.
+	at, err := plan.Run(in, forward.Options{Beta: bound * (1 + 1e-6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := point.FirstMismatch("", at.Outputs, want, 1); err != nil {
+		t.Errorf("at the bound %v: %v", bound, err)
+	}
+	below, err := plan.Run(in, forward.Options{Beta: bound - 0.01, ProbeBeta: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if below.Beta.Saturated && point.FirstMismatch("", below.Outputs, want, 1) == nil {
+		t.Errorf("β = %v below the bound: exact and reported saturated", bound-0.01)
 	}
 }

@@ -108,6 +108,10 @@ type Runner struct {
 	// the largest dense model in bytes written dense (0: always CSR).
 	Export           string
 	ExportDenseLimit int64
+	// Shard, if set, says which points of a pipeline this run runs (the
+	// others are left out of the result, which is then Complete when every
+	// point of the shard finished); see tcforge run --shard.
+	Shard func(p *config.Pipeline, pt config.Point) bool
 	// reportMu serialises Diagnostics calls from concurrent points.
 	reportMu sync.Mutex
 }
@@ -332,6 +336,12 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 		samplesN = r.Samples
 	}
 	points := p.Points()
+	todo := make([]int, 0, len(points))
+	for i, pt := range points {
+		if r.Shard == nil || r.Shard(p, pt) {
+			todo = append(todo, i)
+		}
+	}
 	// Points run on up to Jobs goroutines against the same plugin
 	// processes; rows are kept in point order. A point cut short by
 	// cancellation is dropped, so the rows returned are all complete.
@@ -339,13 +349,14 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 	finished := make([]bool, len(points))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(max(r.Jobs, 1), len(points)) {
+	for range min(max(r.Jobs, 1), len(todo)) {
 		wg.Go(func() {
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(points) || ctx.Err() != nil {
+				k := int(next.Add(1) - 1)
+				if k >= len(todo) || ctx.Err() != nil {
 					return
 				}
+				i := todo[k]
 				pt := points[i]
 				log := r.Log.With().Str("pipeline", p.Name).Str("point", pt.String()).Logger()
 				if r.Progress != nil {
@@ -383,10 +394,10 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 			done++
 		}
 	}
-	res.Complete = done == len(points)
+	res.Complete = done == len(todo)
 	if err := ctx.Err(); err != nil {
 		res.Stopped = context.Cause(ctx).Error()
-		return res, fmt.Errorf("pipeline %q interrupted after %d of %d points: %w", p.Name, done, len(points), err)
+		return res, fmt.Errorf("pipeline %q interrupted after %d of %d points: %w", p.Name, done, len(todo), err)
 	}
 	return res, nil
 }

@@ -31,6 +31,9 @@ type Options struct {
 	Lanes int
 	// KeepValues keeps every readout value in Result.Values.
 	KeepValues bool
+	// ProbeBeta derives Result.Beta, the smallest softmax β at which the
+	// pass's stream is provably unchanged (see BetaBound).
+	ProbeBeta bool
 }
 
 // Result is the outcome of a forward pass over a list of samples.
@@ -45,6 +48,8 @@ type Result struct {
 	MinMargin float64
 	// WorstSample and WorstOutput locate MinMargin.
 	WorstSample, WorstOutput int
+	// Beta is the probe's bound (with Options.ProbeBeta).
+	Beta *BetaBound
 }
 
 // Forward compiles m and runs it on inputs.
@@ -111,6 +116,7 @@ type tsub[F Float] struct {
 	heads       []thead[F]
 	gate, value tproj[F]
 	outW        []F
+	probe       *probeSub // softmax sublayer under Options.ProbeBeta
 }
 
 func conv[F Float](xs []float64) []F {
@@ -131,7 +137,7 @@ func typeProj[F Float](pr *proj) tproj[F] {
 	return tproj[F]{proj: pr, dynW: conv[F](pr.dyn.val), statVal: conv[F](pr.stat.val)}
 }
 
-func makeTyped[F Float](p *Plan, opt Options) *typed[F] {
+func makeTyped[F Float](p *Plan, opt Options) (*typed[F], error) {
 	tp := &typed[F]{stSq: conv[F](p.stSq)}
 	projs := map[*proj]tproj[F]{}
 	typeProj := func(pr *proj) tproj[F] {
@@ -179,13 +185,33 @@ func makeTyped[F Float](p *Plan, opt Options) *typed[F] {
 				}
 				ts.heads = append(ts.heads, th)
 			}
+			if opt.ProbeBeta && s.mode == model.Softmax {
+				ps, err := probePlan(s, p.T, ts.beta)
+				if err != nil {
+					return nil, err
+				}
+				ts.probe = ps
+			}
 		} else {
 			ts.gate, ts.value = typeProj(s.gate), typeProj(s.value)
 			ts.outW = conv[F](s.out.val)
 		}
 		tp.subs = append(tp.subs, ts)
 	}
-	return tp
+	if opt.ProbeBeta {
+		for i, ts := range tp.subs {
+			if ts.probe == nil {
+				continue
+			}
+			if i+1 == len(tp.subs) || tp.subs[i+1].attn {
+				return nil, fmt.Errorf("sublayer %d: softmax attention not followed by an FFN", i)
+			}
+			if f := tp.subs[i+1]; f.norm != nil || !f.residual {
+				return nil, fmt.Errorf("sublayer %d: the FFN after softmax attention has a norm or no residual", i+1)
+			}
+		}
+	}
+	return tp, nil
 }
 
 // softWeights precomputes, for a lane-independent score matrix and β, the
@@ -244,7 +270,16 @@ func run[F Float](p *Plan, inputs []bitvec.Vec, opt Options) (*Result, error) {
 	lanes = max(1, min(lanes, n))
 	batches := (n + lanes - 1) / lanes
 	workers = min(workers, batches)
-	tp := makeTyped[F](p, opt)
+	tp, perr := makeTyped[F](p, opt)
+	if perr != nil {
+		// The probe does not apply: the pass runs without it.
+		res.Beta = &BetaBound{Reason: perr.Error()}
+		opt.ProbeBeta = false
+		tp, _ = makeTyped[F](p, opt)
+	}
+	if opt.ProbeBeta {
+		res.Beta = &BetaBound{Supported: true, Saturated: true}
+	}
 
 	type margin struct {
 		m    float64
@@ -272,7 +307,22 @@ func run[F Float](p *Plan, inputs []bitvec.Vec, opt Options) (*Result, error) {
 					mu.Unlock()
 				}
 			}()
-			w := newWorker(p, tp, lanes)
+			w := newWorker(p, tp, lanes, opt.ProbeBeta)
+			defer func() {
+				if !opt.ProbeBeta {
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				bb := res.Beta
+				if w.pr.err != nil && bb.Supported {
+					*bb = BetaBound{Reason: w.pr.err.Error()}
+				}
+				if bb.Supported {
+					bb.Min = max(bb.Min, w.pr.beta)
+					bb.Saturated = bb.Saturated && w.pr.sat
+				}
+			}()
 			for b := range next {
 				lo := b * lanes
 				hi := min(n, lo+lanes)
@@ -343,9 +393,10 @@ type worker[F Float] struct {
 	sAcc  []float64
 	sSeen []bool
 	sTch  []int32
+	pr    *probeState[F] // Options.ProbeBeta
 }
 
-func newWorker[F Float](p *Plan, tp *typed[F], L int) *worker[F] {
+func newWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
 	w := &worker[F]{p: p, tp: tp, L: L}
 	w.x = make([]F, p.T*p.nd*L)
 	if p.delta {
@@ -368,6 +419,11 @@ func newWorker[F Float](p *Plan, tp *typed[F], L int) *worker[F] {
 	w.g = make([]F, hid*L)
 	w.h = make([]F, hid*L)
 	w.ir = make([]F, L)
+	if probe {
+		w.pr = &probeState[F]{x1: make([]F, p.T*p.nd*L), pg: make([]F, L), pv: make([]F, L),
+			gates: make([]F, hid*L), vals: make([]F, hid*L), sat: true,
+			c1: make([]float64, p.nd*L), c2: make([]float64, p.nd*L), s1: make([]float64, p.nd*L), s2: make([]float64, p.nd*L)}
+	}
 	return w
 }
 
@@ -418,8 +474,14 @@ func (w *worker[F]) readout(k, l int) float64 {
 func (w *worker[F]) sublayer(s *tsub[F]) {
 	if s.attn {
 		w.attention(s)
+		if s.probe != nil {
+			w.pr.pending = s.probe
+		}
 	} else {
 		w.ffn(s)
+		if w.pr != nil {
+			w.pr.pending = nil
+		}
 	}
 	if !s.residual {
 		w.live = false
@@ -548,6 +610,7 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 			vi, ve = vp.stat.ptr[t], vp.stat.ptr[t+1]
 		}
 		h := w.h[:nh*L]
+		probing := w.pr != nil && w.pr.pending != nil
 		for u := 0; u < nh; u++ {
 			var gc, vc F
 			if gi < ge && gp.stat.idx[gi] == int32(u) {
@@ -559,6 +622,14 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 				vi++
 			}
 			hr := h[u*L:][:n]
+			if probing {
+				G, V := w.pr.gates[u*L:][:n], w.pr.vals[u*L:][:n]
+				w.lanes(gp, u, gc, xt, nil, G)
+				w.lanes(vp, u, vc, xt, nil, V)
+				copy(hr, V)
+				siluMul(hr, G, lo, hi)
+				continue
+			}
 			gDyn := ir != nil || gp.isDyn[u]
 			vDyn := ir != nil || vp.isDyn[u]
 			switch {
@@ -581,6 +652,9 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 				}
 				siluMul(hr, gr, lo, hi)
 			}
+		}
+		if probing {
+			w.probeFFN(s, t, w.pr.gates, w.pr.vals)
 		}
 		if !s.residual {
 			clear(xt)
@@ -714,6 +788,9 @@ func (w *worker[F]) attention(s *tsub[F]) {
 				}
 				for r := 0; r < nv; r++ {
 					scale(acc[r*L:][:n], h.invZ[i])
+				}
+				if s.probe != nil {
+					w.probeAttnOut(h, nv, acc, sums[h.v], i)
 				}
 			}
 			w.applyO(h, nv, acc, dst, i)

@@ -17,7 +17,7 @@ import (
 )
 
 // layeredKeccak is the reifier-layered circuit of a keccak point.
-func layeredKeccak(b *testing.B, values map[string]any) *layered.Circuit {
+func layeredKeccak(b testing.TB, values map[string]any) *layered.Circuit {
 	b.Helper()
 	p, err := sdk.NewPass(context.Background(), keccak.Plugin, values)
 	if err != nil {
@@ -73,11 +73,13 @@ func BenchmarkForward(b *testing.B) {
 	for _, bc := range []struct {
 		name, mapper string
 		values       map[string]any
+		probe        bool // forward.Options.ProbeBeta: the β bound in the same pass
 	}{
-		{"sha3-256/mlp", "mlp", map[string]any{"preset": "sha3-256"}},
-		{"sha3-256/residual", "residual", map[string]any{"preset": "sha3-256"}},
-		{"keccak-f400/hard", "hard", map[string]any{"log_w": int64(4), "rate": int64(200)}},
-		{"keccak-f400/softmax", "softmax", map[string]any{"log_w": int64(4), "rate": int64(200)}},
+		{"sha3-256/mlp", "mlp", map[string]any{"preset": "sha3-256"}, false},
+		{"sha3-256/residual", "residual", map[string]any{"preset": "sha3-256"}, false},
+		{"keccak-f400/hard", "hard", map[string]any{"log_w": int64(4), "rate": int64(200)}, false},
+		{"keccak-f400/softmax", "softmax", map[string]any{"log_w": int64(4), "rate": int64(200)}, false},
+		{"keccak-f400/softmax-probe", "softmax", map[string]any{"log_w": int64(4), "rate": int64(200)}, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			l := layeredKeccak(b, bc.values)
@@ -91,7 +93,7 @@ func BenchmarkForward(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := pl.Run(in, forward.Options{}); err != nil {
+				if _, err := pl.Run(in, forward.Options{ProbeBeta: bc.probe}); err != nil {
 					b.Fatal(err)
 				}
 			}

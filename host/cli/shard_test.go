@@ -1,0 +1,133 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestShardMerge runs testdata/shard.hcl once and as three shards, merges
+// the shards, and compares every file the two write: the same bytes apart
+// from timings.
+func TestShardMerge(t *testing.T) {
+	cfg := filepath.Join("testdata", "shard.hcl")
+	root := t.TempDir()
+	single := filepath.Join(root, "single")
+	if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--out", single, cfg); r.code != 0 {
+		t.Fatalf("single run: exit %d\n%s", r.code, r.stderr)
+	}
+	var dirs []string
+	for i := range 3 {
+		d := filepath.Join(root, "shard", string(rune('0'+i)))
+		dirs = append(dirs, d)
+		if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i))+"/3", "--out", d, cfg); r.code != 0 {
+			t.Fatalf("shard %d/3: exit %d\n%s", i, r.code, r.stderr)
+		}
+	}
+	merged := filepath.Join(root, "merged")
+	r := tcforge(t, append([]string{"merge", "--log-level", "warn", "--out", merged}, dirs...)...)
+	if r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "3 pipelines, 52 points, 104 rows: 104 verified, 48/48 met") {
+		t.Errorf("merge summary:\n%s", r.stdout)
+	}
+	// Each shard ran some but not all points.
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "compare-md-paper.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), "\n") - 1; n == 0 || n >= 64 {
+			t.Errorf("%s: %d rows of compare-md-paper", d, n)
+		}
+	}
+	timing := regexp.MustCompile(`("[a-z_]*seconds": )[0-9.e+-]+|Generated [0-9: -]+`)
+	var files []string
+	err := filepath.Walk(single, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			rel, _ := filepath.Rel(single, path)
+			files = append(files, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("single run wrote only %v", files)
+	}
+	for _, rel := range files {
+		a, err := os.ReadFile(filepath.Join(single, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(merged, rel))
+		if err != nil {
+			t.Errorf("merge did not write %s: %v", rel, err)
+			continue
+		}
+		na, nb := timing.ReplaceAll(a, []byte("${1}T")), timing.ReplaceAll(b, []byte("${1}T"))
+		if strings.HasSuffix(rel, ".csv") {
+			na, nb = csvTimesBlank(t, na), csvTimesBlank(t, nb)
+		}
+		if string(na) != string(nb) {
+			t.Errorf("%s differs between the single run and the merged shards", rel)
+		}
+	}
+}
+
+// TestShardMergeRefuses: an incomplete or duplicated set of shards is
+// refused with the reason.
+func TestShardMergeRefuses(t *testing.T) {
+	cfg := filepath.Join("testdata", "shard.hcl")
+	root := t.TempDir()
+	d0, d1 := filepath.Join(root, "0"), filepath.Join(root, "1")
+	for i, d := range []string{d0, d1} {
+		if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i))+"/3", "--out", d, cfg); r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	for _, tc := range []struct {
+		dirs []string
+		want string
+	}{
+		{[]string{d0, d1}, "shard 2/3 missing"},
+		{[]string{d0, d1, d0}, "shard 0/3 given twice"},
+	} {
+		r := tcforge(t, append([]string{"merge", "--out", filepath.Join(root, "m")}, tc.dirs...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("merge %v: exit %d, stderr %q, want %q", tc.dirs, r.code, r.stderr, tc.want)
+		}
+	}
+	if r := tcforge(t, "run", "--shard", "3/3", "--out", root, cfg); r.code == 0 || !strings.Contains(r.stderr, "0 ≤ I < N") {
+		t.Errorf("--shard 3/3: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// csvTimesBlank blanks the timing columns of a CSV (layer_ms,
+// time_vs_reifier).
+func csvTimesBlank(t *testing.T, b []byte) []byte {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, name := range recs[0] {
+		if strings.HasSuffix(name, "_ms") || strings.HasPrefix(name, "time_") {
+			for _, r := range recs[1:] {
+				r[c] = "T"
+			}
+		}
+	}
+	var out bytes.Buffer
+	w := csv.NewWriter(&out)
+	if err := w.WriteAll(recs); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}

@@ -1,0 +1,212 @@
+package forward
+
+import (
+	"fmt"
+	"math"
+)
+
+// BetaBound is what a probed forward pass (Options.ProbeBeta) derives about
+// the inverse temperature of its softmax attention: the smallest β at which
+// the pass's residual stream — and so every readout — is provably the same
+// as at the pass's own β. docs/mappers.md ("β_min in one pass") has the
+// derivation.
+type BetaBound struct {
+	// Supported reports whether the model has the shape the bound needs;
+	// Reason says why not.
+	Supported bool
+	Reason    string
+	// Min is the smallest β down to which every FFN unit whose input
+	// depends on the attention weights stays in the region where SiLU is
+	// exactly the identity or exactly 0 (in exact arithmetic), and the FFN
+	// cancels that dependence; at most the pass's β.
+	Min float64
+	// Saturated reports whether, at the pass's own β, every such unit was
+	// in its exact region (false: Min is the pass's β).
+	Saturated bool
+}
+
+// probeTol is the relative tolerance of the cancellation checks: the
+// identities hold in exact arithmetic, the pass computes them in F.
+const probeTol = 1e-4
+
+// probeHead holds, per query of a softmax sublayer with lane-independent
+// two-level scores, the mass λ_i = e·n_i/(e·n_i + T), e = e^{β m_i} − 1, of
+// its n_i top keys (score m_i > 0; every other score is 0) at the pass's β.
+type probeSub struct {
+	n   []int32
+	m   []float64
+	lam []float64
+}
+
+// probePlan checks that the probe applies to sublayer s (a softmax
+// attention sublayer) and returns its per-query masses at β.
+func probePlan(s *sublayer, T int, beta float64) (*probeSub, error) {
+	ps := &probeSub{n: make([]int32, T), m: make([]float64, T), lam: make([]float64, T)}
+	for hi, h := range s.heads {
+		if h.sc == nil {
+			return nil, fmt.Errorf("head %d's scores depend on the sample", hi)
+		}
+		for i := 0; i < T; i++ {
+			a, b := h.sc.ptr[i], h.sc.ptr[i+1]
+			if a == b {
+				continue // output Σ_all v / T whatever β is
+			}
+			if int(b-a) == T {
+				return nil, fmt.Errorf("head %d, query %d: every score is stored (no zero level)", hi, i)
+			}
+			m := h.sc.s[a]
+			for e := a; e < b; e++ {
+				if h.sc.s[e] != m {
+					return nil, fmt.Errorf("head %d, query %d: stored scores differ (%v, %v)", hi, i, m, h.sc.s[e])
+				}
+			}
+			if m <= 0 {
+				return nil, fmt.Errorf("head %d, query %d: top score %v is not above the zero level", hi, i, m)
+			}
+			if ps.n[i] == 0 {
+				ps.n[i], ps.m[i] = b-a, m
+			} else if ps.n[i] != b-a || ps.m[i] != m {
+				return nil, fmt.Errorf("query %d: heads differ in top keys or score (%d×%v, %d×%v)", i, ps.n[i], ps.m[i], b-a, m)
+			}
+		}
+	}
+	for i := 0; i < T; i++ {
+		if ps.n[i] > 0 {
+			e := math.Expm1(beta * ps.m[i])
+			ps.lam[i] = e * float64(ps.n[i]) / (e*float64(ps.n[i]) + float64(T))
+		}
+	}
+	return ps, nil
+}
+
+// betaAt returns the β at which query i's top mass is lam.
+func (ps *probeSub) betaAt(i int, lam float64, T int) float64 {
+	if lam <= 0 {
+		return 0
+	}
+	e := lam * float64(T) / (float64(ps.n[i]) * (1 - lam))
+	return math.Log1p(e) / ps.m[i]
+}
+
+// probeState is a worker's record of the probe.
+type probeState[F Float] struct {
+	x1      []F       // T × nd × L: the λ-proportional part of the last softmax sublayer's output
+	pending *probeSub // x1 holds a softmax sublayer's part not yet cancelled by an FFN
+	pg, pv  []F       // L: the gate and value projections of x1 for one unit
+	gates   []F       // hidden × L: a token's gate pre-activations
+	vals    []F       // hidden × L: a token's value projections
+	c1, c2  []float64 // nd × L: coefficients of δ and δ² in a token's FFN output
+	s1, s2  []float64 // nd × L: their scales (Σ |terms|)
+	beta    float64   // the bound so far
+	sat     bool
+	err     error
+}
+
+func (w *worker[F]) probeFail(err error) {
+	if w.pr.err == nil {
+		w.pr.err = err
+	}
+}
+
+// probeAttnOut adds O·(acc − Σ_all v / T) of query i to x1: the part of
+// the head's output proportional to λ_i.
+func (w *worker[F]) probeAttnOut(h *thead[F], nv int, acc, sum []F, i int) {
+	p, L, n := w.p, w.L, w.n
+	T := F(p.T)
+	dt := w.pr.x1[i*p.nd*L : (i+1)*p.nd*L]
+	for r := 0; r < nv; r++ {
+		a, b := h.head.o.ptr[r], h.head.o.ptr[r+1]
+		ar, sr := acc[r*L:][:n], sum[r*L:][:n]
+		for e := a; e < b; e++ {
+			d := dt[int(h.head.o.idx[e])*L:][:n]
+			wt := h.o[e]
+			for l := range d {
+				d[l] += wt * (ar[l] - sr[l]/T)
+			}
+		}
+	}
+}
+
+// probeFFN runs after the FFN of token t computed its hidden units: it
+// bounds δ = λ/λ₀ − 1 from below so that every unit stays in its exact
+// SiLU region and checks that the FFN's output cancels the attention's
+// λ-dependence, then clears x1 of token t.
+func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
+	p, L, n := w.p, w.L, w.n
+	ps := w.pr.pending
+	x1t := w.pr.x1[t*p.nd*L : (t+1)*p.nd*L]
+	if ps.n[t] == 0 {
+		for _, x := range x1t {
+			if x != 0 {
+				w.probeFail(fmt.Errorf("token %d has no top keys but depends on β", t))
+				return
+			}
+		}
+		return
+	}
+	hi, lo := siluRange[F]()
+	nh := s.gate.n
+	c1, c2, s1, s2 := w.pr.c1[:p.nd*L], w.pr.c2[:p.nd*L], w.pr.s1[:p.nd*L], w.pr.s2[:p.nd*L]
+	for k := 0; k < p.nd; k++ {
+		for l := 0; l < n; l++ {
+			x := float64(x1t[k*L+l])
+			c1[k*L+l], s1[k*L+l] = x, math.Abs(x)
+			c2[k*L+l], s2[k*L+l] = 0, 0
+		}
+	}
+	delta := -1.0
+	pg, pv := w.pr.pg[:n], w.pr.pv[:n]
+	for u := 0; u < nh; u++ {
+		w.lanes(&s.gate, u, 0, x1t, nil, pg)
+		w.lanes(&s.value, u, 0, x1t, nil, pv)
+		g := gates[u*L:][:n]
+		a, b := s.out.ptr[u], s.out.ptr[u+1]
+		for l := 0; l < n; l++ {
+			g0, dg, dv := g[l], float64(pg[l]), float64(pv[l])
+			v0 := float64(vconst[u*L+l])
+			var t1, t2 float64 // δ and δ² coefficients of the unit's output
+			switch {
+			case g0 >= hi:
+				if dg > 0 {
+					delta = max(delta, float64(hi-g0)/dg)
+				}
+				t1, t2 = dg*v0+float64(g0)*dv, dg*dv
+			case g0 <= lo:
+				if dg < 0 {
+					delta = max(delta, float64(lo-g0)/dg)
+				}
+			default:
+				if dg != 0 {
+					delta, w.pr.sat = 0, false
+				}
+				t1 = float64(silu(g0)) * dv
+			}
+			if t1 == 0 && t2 == 0 {
+				continue
+			}
+			for e := a; e < b; e++ {
+				k := int(s.out.idx[e])*L + l
+				wt := float64(s.outW[e])
+				c1[k] += wt * t1
+				s1[k] += math.Abs(wt * t1)
+				c2[k] += wt * t2
+				s2[k] += math.Abs(wt * t2)
+			}
+		}
+	}
+	for k := 0; k < p.nd; k++ {
+		for l := 0; l < n; l++ {
+			j := k*L + l
+			if math.Abs(c1[j]) > probeTol*s1[j] || math.Abs(c2[j]) > probeTol*s2[j] {
+				w.probeFail(fmt.Errorf("token %d, dimension %d: the FFN does not cancel the attention's dependence on β (%.3g·δ + %.3g·δ²)",
+					t, p.dyn[k], c1[j], c2[j]))
+				return
+			}
+		}
+	}
+	clear(x1t)
+	if delta > -1 {
+		lam := ps.lam[t] * (1 + delta)
+		w.pr.beta = max(w.pr.beta, ps.betaAt(t, lam, p.T))
+	}
+}
