@@ -2,8 +2,9 @@ package forward
 
 import (
 	"fmt"
-	"github.com/tcforge/tcforge/sdk/model"
 	"slices"
+
+	"github.com/tcforge/tcforge/sdk/model"
 )
 
 // Plan is a model prepared for forward passes (see Compile). It is

@@ -3,10 +3,11 @@ package fusion_test
 import (
 	"context"
 	"crypto/sha3"
-	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
 
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/sdk/layered"

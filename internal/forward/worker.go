@@ -1,0 +1,326 @@
+package forward
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/tcforge/tcforge/sdk/bitvec"
+)
+
+// worker carries L samples through the model.
+type worker[F Float] struct {
+	p    *Plan
+	tp   *typed[F]
+	L, n int  // lane capacity, lanes in use
+	x    []F  // T × nd × L residual stream (dynamic part)
+	dlt  []F  // T × nd × L sublayer output, when not in place
+	v    []F  // T × ΣV-rows × L head values
+	invr []F  // T × L norm factors
+	sums []F  // ΣV-rows × L
+	acc  []F  // attention output of one query
+	g, h []F  // FFN gate and value per hidden unit × L
+	ir   []F  // L norm factors of one token
+	live bool // the static part lives
+	// per-lane scratch of dynamic scores
+	sAcc  []float64
+	sSeen []bool
+	sTch  []int32
+	pr    *probeState[F] // Options.ProbeBeta
+}
+
+func newWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
+	w := &worker[F]{p: p, tp: tp, L: L}
+	w.x = make([]F, p.T*p.nd*L)
+	if p.delta {
+		w.dlt = make([]F, p.T*p.nd*L)
+	}
+	w.v = make([]F, p.T*p.maxV*L)
+	w.sums = make([]F, p.maxV*L)
+	hid := 0
+	norm := false
+	for _, s := range p.subs {
+		if !s.attn {
+			hid = max(hid, s.gate.n)
+		}
+		norm = norm || s.norm != nil
+	}
+	if norm {
+		w.invr = make([]F, p.T*L)
+	}
+	w.acc = make([]F, max(1, p.maxV)*L)
+	w.g = make([]F, hid*L)
+	w.h = make([]F, hid*L)
+	w.ir = make([]F, L)
+	if probe {
+		w.pr = &probeState[F]{x1: make([]F, p.T*p.nd*L), pg: make([]F, L), pv: make([]F, L),
+			gates: make([]F, hid*L), vals: make([]F, hid*L), sat: true,
+			c1: make([]float64, p.nd*L), c2: make([]float64, p.nd*L), s1: make([]float64, p.nd*L), s2: make([]float64, p.nd*L)}
+	}
+	return w
+}
+
+// load sets the residual stream to the embedding of the samples.
+func (w *worker[F]) load(in []bitvec.Vec) {
+	p, L := w.p, w.L
+	w.n = len(in)
+	clear(w.x)
+	w.live = true
+	for t := 0; t < p.T; t++ {
+		ks, vs := p.init.row(t)
+		for e, k := range ks {
+			row := w.x[(t*p.nd+int(k))*L:][:w.n]
+			for l := range row {
+				row[l] += F(vs[e])
+			}
+		}
+	}
+	for b := 0; b < p.nIn; b++ {
+		ks, vs := p.in.row(b)
+		if len(ks) == 0 {
+			continue
+		}
+		t := int(p.inTok[b])
+		for l, s := range in {
+			if s.Get(b) == 0 {
+				continue
+			}
+			for e, k := range ks {
+				w.x[(t*p.nd+int(k))*L+l] += F(vs[e])
+			}
+		}
+	}
+}
+
+// readout returns output k of lane l.
+func (w *worker[F]) readout(k, l int) float64 {
+	p := w.p
+	if d := p.outDyn[k]; d >= 0 {
+		return float64(w.x[(int(p.outTok[k])*p.nd+int(d))*w.L+l])
+	}
+	if p.stLive {
+		return p.outStat[k]
+	}
+	return 0
+}
+
+func (w *worker[F]) sublayer(s *tsub[F]) {
+	if s.attn {
+		w.attention(s)
+		if s.probe != nil {
+			w.pr.pending = s.probe
+		}
+	} else {
+		w.ffn(s)
+		if w.pr != nil {
+			w.pr.pending = nil
+		}
+	}
+	if !s.residual {
+		w.live = false
+	}
+}
+
+// normFactors computes 1/sqrt(mean(x²)+ε) of token t for each lane into ir.
+func (w *worker[F]) normFactors(s *tsub[F], t int, ir []F) {
+	p, L := w.p, w.L
+	var st F
+	if s.stIn {
+		st = w.tp.stSq[t]
+	}
+	for l := 0; l < w.n; l++ {
+		ir[l] = st
+	}
+	xt := w.x[t*p.nd*L : (t+1)*p.nd*L]
+	for k := 0; k < p.nd; k++ {
+		row := xt[k*L : k*L+w.n]
+		for l, x := range row {
+			ir[l] += x * x
+		}
+	}
+	d, eps := F(p.d), F(s.norm.eps)
+	for l := 0; l < w.n; l++ {
+		ir[l] = F(1 / math.Sqrt(float64(ir[l]/d+eps)))
+	}
+}
+
+// project computes rows of pr for token t into out (rows × L), scaled by
+// ir if the sublayer normalises.
+func (w *worker[F]) project(pr *tproj[F], t int, ir []F, out []F) {
+	p, L, n := w.p, w.L, w.n
+	out = out[:pr.n*L]
+	clear(out)
+	if pr.stat.ptr != nil && w.live {
+		a, b := pr.stat.ptr[t], pr.stat.ptr[t+1]
+		for e := a; e < b; e++ {
+			row := out[int(pr.stat.idx[e])*L:][:n]
+			v := pr.statVal[e]
+			for l := range row {
+				row[l] = v
+			}
+		}
+	}
+	xt := w.x[t*p.nd*L : (t+1)*p.nd*L]
+	for u := 0; u < pr.n; u++ {
+		a, b := pr.dyn.ptr[u], pr.dyn.ptr[u+1]
+		if a == b {
+			continue
+		}
+		row := out[u*L:][:n]
+		for e := a; e < b; e++ {
+			wt := pr.dynW[e]
+			xs := xt[int(pr.dyn.idx[e])*L:][:n]
+			for l, x := range xs {
+				row[l] += wt * x
+			}
+		}
+	}
+	if ir != nil {
+		for u := 0; u < pr.n; u++ {
+			row := out[u*L:][:n]
+			for l := range row {
+				row[l] *= ir[l]
+			}
+		}
+	}
+}
+
+// siluRange returns the arguments beyond which SiLU in F is exactly the
+// identity (x ≥ hi) or 0 (x ≤ lo).
+func siluRange[F Float]() (hi, lo F) {
+	var x F
+	if unsafe.Sizeof(x) == 4 {
+		return 17, -89
+	}
+	return 38, -745
+}
+
+// lanes sets dst (one lane per sample) to (c + Σ dynamic entries of row u
+// of pr)·ir.
+func (w *worker[F]) lanes(pr *tproj[F], u int, c F, xt, ir, dst []F) {
+	L := w.L
+	a, b := pr.dyn.ptr[u], pr.dyn.ptr[u+1]
+	if a == b {
+		for l := range dst {
+			dst[l] = c
+		}
+	} else {
+		fill(dst, xt[int(pr.dyn.idx[a])*L:], c, pr.dynW[a])
+		for e := a + 1; e < b; e++ {
+			axpy(dst, xt[int(pr.dyn.idx[e])*L:], pr.dynW[e])
+		}
+	}
+	if ir != nil {
+		ir := ir[:len(dst)]
+		for l := range dst {
+			dst[l] *= ir[l]
+		}
+	}
+}
+
+func (w *worker[F]) ffn(s *tsub[F]) {
+	p, L, n := w.p, w.L, w.n
+	nh := s.gate.n
+	var ir []F
+	if s.norm != nil {
+		ir = w.ir[:n]
+	}
+	gp, vp := &s.gate, &s.value
+	gStat := w.live && gp.stat.ptr != nil
+	vStat := w.live && vp.stat.ptr != nil
+	hi, lo := siluRange[F]()
+	gr := w.g[:n]
+	for t := 0; t < p.T; t++ {
+		if ir != nil {
+			w.normFactors(s, t, ir)
+		}
+		xt := w.x[t*p.nd*L : (t+1)*p.nd*L]
+		var gi, ge, vi, ve int32
+		if gStat {
+			gi, ge = gp.stat.ptr[t], gp.stat.ptr[t+1]
+		}
+		if vStat {
+			vi, ve = vp.stat.ptr[t], vp.stat.ptr[t+1]
+		}
+		h := w.h[:nh*L]
+		probing := w.pr != nil && w.pr.pending != nil
+		for u := 0; u < nh; u++ {
+			var gc, vc F
+			if gi < ge && gp.stat.idx[gi] == int32(u) {
+				gc = gp.statVal[gi]
+				gi++
+			}
+			if vi < ve && vp.stat.idx[vi] == int32(u) {
+				vc = vp.statVal[vi]
+				vi++
+			}
+			hr := h[u*L:][:n]
+			if probing {
+				G, V := w.pr.gates[u*L:][:n], w.pr.vals[u*L:][:n]
+				w.lanes(gp, u, gc, xt, nil, G)
+				w.lanes(vp, u, vc, xt, nil, V)
+				copy(hr, V)
+				siluMul(hr, G, lo, hi)
+				continue
+			}
+			gDyn := ir != nil || gp.isDyn[u]
+			vDyn := ir != nil || vp.isDyn[u]
+			switch {
+			case !gDyn && !vDyn:
+				hv := silu(gc) * vc
+				for l := range hr {
+					hr[l] = hv
+				}
+			case !gDyn:
+				w.lanes(vp, u, vc, xt, ir, hr)
+				scale(hr, silu(gc))
+			default:
+				w.lanes(gp, u, gc, xt, ir, gr)
+				if vDyn {
+					w.lanes(vp, u, vc, xt, ir, hr)
+				} else {
+					for l := range hr {
+						hr[l] = vc
+					}
+				}
+				siluMul(hr, gr, lo, hi)
+			}
+		}
+		if probing {
+			w.probeFFN(s, t, w.pr.gates, w.pr.vals)
+		}
+		if !s.residual {
+			clear(xt)
+		}
+		for u := 0; u < nh; u++ {
+			a, b := s.out.ptr[u], s.out.ptr[u+1]
+			hr := h[u*L:][:n]
+			for e := a; e < b; e++ {
+				axpy(xt[int(s.out.idx[e])*L:][:n], hr, s.outW[e])
+			}
+		}
+	}
+}
+
+// silu is x·σ(x) = x / (1 + e^{−x}), evaluated in float64 and rounded to F,
+// with the shortcuts that give the same value in F: for large x the
+// denominator rounds to 1, for very negative x the result underflows
+// (float32) or e^{−x} overflows.
+func silu[F Float](x F) F {
+	if unsafe.Sizeof(x) == 4 {
+		if x >= 17 {
+			return x
+		}
+		if x <= -89 {
+			return 0
+		}
+	} else {
+		if x >= 38 {
+			return x
+		}
+		if x <= -745 {
+			return 0
+		}
+	}
+	v := float64(x)
+	return F(v / (1 + math.Exp(-v)))
+}
