@@ -192,19 +192,7 @@ func TestEstimate(t *testing.T) {
 		{"log_w": int64(1), "rate": int64(25), "blocks": int64(4), "rounds": int64(2)},
 		{"log_w": int64(3), "capacity": int64(100), "padding": "sha3", "message_bits": int64(250)},
 	} {
-		c, p := mustBuild(t, values)
-		e, err := keccak.Plugin.Estimate(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range []struct {
-			name      string
-			got, want int64
-		}{{"nodes", e.Nodes, int64(len(c.Ops))}, {"edges", e.Edges, int64(len(c.Args))}} {
-			if d := f.got - f.want; d*20 > f.want || -d*20 > f.want {
-				t.Errorf("%v: estimated %d %s, built %d", values, f.got, f.name, f.want)
-			}
-		}
+		sdktest.CheckEstimate(t, keccak.Plugin, values, 20)
 	}
 }
 

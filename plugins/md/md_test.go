@@ -163,24 +163,7 @@ func TestEstimate(t *testing.T) {
 		{"log_w": int64(3), "block_bits": int64(16), "message_bits": int64(500)},
 		{"log_w": int64(1), "block_bits": int64(4), "blocks": int64(2)},
 	} {
-		p := sdktest.Pass(t, Plugin, values)
-		c, err := Plugin.Build(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := Plugin.Estimate(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range []struct {
-			name      string
-			got, want int64
-		}{{"nodes", e.Nodes, int64(len(c.Ops))}, {"edges", e.Edges, int64(len(c.Args))}} {
-			if d := f.got - f.want; d*50 > f.want || -d*50 > f.want {
-				t.Errorf("%v: estimated %d %s, built %d", values, f.got, f.name, f.want)
-			}
-		}
-		t.Logf("%v: estimated %+v, built %d nodes, %d edges", values, e, len(c.Ops), len(c.Args))
+		sdktest.CheckEstimate(t, Plugin, values, 50)
 	}
 }
 

@@ -46,6 +46,26 @@ func Build(t testing.TB, c *sdk.Construction, values map[string]any) *circuit.Ci
 	return circ
 }
 
+// CheckEstimate builds construction c with the given values and checks
+// that c.Estimate predicts its nodes and edges to within one part in
+// within (e.g. 50: 2 %), as the host's size guard relies on.
+func CheckEstimate(t testing.TB, c *sdk.Construction, values map[string]any, within int64) {
+	t.Helper()
+	circ := Build(t, c, values)
+	e, err := c.Estimate(context.Background(), Pass(t, c, values))
+	if err != nil {
+		t.Fatalf("%s %v: Estimate: %v", c.Name, values, err)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want int64
+	}{{"nodes", e.Nodes, int64(len(circ.Ops))}, {"edges", e.Edges, int64(len(circ.Args))}} {
+		if d := f.got - f.want; d*within > f.want || -d*within > f.want {
+			t.Errorf("%s %v: estimated %d %s, built %d", c.Name, values, f.got, f.name, f.want)
+		}
+	}
+}
+
 // CheckReference builds construction c with the given values and checks
 // its circuit against c.Reference on n random inputs: the host's own point
 // pipeline (validation, the same seeded inputs, the same comparison), in
