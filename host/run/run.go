@@ -12,7 +12,6 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,6 +113,10 @@ type Runner struct {
 	Shard func(p *config.Pipeline, pt config.Point) bool
 	// reportMu serialises Diagnostics calls from concurrent points.
 	reportMu sync.Mutex
+	// checked holds what Check opened and prepared for a pipeline, so
+	// that Run does not ask the plugins the same questions again.
+	checkedMu sync.Mutex
+	checked   map[*config.Pipeline]*plugins
 }
 
 // plugins are one pipeline's opened plugins.
@@ -146,8 +149,28 @@ type pointPasses struct {
 // so that config mistakes and impossible values are reported, located,
 // before anything runs.
 func (r *Runner) Check(ctx context.Context, p *config.Pipeline) hcl.Diagnostics {
-	_, diags := r.open(ctx, p)
+	pl, diags := r.open(ctx, p)
+	if pl != nil && !diags.HasErrors() {
+		r.checkedMu.Lock()
+		if r.checked == nil {
+			r.checked = map[*config.Pipeline]*plugins{}
+		}
+		r.checked[p] = pl
+		r.checkedMu.Unlock()
+	}
 	return diags
+}
+
+// opened returns what Check opened for p, if it did (once), or opens p.
+func (r *Runner) opened(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Diagnostics) {
+	r.checkedMu.Lock()
+	pl, ok := r.checked[p]
+	delete(r.checked, p)
+	r.checkedMu.Unlock()
+	if ok {
+		return pl, nil
+	}
+	return r.open(ctx, p)
 }
 
 func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Diagnostics) {
@@ -241,14 +264,9 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 
 // paramsKey identifies block b with the decoded values vals.
 func paramsKey(b *config.Block, vals map[string]any) string {
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%p", b)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
 		fmt.Fprintf(&sb, "\x00%s=%#v", k, vals[k])
 	}
 	return sb.String()
@@ -326,7 +344,7 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 			}
 		}
 	}
-	pl, diags := r.open(ctx, p)
+	pl, diags := r.opened(ctx, p)
 	if diags.HasErrors() {
 		r.report(diags)
 		return res, fmt.Errorf("pipeline %q: %w", p.Name, diags)
