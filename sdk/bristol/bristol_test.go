@@ -136,7 +136,10 @@ func TestParseErrors(t *testing.T) {
 		{"output never set", head(1, 4) + "2 1 0 1 2 AND\n", 3, "output wire 3 is never set"},
 		{"ends early", head(3, 4) + "2 1 0 1 2 AND\n1 1 2 3 INV\n", 7, "file ends after 2 gates; line 1 declares 3"},
 		{"trailing", head(1, 3) + "2 1 0 1 2 AND\n\n1 1 2 2 INV\n", 7, `trailing content "1 1 2 2 INV" after the 1 gates line 1 declares`},
-		{"wires never set", "1 5000000\n1 2\n1 1\n\n2 1 0 1 4999999 AND\n", 1, "line 1 declares 5000000 wires, but the inputs and gates set only 3"},
+		{"wires never set", "1 5000000\n1 2\n1 1\n\n2 1 0 1 4999999 AND\n", 1, "line 1 declares 5000000 wires, but the gates set only 1 (at most 4194304 wires may be inputs or left unset)"},
+		// A 30-byte header once made the parser allocate 4 GiB.
+		{"huge input", "0 1073741824\n1 1073741000\n1 1\n", 2, "bad input line: 1073741000 input bits; at most 4194304 are supported"},
+		{"huge input groups", "0 1073741824\n2 4194304 1\n1 1\n", 2, "4194305 input bits"},
 		{"trailing word", head(1, 3) + "2 1 0 1 2 AND\nend\n", 6, "trailing content"},
 	}
 	for _, tt := range tests {

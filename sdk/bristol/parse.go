@@ -21,12 +21,15 @@ type Error struct {
 // Error implements error.
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-// maxWires bounds the header's wire count; unsetWires bounds how many
-// wires may be neither inputs nor set by a gate. Together they keep a
-// hostile header from making the parser allocate far beyond the file.
+// maxWires bounds the header's wire count; freeWires bounds how many wires
+// are not set by a gate line (the input bits and any wire left unset).
+// Every other wire costs a gate line in the file, so together they keep a
+// short, hostile header from making the parser (or Eval) allocate
+// gigabytes: "0 1073741824\n1 1073741000\n1 1" is refused on its input
+// line instead of allocating 4 GiB.
 const (
-	maxWires   = 1 << 30
-	unsetWires = 1 << 20
+	maxWires  = 1 << 30
+	freeWires = 1 << 22
 )
 
 // ParseFile reads and checks the Bristol Fashion netlist at path; errors
@@ -181,7 +184,8 @@ func (p *parser) parse() (*Netlist, error) {
 	headerLine := p.line
 	p.headerLine = headerLine
 	nl := &Netlist{NumWires: nWires, Start: []int32{0}}
-	if nl.Inputs, _, err = p.groups("input", "niv bits_1 … bits_niv"); err != nil {
+	var inLine int
+	if nl.Inputs, inLine, err = p.groups("input", "niv bits_1 … bits_niv"); err != nil {
 		return nil, err
 	}
 	var outLine int
@@ -189,6 +193,9 @@ func (p *parser) parse() (*Netlist, error) {
 		return nil, err
 	}
 	nIn, nOut := nl.NumInputs(), nl.NumOutputs()
+	if nIn > freeWires {
+		return nil, p.errorf(inLine, "bad input line: %d input bits; at most %d are supported", nIn, freeWires)
+	}
 	if nIn+nOut > nWires {
 		return nil, p.errorf(outLine, "the header's %d input and %d output bits need at least %d wires, but line %d declares %d", nIn, nOut, nIn+nOut, headerLine, nWires)
 	}
@@ -213,8 +220,8 @@ func (p *parser) parse() (*Netlist, error) {
 	} else if f != nil {
 		return nil, p.errorf(p.line, "trailing content %q after the %d gates line %d declares", strings.Join(f, " "), nGates, headerLine)
 	}
-	if set := nIn + results(nl); nWires > set+unsetWires {
-		return nil, p.errorf(headerLine, "line %d declares %d wires, but the inputs and gates set only %d (at most %d wires may be left unset)", headerLine, nWires, set, unsetWires)
+	if set := results(nl); nWires > set+freeWires {
+		return nil, p.errorf(headerLine, "line %d declares %d wires, but the gates set only %d (at most %d wires may be inputs or left unset)", headerLine, nWires, set, freeWires)
 	}
 	return nl, p.check(nl, lines, outLine)
 }
