@@ -18,7 +18,7 @@ func TestAt(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		build func(b *circuit.Builder) []circuit.Node // nodes whose hints are checked
-		want  []int32                                  // their hints; nil: the circuit has none
+		want  []int32                                 // their hints; nil: the circuit has none
 	}{
 		{"no At: no hints", func(b *circuit.Builder) []circuit.Node {
 			x := b.Input("x", 2)
@@ -182,7 +182,9 @@ func TestPosRoundTrip(t *testing.T) {
 	}
 }
 
-func slicesEqual(a, b []int32) bool { return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b)) }
+func slicesEqual(a, b []int32) bool {
+	return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b))
+}
 
 // TestUnmarshalVersion2 checks that a blob of the previous encoding
 // (version 2: no hints flag) still decodes, to the circuit without hints,
