@@ -122,8 +122,8 @@ func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pa
 //   - the feed-forward: 8 two-word additions (8w SUMBITs, 16T operands);
 //
 // and the hash mode adds the message inputs, the padding constants and
-// the IV (8w constants) before the first block; compress mode has 24w
-// inputs instead.
+// the IV (8w constants) before the first block and the IV again for its
+// feed-forward (see fresh); compress mode has 24w inputs instead.
 func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	cfg := pass.Prepared.(config)
 	w := int64(cfg.v.WordBits)
@@ -137,7 +137,7 @@ func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	if cfg.compress {
 		s.Nodes += 24 * w
 	} else {
-		s.Nodes += n*int64(cfg.v.BlockBits()) + 8*w // message and padding bits, IV
+		s.Nodes += n*int64(cfg.v.BlockBits()) + 2*8*w // message and padding bits, IV twice
 	}
 	return s, nil
 }
@@ -221,9 +221,26 @@ func compress(b *circuit.Builder, w, rounds int, h, m []word) []word {
 	out := make([]word, 8)
 	b.Scope("feed-forward", func() {
 		for i := range out {
-			out[i] = b.Add(h[i], s[i])
+			out[i] = b.Add(fresh(b, h[i]), s[i])
 		}
 	})
+	return out
+}
+
+// fresh returns x with its constant bits (the IV of the first block)
+// replaced by new constant nodes of the same values, so that the
+// feed-forward reads constants of its own: a layerer that places
+// constants lazily below their first reader (reifier) then does not
+// carry the IV from round 1 to the feed-forward (8w copy gates on
+// every level of the block).
+func fresh(b *circuit.Builder, x word) word {
+	out := make(word, len(x))
+	for i, bit := range x {
+		out[i] = bit
+		if v, ok := b.ConstValue(bit); ok {
+			out[i] = b.Const(v)
+		}
+	}
 	return out
 }
 
