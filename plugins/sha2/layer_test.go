@@ -120,7 +120,7 @@ func sumGates(m, w, b int) int {
 // feed-forward's IV) + (n_b·16w − m) (padding constants) for the hash
 // with r ≥ 16 (every padding constant read), and G_r·r + G_s·(r − 16)⁺ +
 // G_f for the compression function. SHA-256: G_r = 1,350, G_s = 525,
-// G_f = 1,032; SHA-512: 2,750, 1,045, 2,096.
+// G_f = 1,032; SHA-512: 2,750, 1,045, 2,088.
 func TestReifierGateLaw(t *testing.T) {
 	tests := []map[string]any{
 		{"preset": "sha256", "rounds": int64(16)},
@@ -131,6 +131,8 @@ func TestReifierGateLaw(t *testing.T) {
 		{"preset": "sha256", "rounds": int64(20), "blocks": int64(2)},
 		{"preset": "sha512", "rounds": int64(16)},
 		{"preset": "sha384", "rounds": int64(23)},
+		{"preset": "sha512", "rounds": int64(40)},
+		{"preset": "sha512"},
 		{"preset": "sha512-256", "rounds": int64(30), "message_bits": int64(900)},
 		{"preset": "sha256", "mode": "compress", "rounds": int64(3)},
 		{"preset": "sha256", "mode": "compress", "rounds": int64(33)},
