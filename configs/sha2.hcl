@@ -15,7 +15,7 @@
 # Laws (n_b blocks, r rounds, c = w/16 chunks; derived in docs/sha2.md):
 #
 #   depth  fusion (objective "depth")  n_b·((1 + c)·r + 1)           SHA-256: 193, SHA-512: 401
-#          fusion (objective "size")   n_b·(2(1 + c)·r + 2) − (1 + c)  SHA-256: 383, SHA-512: 795
+#          fusion (objective "size")   n_b·(2(1 + c)·r + 2) − (1 + c)  SHA-256: 383, SHA-512: 797
 #          reifier                     n_b·(2(1 + c)·r + 2) + 2       SHA-256: 388, SHA-512: 804
 #   width  reifier, one block          SHA-224/256, r ≥ 32: 1952 + 32·⌊(r − 31)/2⌋   (2,464)
 #                                      SHA-384/512/512-t, r ≥ 41: 2561 + 64·⌊(r − 1)/2⌋ (5,057)
