@@ -12,7 +12,9 @@
 # c = w/16 chunks, 2 for SHA-224/256, 4 for the 64-bit variants
 # (docs/sha2.md).
 #
-# Laws (n_b blocks, r rounds, c = w/16 chunks; derived in docs/sha2.md):
+# Laws (n_b blocks, r rounds, c = w/16 chunks at the default bound, w/b
+# at bounds that give every addition b-bit chunks with b ≥ 4 for
+# SHA-224/256, b = 16 for the 64-bit variants; derived in docs/sha2.md):
 #
 #   depth  fusion (objective "depth")  n_b·((1 + c)·r + 1)           SHA-256: 193, SHA-512: 401
 #          fusion (objective "size")   n_b·(2(1 + c)·r + 2) − (1 + c)  SHA-256: 383, SHA-512: 797
@@ -240,5 +242,46 @@ pipeline "sha2-bounds" {
   }
   layerer "fusion" {
     max_weight = matrix.max_weight
+  }
+}
+
+pipeline "sha2-bounds-laws" {
+  # Bounds under which every addition (round, schedule, feed-forward)
+  # gets the same chunk width b, the largest power of two with
+  # (m + 1)·2^b ≤ max_weight for m = 8 and m = 2 words alike (2^24: 16
+  # bits, 2^16: 8, 2^8: 4). The depth laws hold with c = w/b as long as
+  # chunk 0 of Σ₀ or Σ₁ reads the top chunk, so that a round cannot start
+  # before the last one's top chunk: for SHA-224/256 (Σ₁ rotates by 25)
+  # b ≥ 4; for the 64-bit variants b = 16 only (docs/sha2.md).
+  samples = 64
+  matrix {
+    preset     = ["sha256"]
+    rounds     = [64]
+    max_weight = [16777216, 65536, 256]
+  }
+  matrix {
+    preset     = ["sha512"]
+    rounds     = [8]
+    max_weight = [16777216]
+  }
+
+  construction "sha2" {
+    preset = matrix.preset
+    rounds = matrix.rounds
+  }
+
+  layerer "reifier" {
+    max_weight = matrix.max_weight
+  }
+  layerer "fusion" {
+    max_weight = matrix.max_weight
+  }
+
+  # b = the largest power of two ≤ ⌊log₂⌊max_weight/9⌋⌋ (m = 8 words).
+  expect "reifier" {
+    depth = construction.blocks * (2 * (1 + construction.w / pow(2, floor(log2(floor(log2(floor(matrix.max_weight / 9))))))) * construction.rounds + 2) + 2
+  }
+  expect "fusion" {
+    depth = construction.blocks * ((1 + construction.w / pow(2, floor(log2(floor(log2(floor(matrix.max_weight / 9))))))) * construction.rounds + 1)
   }
 }
