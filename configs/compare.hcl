@@ -34,7 +34,10 @@
 #                                  width = n·11·25w
 #   fusion, size first:    Keccak  depth = 4·rounds·n_b, width as above
 #   SHA-256 (c = w/16 = 2 chunks a modular addition; docs/sha2.md):
-#     reifier depth = n_b·(2(1 + c)·rounds + 2) + 2, fusion n_b·((1 + c)·rounds + 1)
+#     reifier depth = n_b·(2(1 + c)·rounds + 2) + 2
+#             width = 1952 + 32·⌊(rounds − 31)/2⌋        (one block, rounds ≥ 32)
+#     fusion  depth = n_b·((1 + c)·rounds + 1)            (objective "depth")
+#             depth = n_b·(2(1 + c)·rounds + 2) − (1 + c)  (objective "size")
 #
 # With one or two rounds fusion's first round reads only the non-constant
 # state bits and its last round computes only the θ sums that χ needs for
@@ -180,6 +183,34 @@ pipeline "compare-sha256" {
   }
   expect "fusion" {
     depth = (1 + construction.w / 16) * construction.rounds + 1
+  }
+}
+
+pipeline "compare-sha256-laws" {
+  # SHA-256 from 32 rounds, where reifier's width has its law (the level
+  # where the last message-schedule words meet the rounds; docs/sha2.md),
+  # against both of fusion's objectives that apply to SHA-2.
+  matrix {
+    rounds    = [32, 64]
+    objective = ["depth", "size"]
+  }
+
+  construction "sha2" {
+    preset = "sha256"
+    rounds = matrix.rounds
+  }
+
+  layerer "reifier" {}
+  layerer "fusion" {
+    objective = matrix.objective
+  }
+
+  expect "reifier" {
+    depth = 2 * (1 + construction.w / 16) * construction.rounds + 4
+    width = 1952 + 32 * floor((construction.rounds - 31) / 2)
+  }
+  expect "fusion" {
+    depth = matrix.objective == "depth" ? (1 + construction.w / 16) * construction.rounds + 1 : 2 * (1 + construction.w / 16) * construction.rounds + 2 - (1 + construction.w / 16)
   }
 }
 

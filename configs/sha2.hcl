@@ -12,10 +12,20 @@
 # c = w/16 chunks, 2 for SHA-224/256, 4 for the 64-bit variants
 # (docs/sha2.md).
 #
-# Depth laws (n_b blocks, r rounds; derived in docs/sha2.md):
+# Laws (n_b blocks, r rounds, c = w/16 chunks at the default bound, w/b
+# at bounds that give every addition b-bit chunks with b ≥ 4 for
+# SHA-224/256, b = 16 for the 64-bit variants; derived in docs/sha2.md):
 #
-#   fusion   n_b·((1 + c)·r + 1)         SHA-256: 193, SHA-512: 401
-#   reifier  n_b·(2(1 + c)·r + 2) + 2    SHA-256: 388, SHA-512: 804
+#   depth  fusion (objective "depth")  n_b·((1 + c)·r + 1)           SHA-256: 193, SHA-512: 401
+#          fusion (objective "size")   n_b·(2(1 + c)·r + 2) − (1 + c)  SHA-256: 383, SHA-512: 797
+#          reifier                     n_b·(2(1 + c)·r + 2) + 2       SHA-256: 388, SHA-512: 804
+#   width  reifier, one block          SHA-224/256, r ≥ 32: 1952 + 32·⌊(r − 31)/2⌋   (2,464)
+#                                      SHA-384/512/512-t, r ≥ 41: 2561 + 64·⌊(r − 1)/2⌋ (5,057)
+#   gates  reifier, besides copies     n_b·(G_r·r + G_s·(r − 16)⁺ + G_f) + constants
+#                                      (plugins/sha2 TestReifierGateLaw; copies have no law yet)
+#
+# Fusion's widths and gates come out of its copy-minimising local search
+# and have no closed form; the tables in docs/sha2.md give them.
 
 pipeline "sha2-presets" {
   # One block each: the longest whole-byte message that pads to one block.
@@ -32,6 +42,7 @@ pipeline "sha2-presets" {
 
   expect "reifier" {
     depth = construction.blocks * (2 * (1 + construction.w / 16) * construction.rounds + 2) + 2
+    width = construction.w == 32 ? 1952 + 32 * floor((construction.rounds - 31) / 2) : 2561 + 64 * floor((construction.rounds - 1) / 2)
   }
   expect "fusion" {
     depth = construction.blocks * ((1 + construction.w / 16) * construction.rounds + 1)
@@ -67,16 +78,86 @@ pipeline "sha2-multiblock" {
 }
 
 pipeline "sha2-rounds" {
-  # Reduced rounds (verified against sha2ref), one and two blocks.
+  # Every reduced round count of SHA-256, one block, and a spread of
+  # SHA-512's (verified against sha2ref; 64 and 80 rounds against the
+  # standard library).
+  samples = 64
   matrix {
     preset = ["sha256"]
-    rounds = [1, 2, 4, 8, 16, 17, 24, 32]
-    blocks = [1, 2]
+    rounds = range(1, 32)
   }
   matrix {
     preset = ["sha512"]
-    rounds = [1, 4, 16, 40]
-    blocks = [1]
+    rounds = [1, 2, 3, 4, 5, 8, 15, 16, 17, 18, 24, 30, 40]
+  }
+
+  construction "sha2" {
+    preset = matrix.preset
+    rounds = matrix.rounds
+  }
+
+  layerer "reifier" {}
+  layerer "fusion" {}
+
+  expect "reifier" {
+    depth = construction.blocks * (2 * (1 + construction.w / 16) * construction.rounds + 2) + 2
+  }
+  expect "fusion" {
+    depth = construction.blocks * ((1 + construction.w / 16) * construction.rounds + 1)
+  }
+}
+
+pipeline "sha2-rounds-wide" {
+  # The rounds where reifier's widest level is the one where the last
+  # message-schedule words meet the rounds (SHA-224/256 from 32 rounds,
+  # SHA-384/512/512-t from 41): its width law, one block.
+  samples = 64
+  matrix {
+    preset = ["sha256"]
+    rounds = range(32, 65)
+  }
+  matrix {
+    preset = ["sha224"]
+    rounds = [32, 47, 63]
+  }
+  matrix {
+    preset = ["sha512"]
+    rounds = [41, 42, 47, 48, 55, 56, 63, 64, 71, 72, 79, 80]
+  }
+  matrix {
+    preset = ["sha384", "sha512-256"]
+    rounds = [41, 80]
+  }
+
+  construction "sha2" {
+    preset = matrix.preset
+    rounds = matrix.rounds
+  }
+
+  layerer "reifier" {}
+  layerer "fusion" {}
+
+  expect "reifier" {
+    depth = construction.blocks * (2 * (1 + construction.w / 16) * construction.rounds + 2) + 2
+    width = construction.w == 32 ? 1952 + 32 * floor((construction.rounds - 31) / 2) : 2561 + 64 * floor((construction.rounds - 1) / 2)
+  }
+  expect "fusion" {
+    depth = construction.blocks * ((1 + construction.w / 16) * construction.rounds + 1)
+  }
+}
+
+pipeline "sha2-rounds-blocks" {
+  # Reduced rounds over two and three blocks (verified against sha2ref).
+  samples = 64
+  matrix {
+    preset = ["sha256"]
+    rounds = [1, 2, 4, 8, 16, 17, 24, 32, 48]
+    blocks = [2, 3]
+  }
+  matrix {
+    preset = ["sha512"]
+    rounds = [1, 4, 17]
+    blocks = [2]
   }
 
   construction "sha2" {
@@ -93,6 +174,38 @@ pipeline "sha2-rounds" {
   }
   expect "fusion" {
     depth = construction.blocks * ((1 + construction.w / 16) * construction.rounds + 1)
+  }
+}
+
+pipeline "sha2-size" {
+  # Fusion's other objective: fewest gates + edges. Forms that many gates
+  # read are materialised, so a round costs reifier's 2(1 + c) levels,
+  # except the first round of the first block (its Σ, Ch and Maj read the
+  # IV and fold into constants; its chunk sums read message bits): 1 + c.
+  samples = 64
+  matrix {
+    preset = ["sha256"]
+    rounds = [1, 2, 16, 17, 33, 64]
+    blocks = [1, 2]
+  }
+  matrix {
+    preset = ["sha512"]
+    rounds = [1, 4, 17]
+    blocks = [1, 2]
+  }
+
+  construction "sha2" {
+    preset = matrix.preset
+    rounds = matrix.rounds
+    blocks = matrix.blocks
+  }
+
+  layerer "fusion" {
+    objective = "size"
+  }
+
+  expect "fusion" {
+    depth = construction.blocks * (2 * (1 + construction.w / 16) * construction.rounds + 2) - (1 + construction.w / 16)
   }
 }
 
@@ -129,5 +242,46 @@ pipeline "sha2-bounds" {
   }
   layerer "fusion" {
     max_weight = matrix.max_weight
+  }
+}
+
+pipeline "sha2-bounds-laws" {
+  # Bounds under which every addition (round, schedule, feed-forward)
+  # gets the same chunk width b, the largest power of two with
+  # (m + 1)·2^b ≤ max_weight for m = 8 and m = 2 words alike (2^24: 16
+  # bits, 2^16: 8, 2^8: 4). The depth laws hold with c = w/b as long as
+  # chunk 0 of Σ₀ or Σ₁ reads the top chunk, so that a round cannot start
+  # before the last one's top chunk: for SHA-224/256 (Σ₁ rotates by 25)
+  # b ≥ 4; for the 64-bit variants b = 16 only (docs/sha2.md).
+  samples = 64
+  matrix {
+    preset     = ["sha256"]
+    rounds     = [64]
+    max_weight = [16777216, 65536, 256]
+  }
+  matrix {
+    preset     = ["sha512"]
+    rounds     = [8]
+    max_weight = [16777216]
+  }
+
+  construction "sha2" {
+    preset = matrix.preset
+    rounds = matrix.rounds
+  }
+
+  layerer "reifier" {
+    max_weight = matrix.max_weight
+  }
+  layerer "fusion" {
+    max_weight = matrix.max_weight
+  }
+
+  # b = the largest power of two ≤ ⌊log₂⌊max_weight/9⌋⌋ (m = 8 words).
+  expect "reifier" {
+    depth = construction.blocks * (2 * (1 + construction.w / pow(2, floor(log2(floor(log2(floor(matrix.max_weight / 9))))))) * construction.rounds + 2) + 2
+  }
+  expect "fusion" {
+    depth = construction.blocks * ((1 + construction.w / pow(2, floor(log2(floor(log2(floor(matrix.max_weight / 9))))))) * construction.rounds + 1)
   }
 }

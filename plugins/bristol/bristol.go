@@ -59,15 +59,15 @@ func prepare(_ context.Context, pass *sdk.Pass) (any, error) {
 	return config{nl: nl, maxArity: pass.Params.Int("max_arity")}, nil
 }
 
-// estimate counts the nodes and operands the circuit will have.
+// estimate returns the size of the circuit build makes, by making it:
+// toCircuit is one pass over the netlist Prepare has already read and
+// checked, as cheap as the parse (the merging of XOR and AND chains and
+// the folding of INVs into ANDs leave no simpler exact count; the
+// netlist's own gate count overstates the nodes up to fourfold).
 func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
-	nl := pass.Prepared.(config).nl
-	s := nl.Stats()
-	binary := int64(s.ANDs + s.Count(bf.XOR))
-	return sdk.Size{
-		Nodes: int64(nl.NumInputs()) + binary + int64(s.Count(bf.INV)+s.Count(bf.EQ)),
-		Edges: 2*binary + int64(s.Count(bf.INV)),
-	}, nil
+	cfg := pass.Prepared.(config)
+	c := toCircuit(cfg.nl, cfg.maxArity)
+	return sdk.Size{Nodes: int64(len(c.Ops)), Edges: int64(len(c.Args))}, nil
 }
 
 // build returns the netlist as a logic circuit (see toCircuit).

@@ -463,6 +463,19 @@ func BenchmarkImportSHA3_256(b *testing.B) {
 	}
 }
 
+// BenchmarkEstimateSHA3_256 is the size guard's cost on the exported
+// SHA3-256 file (the plugin's Estimate, after Prepare).
+func BenchmarkEstimateSHA3_256(b *testing.B) {
+	path, _ := sha3File(b)
+	pass := sdktest.Pass(b, bristol.Plugin, map[string]any{"file": path})
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := bristol.Plugin.Estimate(context.Background(), pass); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkParseSHA3_256 parses and checks the exported SHA3-256 file
 // (the plugin's Check).
 func BenchmarkParseSHA3_256(b *testing.B) {
@@ -596,6 +609,16 @@ func TestImportRandom(t *testing.T) {
 						got[s].Text(nl.NumOutputs()), want[s].Text(nl.NumOutputs()), src)
 				}
 			}
+		}
+	}
+}
+
+// TestEstimate: the size the host's size guard sees is the size of the
+// circuit Build returns, with and without merging.
+func TestEstimate(t *testing.T) {
+	for _, file := range []string{"testdata/adder4.txt", "testdata/keccak50-1round-2blocks.txt"} {
+		for _, arity := range []int64{2, 16} {
+			sdktest.CheckEstimate(t, bristol.Plugin, map[string]any{"file": file, "max_arity": arity}, 10_000)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // layerAndCheck layers c and checks the layered circuit against the
@@ -50,9 +51,9 @@ func TestLayered(t *testing.T) {
 		rDepth, rWidth int
 		fDepth, fWidth int
 	}{
-		{map[string]any{"preset": "sha256"}, 388, 2720, 193, 2476},
-		{map[string]any{"preset": "sha256", "rounds": int64(4), "blocks": int64(2)}, 54, 1104, 26, 932},
-		{map[string]any{"preset": "sha512", "rounds": int64(4)}, 44, 1665, 21, 1154},
+		{map[string]any{"preset": "sha256"}, 388, 2464, 193, 2476},
+		{map[string]any{"preset": "sha256", "rounds": int64(4), "blocks": int64(2)}, 54, 1072, 26, 932},
+		{map[string]any{"preset": "sha512", "rounds": int64(4)}, 44, 1633, 21, 1154},
 	}
 	for _, tt := range tests {
 		c, err := sha2.Plugin.Build(context.Background(), params(t, tt.values))
@@ -90,5 +91,87 @@ func TestLayered(t *testing.T) {
 				t.Errorf("%v: %d gate hints for %d gates", tt.values, len(l.Pos), l.NumGates())
 			}
 		}
+	}
+}
+
+// sumGates is reifier's gate count for one modular addition of m w-bit
+// words cut into chunks of b bits (circuit.SplitSums), derived from the
+// lowering and not from the circuit: bit k of a chunk whose carry in has
+// n bits is a SUMBIT over m·(k+1) operand bits and the carry bits up to
+// k, so it has ⌊S/2^k⌋ counters, S = m·(2^(k+1) − 1) + (2^min(n, k+1) − 1),
+// and one parity gate; every chunk but the top one also computes its
+// carry out, the bits b, b+1, … of U ≤ m·(2^b − 1) + 2^n − 1, each with
+// ⌊U/2^(b+t)⌋ counters and a parity.
+func sumGates(m, w, b int) int {
+	gates, n := 0, 0
+	for lo := 0; lo < w; lo += b {
+		for k := 0; k < b; k++ {
+			s := m*(1<<(k+1)-1) + (1<<min(n, k+1) - 1)
+			gates += s>>k + 1
+		}
+		if lo+b < w {
+			u := m*(1<<b-1) + (1<<n - 1)
+			n = 0
+			for ; u>>(b+n) > 0; n++ {
+				gates += u>>(b+n) + 1
+			}
+		}
+	}
+	return gates
+}
+
+// TestReifierGateLaw checks reifier's gates other than copies against
+// the law derived from the construction (docs/sha2.md), with 16-bit
+// chunks (the default bound) and c = w/16:
+//
+//	round     G_r = 2w·4 (Σ₀, Σ₁: 3 counters and a parity a bit)
+//	              + 3w (e∧f, ¬e∧g, Maj) + w (K_t) + add(8) + add(7)
+//	schedule  G_s = 2w·4 (σ₀, σ₁) + s₀ + s₁ (their shifts' zeros) + add(4)
+//	feed-fwd  G_f = 8·add(2)
+//
+// non-copy gates = n_b·(G_r·r + G_s·(r − 16)⁺ + G_f) + 8w (IV) + 8w (the
+// feed-forward's IV) + (n_b·16w − m) (padding constants) for the hash
+// with r ≥ 16 (every padding constant read), and G_r·r + G_s·(r − 16)⁺ +
+// G_f for the compression function. SHA-256: G_r = 1,350, G_s = 525,
+// G_f = 1,032; SHA-512: 2,750, 1,045, 2,088.
+func TestReifierGateLaw(t *testing.T) {
+	tests := []map[string]any{
+		{"preset": "sha256", "rounds": int64(16)},
+		{"preset": "sha256", "rounds": int64(17)},
+		{"preset": "sha224", "rounds": int64(40)},
+		{"preset": "sha256"},
+		{"preset": "sha256", "message_bits": int64(1000)},
+		{"preset": "sha256", "rounds": int64(20), "blocks": int64(2)},
+		{"preset": "sha512", "rounds": int64(16)},
+		{"preset": "sha384", "rounds": int64(23)},
+		{"preset": "sha512", "rounds": int64(40)},
+		{"preset": "sha512"},
+		{"preset": "sha512-256", "rounds": int64(30), "message_bits": int64(900)},
+		{"preset": "sha256", "mode": "compress", "rounds": int64(3)},
+		{"preset": "sha256", "mode": "compress", "rounds": int64(33)},
+		{"preset": "sha512", "mode": "compress", "rounds": int64(5)},
+	}
+	for _, values := range tests {
+		c := sdktest.Build(t, sha2.Plugin, values)
+		l, err := reifier.Compile(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, r, nb, m := int(c.Attrs["w"]), int(c.Attrs["rounds"]), int(c.Attrs["blocks"]), int(c.Attrs["message_bits"])
+		rot := map[int][2]int{32: {3, 10}, 64: {7, 6}}[w]
+		gr := 2*w*4 + 3*w + w + sumGates(8, w, 16) + sumGates(7, w, 16)
+		gs := 2*w*4 + rot[0] + rot[1] + sumGates(4, w, 16)
+		gf := 8 * sumGates(2, w, 16)
+		want := nb * (gr*r + gs*max(0, r-16) + gf)
+		if values["mode"] != "compress" {
+			want += 16*w + nb*16*w - m
+		}
+		st := l.Stats()
+		if got := st.Gates - st.Copies; got != want {
+			t.Errorf("%v: %d gates besides copies, law %d (G_r %d, G_s %d, G_f %d)", values, got, want, gr, gs, gf)
+		}
+	}
+	if g := [3]int{2*32*4 + 4*32 + sumGates(8, 32, 16) + sumGates(7, 32, 16), 2*32*4 + 13 + sumGates(4, 32, 16), 8 * sumGates(2, 32, 16)}; g != [3]int{1350, 525, 1032} {
+		t.Errorf("SHA-256: G_r, G_s, G_f = %v, want 1350, 525, 1032", g)
 	}
 }

@@ -44,6 +44,7 @@ var Plugin = &sdk.Construction{
 	Prepare:   prepare,
 	Build:     build,
 	Reference: reference,
+	Estimate:  estimate,
 }
 
 // config is the resolved parameter set.
@@ -106,6 +107,40 @@ func resolve(p sdk.Params) (config, error) {
 
 // prepare resolves and checks the parameters: its config is Pass.Prepared.
 func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pass.Params) }
+
+// estimate counts the nodes and operands build makes, from the
+// construction alone (no circuit is built, so a huge sweep is refused
+// at once). With T = w(w+1)/2 the operands of one w-bit word in an
+// addition (bit k reads bits 0…k), a compression of r rounds makes:
+//
+//   - each of the max(0, r − 16) schedule steps: σ₀ and σ₁ (2w XORs of
+//     3 operands, and the shifts' vacated bits as constants) and a
+//     4-word addition (w SUMBITs, 4T operands);
+//   - each round: Σ₀, Σ₁ (2w XORs, 6w operands), e∧f, ¬e∧g, Maj (3w
+//     nodes, 7w operands), K_t (w constants), a' and e' (2w SUMBITs of
+//     8 and 7 words, 15T operands);
+//   - the feed-forward: 8 two-word additions (8w SUMBITs, 16T operands);
+//
+// and the hash mode adds the message inputs, the padding constants and
+// the IV (8w constants) before the first block and the IV again for its
+// feed-forward (see fresh); compress mode has 24w inputs instead.
+func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
+	cfg := pass.Prepared.(config)
+	w := int64(cfg.v.WordBits)
+	T := w * (w + 1) / 2
+	rot := rotationsOf(cfg.v.WordBits)
+	r, steps := int64(cfg.rounds), int64(max(0, cfg.rounds-16))
+	nodes := steps*(3*w+int64(rot.s0[2]+rot.s1[2])) + r*8*w + 8*w
+	edges := steps*(6*w+4*T) + r*(13*w+15*T) + 16*T
+	n := int64(cfg.blocks)
+	s := sdk.Size{Nodes: n * nodes, Edges: n * edges}
+	if cfg.compress {
+		s.Nodes += 24 * w
+	} else {
+		s.Nodes += n*int64(cfg.v.BlockBits()) + 2*8*w // message and padding bits, IV twice
+	}
+	return s, nil
+}
 
 // word is a w-bit word of circuit nodes, least significant bit first.
 type word = []circuit.Node
@@ -217,9 +252,27 @@ func compress(b *circuit.Builder, w, rounds int, h, m []word) []word {
 	out := make([]word, 8)
 	b.Scope("feed-forward", func() {
 		for i := range out {
-			out[i] = add(h[i], s[i])
+			out[i] = add(fresh(b, h[i]), s[i])
 		}
 	})
+	return out
+}
+
+// fresh returns x with its constant bits (the IV of the first block)
+// replaced by new constant nodes of the same values, so that the
+// feed-forward reads constants of its own: a layerer that places
+// constants lazily below their first reader (reifier) then does not
+// carry the IV from round 1 to the feed-forward (8w copy gates on
+// every level of the block).
+func fresh(b *circuit.Builder, x word) word {
+	out := make(word, len(x))
+	for i, bit := range x {
+		out[i] = bit
+		if v, ok := b.ConstValue(bit); ok {
+			out[i] = b.Const(v)
+		}
+	}
+	bitPos(b, out)
 	return out
 }
 

@@ -204,3 +204,37 @@ func TestPos(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimate: the size the host's size guard sees is the size of the
+// circuit Build returns (to one part in 10,000: the count is exact).
+func TestEstimate(t *testing.T) {
+	for _, values := range []map[string]any{
+		{"preset": "sha256"},
+		{"preset": "sha224", "rounds": int64(1)},
+		{"preset": "sha256", "rounds": int64(16)},
+		{"preset": "sha256", "rounds": int64(17), "blocks": int64(3)},
+		{"preset": "sha256", "message_bits": int64(1000)},
+		{"preset": "sha256", "message_bits": int64(0)},
+		{"preset": "sha512", "rounds": int64(40)},
+		{"preset": "sha384"},
+		{"preset": "sha512-256", "message_bits": int64(1200)},
+		{"preset": "sha256", "mode": "compress"},
+		{"preset": "sha512", "mode": "compress", "rounds": int64(17)},
+	} {
+		sdktest.CheckEstimate(t, sha2.Plugin, values, 10_000)
+	}
+}
+
+// BenchmarkEstimateHuge: what refusing the largest instance costs
+// (SHA-512, 2^24 message bits: 16,384 blocks, about 2.9·10^10 edges).
+func BenchmarkEstimateHuge(b *testing.B) {
+	p, err := sdk.NewPass(context.Background(), sha2.Plugin, map[string]any{"preset": "sha512", "message_bits": int64(1 << 24)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := sha2.Plugin.Estimate(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
