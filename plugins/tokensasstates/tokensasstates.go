@@ -64,6 +64,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tcforge/tcforge/sdk"
@@ -108,7 +109,7 @@ const (
 	// Eps is the layer-norm epsilon (PyTorch's default).
 	Eps = 1e-5
 	// Fixed dimensions.
-	dimSink, dimPlus, dimMinus, dimCos, dimSin, dimOneHot = 0, 1, 2, 3, 4, 5
+	dimSink, dimPlus, dimMinus, dimCos, dimSin = 0, 1, 2, 3, 4
 )
 
 // gate is one threshold gate over the values of the level below.
@@ -254,76 +255,343 @@ func fill(t *tensor, v float64) *tensor {
 	return t
 }
 
+// hints returns the circuit's position hints of the inputs, the gates and
+// the forms (nil where it has none).
+func hints(c *layered.Circuit) (in, gate, form []int32) {
+	return nil, nil, nil
+}
+
+// levelValues returns the values the residual stream holds for levels
+// 0 … top: nil for the inputs, the forms, and on the top level either the
+// output gates (top = depth) or, folded (top = depth − 1), each output
+// gate's pre-activation as a sum over the top level's gates, with the
+// output thresholds (form constants folded in).
+func levelValues(c *layered.Circuit, top int) ([][]value, []int64) {
+	D := c.Depth()
+	vals := make([][]value, top+1)
+	for L := 1; L <= top; L++ {
+		vals[L] = values(c, L)
+	}
+	nOut := c.NumOutputs()
+	thr := make([]int64, nOut)
+	g0 := int(c.LevelStart[D-1])
+	for k := range nOut {
+		thr[k] = int64(c.Threshold[g0+k])
+	}
+	if top == D {
+		return vals, thr
+	}
+	out := make([]value, nOut)
+	f0 := 0
+	if c.HasForms() {
+		f0 = int(c.FormStart[D-1])
+	}
+	for k := range out {
+		src, w := c.Row(g0 + k)
+		acc := map[int32]int64{}
+		for e, s := range src {
+			if !c.HasForms() {
+				acc[s] += int64(w[e])
+				continue
+			}
+			k0, fs, fc := c.Form(f0 + int(s))
+			thr[k] -= int64(w[e]) * int64(k0)
+			for j, g := range fs {
+				acc[g] += int64(w[e]) * int64(fc[j])
+			}
+		}
+		var v value
+		for g := range acc {
+			if acc[g] != 0 {
+				v.src = append(v.src, g)
+			}
+		}
+		slices.Sort(v.src)
+		for _, g := range v.src {
+			v.coef = append(v.coef, acc[g])
+		}
+		out[k] = v
+	}
+	vals[top] = out
+	return vals, thr
+}
+
+// levelPos returns the position hint of every value of level L (nil when
+// the circuit has none).
+func levelPos(c *layered.Circuit, L, top int, inPos, gatePos, formPos []int32) []int32 {
+	D := c.Depth()
+	switch {
+	case L == 0:
+		return inPos
+	case L == top && top == D-1, L == D, !c.HasForms():
+		if gatePos == nil {
+			return nil
+		}
+		lv := L
+		if L == top && top == D-1 {
+			lv = D // folded: the output gates
+		}
+		return gatePos[c.LevelStart[lv-1]:c.LevelStart[lv]]
+	default:
+		if formPos == nil {
+			return nil
+		}
+		return formPos[c.FormStart[L]:c.FormStart[L+1]]
+	}
+}
+
+// tokenOf maps position hints to tokens: hints below T are tokens; else
+// the distinct hints, ranked, when there are at most T of them; else hint
+// mod T.
+func tokenOf(pos [][]int32, T int) func(h int32) int32 {
+	seen := map[int32]bool{}
+	for _, p := range pos {
+		for _, h := range p {
+			if h >= 0 {
+				seen[h] = true
+			}
+		}
+	}
+	hs := make([]int32, 0, len(seen))
+	for h := range seen {
+		hs = append(hs, h)
+	}
+	slices.Sort(hs)
+	switch {
+	case len(hs) == 0 || hs[len(hs)-1] < int32(T):
+		return func(h int32) int32 { return h }
+	case len(hs) <= T:
+		return func(h int32) int32 { i, _ := slices.BinarySearch(hs, h); return int32(i) }
+	default:
+		return func(h int32) int32 { return h % int32(T) }
+	}
+}
+
+// assignSlots gives every value of a level a slot on its token so that
+// values playing the same part on different tokens share a slot. keys[i]
+// is value i's structure: the (offset, slot) pairs it reads through its
+// gates. Values with equal keys on many tokens are placed first, each
+// group on the lowest slot free on all its tokens; a rarer key takes the
+// free slot whose common key it overlaps most (Keccak's first round, where
+// constants drop sources on some slices, keeps the slices' layout).
+func assignSlots(tok []int32, keys [][]int64, T int) ([]int32, int) {
+	type group struct {
+		first int
+		key   []int64
+		toks  []int32
+		vals  []int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	copies := map[string]int{}
+	var kb []byte
+	for i, k := range keys {
+		kb = kb[:0]
+		for _, e := range k {
+			kb = strconv.AppendInt(kb, e, 36)
+			kb = append(kb, ',')
+		}
+		base := string(kb)
+		ck := base + "@" + strconv.Itoa(int(tok[i]))
+		n := copies[ck]
+		copies[ck] = n + 1
+		gk := base + "#" + strconv.Itoa(n)
+		g := byKey[gk]
+		if g == nil {
+			g = &group{first: i, key: k}
+			byKey[gk] = g
+			groups = append(groups, g)
+		}
+		g.toks = append(g.toks, tok[i])
+		g.vals = append(g.vals, i)
+	}
+	slices.SortStableFunc(groups, func(a, b *group) int { return len(b.toks) - len(a.toks) })
+	used := make([][]bool, T)
+	next := make([]int, T) // lowest possibly free slot of each token
+	free := func(t int32, s int) bool { return s >= len(used[t]) || !used[t][s] }
+	var common []int // slots whose first group spans ≥ 2 tokens
+	var slotKey [][]int64
+	S := 0
+	slot := make([]int32, len(tok))
+	for _, g := range groups {
+		best, bestSim := -1, 0
+		for _, s := range common {
+			ok := true
+			for _, t := range g.toks {
+				if !free(t, s) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			if sim := overlap(g.key, slotKey[s]); sim > bestSim {
+				best, bestSim = s, sim
+			}
+		}
+		if best < 0 {
+			s := 0
+			for _, t := range g.toks {
+				s = max(s, next[t])
+			}
+			for ; ; s++ {
+				ok := true
+				for _, t := range g.toks {
+					if !free(t, s) {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					break
+				}
+			}
+			best = s
+		}
+		for best >= S {
+			slotKey = append(slotKey, nil)
+			S++
+		}
+		if slotKey[best] == nil {
+			slotKey[best] = g.key
+			if len(g.toks) > 1 {
+				common = append(common, best)
+			}
+		}
+		for k, t := range g.toks {
+			for len(used[t]) <= best {
+				used[t] = append(used[t], false)
+			}
+			used[t][best] = true
+			for next[t] < len(used[t]) && used[t][next[t]] {
+				next[t]++
+			}
+			slot[g.vals[k]] = int32(best)
+		}
+	}
+	return slot, S
+}
+
+// overlap counts the common elements of two sorted slices.
+func overlap(a, b []int64) int {
+	n := 0
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] < b[0]:
+			a = a[1:]
+		case a[0] > b[0]:
+			b = b[1:]
+		default:
+			n++
+			a, b = a[1:], b[1:]
+		}
+	}
+	return n
+}
+
+// normalize divides a combination by the gcd of its coefficients, made
+// positive on its first term, and returns the factor.
+func normalize(w []int64) int64 {
+	var g int64
+	for _, x := range w {
+		a, b := g, max(x, -x)
+		for b != 0 {
+			a, b = b, a%b
+		}
+		g = a
+	}
+	if g == 0 {
+		return 1
+	}
+	if w[0] < 0 {
+		g = -g
+	}
+	for i := range w {
+		w[i] /= g
+	}
+	return g
+}
+
 // Map builds the model.
 func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, error) {
 	D := c.Depth()
 	if D < 1 {
 		return nil, fmt.Errorf("tokens-as-states: the circuit has no gate level")
 	}
-	// Level L's values: the inputs (L = 0), forms, or the output gates.
-	vals := make([][]value, D+1)
-	width := make([]int, D+1)
+	// Levels 0 … top are in the residual stream; top = D − 1 folds the
+	// output level into the readout (a threshold on one dimension).
+	top := D
+	if D >= 2 {
+		top = D - 1
+	}
+	vals, outThr := levelValues(c, top)
+	width := make([]int, top+1)
 	width[0] = c.NumInputs
-	for L := 1; L <= D; L++ {
-		vals[L] = values(c, L)
+	for L := 1; L <= top; L++ {
 		width[L] = len(vals[L])
 	}
-	T := min(cfg.Tokens, slices.Max(width))
-	// tok[L][i], slot[L][i] of value i; S = most slots on one token.
-	tok := make([][]int32, D+1)
-	slot := make([][]int32, D+1)
-	S := 0
-	for L := 0; L <= D; L++ {
+	T := max(1, min(cfg.Tokens, slices.Max(width)))
+	inPos, gatePos, formPos := hints(c)
+	pos := make([][]int32, top+1)
+	for L := range pos {
+		pos[L] = levelPos(c, L, top, inPos, gatePos, formPos)
+	}
+	toToken := tokenOf(pos, T)
+	tok := make([][]int32, top+1)
+	for L := range tok {
 		W := width[L]
-		tok[L], slot[L] = make([]int32, W), make([]int32, W)
-		count := make([]int32, T)
+		tok[L] = make([]int32, W)
 		for i := range W {
-			t := i * T / W
-			if cfg.Interleave {
-				t = i % T
+			switch {
+			case pos[L] != nil && pos[L][i] >= 0:
+				tok[L][i] = toToken(pos[L][i])
+			case cfg.Interleave:
+				tok[L][i] = int32(i % T)
+			default:
+				tok[L][i] = int32(i * T / W)
 			}
-			tok[L][i], slot[L][i] = int32(t), count[t]
-			count[t]++
-			S = max(S, int(count[t]))
 		}
 	}
-	// A gate is computed on every token holding a value that reads it:
-	// inst[L] lists (gate, token) with the slots and coefficients it adds to.
-	type out struct{ slot, coef int64 }
-	type instance struct {
-		g, t int32
-		outs []out
+	rel := func(t, u int32) int64 { return int64((int(t) - int(u) + T) % T) }
+	// Slots: level 0 by rank on the token; above, by structure.
+	gs := make([][]gate, top+1)
+	slot := make([][]int32, top+1)
+	nSlots := make([]int, top+1)
+	{
+		count := make([]int32, T)
+		slot[0] = make([]int32, width[0])
+		for i, t := range tok[0] {
+			slot[0][i] = count[t]
+			count[t]++
+			nSlots[0] = max(nSlots[0], int(count[t]))
+		}
 	}
-	inst := make([][]instance, D+1)
-	gs := make([][]gate, D+1)
-	for L := 1; L <= D; L++ {
+	for L := 1; L <= top; L++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		gs[L] = gates(c, L)
-		at := map[[2]int32]int{}
+		keys := make([][]int64, width[L])
 		for i, v := range vals[L] {
 			t := tok[L][i]
-			for k, g := range v.src {
-				key := [2]int32{g, t}
-				j, ok := at[key]
-				if !ok {
-					j = len(inst[L])
-					at[key] = j
-					inst[L] = append(inst[L], instance{g: g, t: t})
+			var k []int64
+			for _, g := range v.src {
+				for _, s := range gs[L][g].src {
+					k = append(k, rel(t, tok[L-1][s])<<32|int64(slot[L-1][s]))
 				}
-				inst[L][j].outs = append(inst[L][j].outs, out{int64(slot[L][i]), v.coef[k]})
 			}
+			slices.Sort(k)
+			keys[i] = slices.Compact(k)
 		}
+		slot[L], nSlots[L] = assignSlots(tok[L], keys, T)
 	}
-	// bound[L] is the largest magnitude a value of level L takes: a gated
-	// unit reads, on the tokens it is off, whatever values sit there.
-	bound := make([]float64, D+1)
+	S := slices.Max(nSlots)
+	// bound[L] is the largest magnitude a value of level L takes: a unit
+	// off its token reads whatever sits in its dimensions there.
+	bound := make([]float64, top+1)
 	for L := range bound {
 		bound[L] = 1
-		if L == 0 || L == D {
-			continue
-		}
 		for _, v := range vals[L] {
 			var lo, hi float64
 			for _, k := range v.coef {
@@ -332,60 +600,287 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			bound[L] = max(bound[L], -lo, hi)
 		}
 	}
-	// needs[L]: per offset r (1..T−1), the sorted slots of level L−1 some
-	// gate of level L reads from token z − r.
-	type fetch struct {
-		r     int
-		slots []int32
+
+	// Per level: the fetched combinations (an offset r ≠ 0 and a
+	// normalised Σ w·slot on token z − r) and the unit classes.
+	type combo struct {
+		r    int
+		slot []int32
+		w    []int64
 	}
-	needs := make([][]fetch, D+1)
-	nhead, hdNeed, nF := 1, 2, 0
-	for L := 1; L <= D; L++ {
-		sets := map[int]map[int32]bool{}
-		for _, in := range inst[L] {
-			for _, s := range gs[L][in.g].src {
-				r := (int(in.t) - int(tok[L-1][s]) + T) % T
+	type class struct {
+		dims  []int32 // slot s ≥ 0, or fetched combination −(j+1)
+		w     []int64
+		outs  [][2]int64 // (slot, coef)
+		toks  []int32
+		thr   []int64 // per entry of toks
+		bound float64
+	}
+	type level struct {
+		combos  []combo
+		classes []*class
+		cleared int // slots of the level below to clear
+	}
+	lv := make([]level, top+1)
+	anyFetch := false
+	for L := 1; L <= top; L++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Gate instances: a gate on every token holding a value that reads it.
+		type inst struct{ g, t int32 }
+		outs := map[inst][][2]int64{}
+		var order []inst
+		for i, v := range vals[L] {
+			t := tok[L][i]
+			for k, g := range v.src {
+				key := inst{g, t}
+				if _, ok := outs[key]; !ok {
+					order = append(order, key)
+				}
+				outs[key] = append(outs[key], [2]int64{int64(slot[L][i]), v.coef[k]})
+			}
+		}
+		// Remote sources, grouped by offset: per offset, either one
+		// fetched dimension per normalised combination the gates read
+		// (Keccak's θ column sums) or one per slot, whichever is fewer.
+		type remote struct {
+			r    int64
+			slot []int32
+			w    []int64
+		}
+		rem := make([][]remote, len(order))
+		combosAt := map[int64]map[string]bool{}
+		slotsAt := map[int64]map[int32]bool{}
+		var kb []byte
+		comboKey := func(r int64, slot []int32, w []int64) string {
+			kb = kb[:0]
+			kb = strconv.AppendInt(kb, r, 10)
+			for e := range slot {
+				kb = append(kb, ' ')
+				kb = strconv.AppendInt(kb, int64(slot[e]), 10)
+				kb = append(kb, ':')
+				kb = strconv.AppendInt(kb, w[e], 10)
+			}
+			return string(kb)
+		}
+		for n, in := range order {
+			g := gs[L][in.g]
+			byR := map[int64]int{}
+			for k, s := range g.src {
+				r := rel(in.t, tok[L-1][s])
 				if r == 0 {
 					continue
 				}
-				if sets[r] == nil {
-					sets[r] = map[int32]bool{}
+				j, ok := byR[r]
+				if !ok {
+					j = len(rem[n])
+					byR[r] = j
+					rem[n] = append(rem[n], remote{r: r})
 				}
-				sets[r][slot[L-1][s]] = true
+				rem[n][j].slot = append(rem[n][j].slot, slot[L-1][s])
+				rem[n][j].w = append(rem[n][j].w, g.w[k])
+				if slotsAt[r] == nil {
+					slotsAt[r], combosAt[r] = map[int32]bool{}, map[string]bool{}
+				}
+				slotsAt[r][slot[L-1][s]] = true
+			}
+			for _, x := range rem[n] {
+				w := slices.Clone(x.w)
+				normalize(w)
+				combosAt[x.r][comboKey(x.r, x.slot, w)] = true
 			}
 		}
-		var fs []fetch
-		n := 0
-		for r := 1; r < T; r++ {
-			if sets[r] == nil {
+		comboID, classID := map[string]int{}, map[string]int{}
+		fetch := func(r int64, slot []int32, w []int64) int {
+			key := comboKey(r, slot, w)
+			j, ok := comboID[key]
+			if !ok {
+				j = len(lv[L].combos)
+				comboID[key] = j
+				lv[L].combos = append(lv[L].combos, combo{r: int(r), slot: slot, w: w})
+			}
+			anyFetch = true
+			return j
+		}
+		for n, in := range order {
+			g := gs[L][in.g]
+			u := &class{outs: outs[in]}
+			thr := g.thr
+			for k, s := range g.src {
+				if rel(in.t, tok[L-1][s]) == 0 {
+					u.dims = append(u.dims, slot[L-1][s])
+					u.w = append(u.w, g.w[k])
+					u.bound += math.Abs(float64(g.w[k])) * bound[L-1]
+				}
+			}
+			for _, x := range rem[n] {
+				if len(combosAt[x.r]) > len(slotsAt[x.r]) {
+					for e, s := range x.slot {
+						j := fetch(x.r, []int32{s}, []int64{1})
+						u.dims = append(u.dims, int32(-(j + 1)))
+						u.w = append(u.w, x.w[e])
+						u.bound += math.Abs(float64(x.w[e])) * bound[L-1]
+					}
+					continue
+				}
+				w := slices.Clone(x.w)
+				f := normalize(w)
+				j := fetch(x.r, x.slot, w)
+				var mass float64
+				for _, y := range w {
+					mass += math.Abs(float64(y))
+				}
+				u.dims = append(u.dims, int32(-(j + 1)))
+				u.w = append(u.w, f)
+				u.bound += math.Abs(float64(f)) * mass * bound[L-1]
+			}
+			kb = kb[:0]
+			for k := range u.dims {
+				kb = strconv.AppendInt(kb, int64(u.dims[k]), 10)
+				kb = append(kb, '*')
+				kb = strconv.AppendInt(kb, u.w[k], 10)
+				kb = append(kb, ' ')
+			}
+			kb = append(kb, '>')
+			for _, o := range u.outs {
+				kb = strconv.AppendInt(kb, o[0], 10)
+				kb = append(kb, '*')
+				kb = strconv.AppendInt(kb, o[1], 10)
+				kb = append(kb, ' ')
+			}
+			// Two gates alike on one token are two units (their outputs add).
+			for n := 0; ; n++ {
+				key := string(kb) + "#" + strconv.Itoa(n)
+				j, ok := classID[key]
+				if !ok {
+					j = len(lv[L].classes)
+					classID[key] = j
+					lv[L].classes = append(lv[L].classes, u)
+				}
+				cl := lv[L].classes[j]
+				if !slices.Contains(cl.toks, in.t) {
+					cl.toks = append(cl.toks, in.t)
+					cl.thr = append(cl.thr, thr)
+					break
+				}
+			}
+		}
+		lv[L].cleared = nSlots[L-1]
+	}
+	// Per-token constants: a class's bias on token z is Steep(½ − θ(z)),
+	// or, where it has no gate, low enough to keep both units off. Tokens
+	// on which every class's bias agrees form one part; every part but the
+	// largest gets an indicator dimension in the position embedding.
+	steepBias := func(cl *class, t int32) float64 {
+		if i := slices.Index(cl.toks, t); i >= 0 {
+			return Steep * (0.5 - float64(cl.thr[i]))
+		}
+		return -Steep*cl.bound - 1
+	}
+	uniform := func(cl *class) bool {
+		return len(cl.toks) == T && slices.Min(cl.thr) == slices.Max(cl.thr)
+	}
+	part := make([]int32, T)
+	nPart := 1
+	for L := 1; L <= top; L++ {
+		for _, cl := range lv[L].classes {
+			if uniform(cl) {
 				continue
 			}
-			f := fetch{r: r}
-			for s := range sets[r] {
-				f.slots = append(f.slots, s)
+			ids := map[[2]float64]int32{}
+			next := make([]int32, T)
+			for z := range T {
+				k := [2]float64{float64(part[z]), steepBias(cl, int32(z))}
+				id, ok := ids[k]
+				if !ok {
+					id = int32(len(ids))
+					ids[k] = id
+				}
+				next[z] = id
 			}
-			slices.Sort(f.slots)
-			fs = append(fs, f)
-			hdNeed = max(hdNeed, len(f.slots))
-			n += len(f.slots)
+			part, nPart = next, len(ids)
 		}
-		needs[L] = fs
-		nhead = max(nhead, len(fs))
-		nF = max(nF, n)
 	}
-	oneHot := T > 1
-	dimR := dimOneHot
-	if oneHot {
-		dimR += T
+	size := make([]int, nPart)
+	rep := make([]int32, nPart) // a token of each part
+	for z := T - 1; z >= 0; z-- {
+		size[part[z]]++
+		rep[part[z]] = int32(z)
 	}
+	basePart := int32(0)
+	for p := range size {
+		if size[p] > size[basePart] {
+			basePart = int32(p)
+		}
+	}
+	// Dimensions.
+	dimInd := dimCos
+	if anyFetch {
+		dimInd = dimSin + 1
+	}
+	indDim := make([]int, nPart) // −1 for the base part
+	next := dimInd
+	for p := range indDim {
+		indDim[p] = -1
+		if int32(p) != basePart {
+			indDim[p] = next
+			next++
+		}
+	}
+	dimR := next
 	dimF := dimR + S
-	d := dimF + nF
-	hd := max(hdNeed, (d+nhead-1)/nhead)
-	d = hd * nhead
-	F := 0 // FFN width: the largest level's units
+	nF := 0
+	for L := 1; L <= top; L++ {
+		nF = max(nF, len(lv[L].combos))
+	}
+	dNeed := dimF + nF
+	// Heads: a head carries head_dim fetched dimensions of one offset.
+	// Of the shapes (heads, head_dim) that carry every level's fetches and
+	// give d_model ≥ what the dimensions need, the fewest heads among
+	// those within 25% of the least d_model (Keccak: 24 heads, one per ρ
+	// offset, rather than 26 of 3 dimensions).
+	perR := make([]map[int]int, top+1)
+	nhead := 1
+	for L := 1; L <= top; L++ {
+		perR[L] = map[int]int{}
+		for _, cb := range lv[L].combos {
+			perR[L][cb.r]++
+		}
+		nhead = max(nhead, len(perR[L]))
+	}
+	need := func(hd int) int {
+		n := 0
+		for L := 1; L <= top; L++ {
+			k := 0
+			for _, c := range perR[L] {
+				k += (c + hd - 1) / hd
+			}
+			n = max(n, k)
+		}
+		return n
+	}
+	type shape struct{ d, nhead, hd int }
+	var shapes []shape
+	for hd := 2; hd <= max(2, dNeed); hd++ {
+		n := max(need(hd), nhead, (dNeed+hd-1)/hd)
+		shapes = append(shapes, shape{hd * n, n, hd})
+		if need(hd) <= nhead && hd*nhead >= dNeed {
+			break
+		}
+	}
+	least := slices.MinFunc(shapes, func(a, b shape) int { return a.d - b.d })
+	pick := least
+	for _, s := range shapes {
+		if 4*s.d <= 5*least.d && (s.nhead < pick.nhead || s.nhead == pick.nhead && s.d < pick.d) {
+			pick = s
+		}
+	}
+	nhead, hd, d := pick.nhead, pick.hd, pick.d
 
 	m := &model.Model{Arch: "tokens-as-states/stock", Tokens: T, DModel: d,
-		Attrs: map[string]int64{"depth": int64(D), "slots": int64(S), "fetched": int64(nF), "C": C}}
+		Attrs: map[string]int64{"depth": int64(D), "levels_folded": int64(D - top), "slots": int64(S),
+			"fetched": int64(nF), "position_dims": int64(nPart - 1), "C": C}}
 	var tensors []*tensor
 	sigma0 := C * math.Sqrt(2/float64(d))
 
@@ -394,11 +889,13 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	for z := range T {
 		base.add(z, dimPlus, C)
 		base.add(z, dimMinus, -C)
-		if oneHot {
+		if anyFetch {
 			a := 2 * math.Pi * float64(z) / float64(T)
 			base.add(z, dimCos, math.Cos(a))
 			base.add(z, dimSin, math.Sin(a))
-			base.add(z, dimOneHot+z, 1)
+		}
+		if k := indDim[part[z]]; k >= 0 {
+			base.add(z, k, 1)
 		}
 	}
 	in := newTensor("embed.input", c.NumInputs, d)
@@ -413,120 +910,109 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	if T > 1 {
 		A = Gap / (1 - math.Cos(2*math.Pi/float64(T))) * math.Sqrt(float64(hd))
 	}
-	for L := 1; L <= D; L++ {
+	F := 0 // FFN width: the widest level's units
+	for L := 1; L <= top; L++ {
 		p := fmt.Sprintf("layers.%d.", L-1)
 		n1w, n1b := fill(newTensor(p+"norm1.weight", 1, d), sigma0), newTensor(p+"norm1.bias", 1, d)
 		n2w, n2b := fill(newTensor(p+"norm2.weight", 1, d), sigma0), newTensor(p+"norm2.bias", 1, d)
 		inW, inB := newTensor(p+"self_attn.in_proj_weight", 3*d, d), newTensor(p+"self_attn.in_proj_bias", 1, 3*d)
 		outW, outB := newTensor(p+"self_attn.out_proj.weight", d, d), newTensor(p+"self_attn.out_proj.bias", 1, d)
-		// fdim[r][slot] is the fetched dimension of (offset, slot).
-		fdim := map[[2]int32]int{}
-		next := dimF
-		for h, f := range needs[L] {
-			a := 2 * math.Pi * float64(f.r) / float64(T)
-			q, k, v := h*hd, d+h*hd, 2*d+h*hd
-			// q = A·(cos, sin)(2π(z−r)/T) = A·rot(−r)(cos z, sin z).
-			inW.add(q, dimCos, A*math.Cos(a))
-			inW.add(q, dimSin, A*math.Sin(a))
-			inW.add(q+1, dimCos, -A*math.Sin(a))
-			inW.add(q+1, dimSin, A*math.Cos(a))
-			inW.add(k, dimCos, 1)
-			inW.add(k+1, dimSin, 1)
-			for _, r := range []int{q, q + 1, k, k + 1} {
-				inW.readLN(r)
+		// Heads: each offset's combinations, head_dim at a time.
+		combos := lv[L].combos
+		byR := map[int][]int{}
+		var rs []int
+		for j, cb := range combos {
+			if byR[cb.r] == nil {
+				rs = append(rs, cb.r)
 			}
-			for j, s := range f.slots {
-				inW.add(v+j, dimR+int(s), 1)
-				inW.readLN(v + j)
-				outW.add(next, h*hd+j, 1)
-				fdim[[2]int32{int32(f.r), s}] = next
-				next++
+			byR[cb.r] = append(byR[cb.r], j)
+		}
+		slices.Sort(rs)
+		h := 0
+		for _, r := range rs {
+			js := byR[r]
+			for len(js) > 0 {
+				n := min(hd, len(js))
+				a := 2 * math.Pi * float64(r) / float64(T)
+				q, k, v := h*hd, d+h*hd, 2*d+h*hd
+				// q = A·(cos, sin)(2π(z−r)/T) = A·rot(−r)(cos z, sin z).
+				inW.add(q, dimCos, A*math.Cos(a))
+				inW.add(q, dimSin, A*math.Sin(a))
+				inW.add(q+1, dimCos, -A*math.Sin(a))
+				inW.add(q+1, dimSin, A*math.Cos(a))
+				inW.add(k, dimCos, 1)
+				inW.add(k+1, dimSin, 1)
+				for _, row := range []int{q, q + 1, k, k + 1} {
+					inW.readLN(row)
+				}
+				for e, j := range js[:n] {
+					for t, s := range combos[j].slot {
+						inW.add(v+e, dimR+int(s), float64(combos[j].w[t]))
+					}
+					inW.readLN(v + e)
+					outW.add(dimF+j, h*hd+e, 1)
+				}
+				js = js[n:]
+				h++
 			}
 		}
-		// FFN: a gate's two units, shared by the tokens on which the gate
-		// reads the same dimensions with the same weights and threshold and
-		// adds to the same slots with the same coefficients.
-		type unit struct {
-			dims []int
-			w    []int64
-			thr  int64
-			outs []out
-			toks []int32
-			// bound is the largest |s| the unit's sum can take on any token.
-			bound float64
-		}
-		units := map[string]*unit{}
-		var order []string
-		for _, in := range inst[L] {
-			g := gs[L][in.g]
-			u := &unit{thr: g.thr, outs: in.outs}
-			for k, s := range g.src {
-				u.bound += math.Abs(float64(g.w[k])) * bound[L-1]
-				dim := dimR + int(slot[L-1][s])
-				if r := (int(in.t) - int(tok[L-1][s]) + T) % T; r != 0 {
-					dim = fdim[[2]int32{int32(r), slot[L-1][s]}]
-				}
-				u.dims = append(u.dims, dim)
-				u.w = append(u.w, g.w[k])
+		dim := func(x int32) int {
+			if x >= 0 {
+				return dimR + int(x)
 			}
-			// Two gates alike on one token are two units (their outputs add).
-			key := fmt.Sprint(u.thr, u.dims, u.w, u.outs)
-			for n := 0; ; n++ {
-				k := fmt.Sprint(key, "#", n)
-				if units[k] == nil {
-					units[k] = u
-					order = append(order, k)
-				}
-				if !slices.Contains(units[k].toks, in.t) {
-					units[k].toks = append(units[k].toks, in.t)
-					break
-				}
-			}
+			return dimF + int(-x-1)
 		}
-		width := 2*len(order) + 2*(next-dimR)
+		// FFN: two units a class, then two a cleared dimension.
+		classes := lv[L].classes
+		width := 2*len(classes) + 2*(lv[L].cleared+len(combos))
 		F = max(F, width)
 		l1W, l1B := newTensor(p+"linear1.weight", width, d), newTensor(p+"linear1.bias", 1, width)
 		l2W, l2B := newTensor(p+"linear2.weight", d, width), newTensor(p+"linear2.bias", 1, d)
-		h := 0
-		for _, key := range order {
-			u := units[key]
+		u := 0
+		for _, cl := range classes {
 			// h = K(s − θ + ½): the step is relu(h) − relu(h − 1), saturated
 			// (h ≤ −K/2 or h ≥ K/2 ≥ 1 + K·error) so input errors die here.
-			M := Steep * (u.bound + math.Abs(float64(u.thr)) + 1)
-			for k := range u.dims {
-				l1W.add(h, u.dims[k], Steep*float64(u.w[k]))
-				l1W.add(h+1, u.dims[k], Steep*float64(u.w[k]))
+			for k := range cl.dims {
+				l1W.add(u, dim(cl.dims[k]), Steep*float64(cl.w[k]))
+				l1W.add(u+1, dim(cl.dims[k]), Steep*float64(cl.w[k]))
 			}
-			gated := len(u.toks) < T
-			if gated {
-				for _, z := range u.toks {
-					l1W.add(h, dimOneHot+int(z), M)
-					l1W.add(h+1, dimOneHot+int(z), M)
+			b0 := steepBias(cl, rep[basePart])
+			if !uniform(cl) {
+				for q, k := range indDim {
+					if k < 0 {
+						continue
+					}
+					if dv := steepBias(cl, rep[q]) - b0; dv != 0 {
+						l1W.add(u, k, dv)
+						l1W.add(u+1, k, dv)
+					}
 				}
 			}
-			l1W.readLN(h)
-			l1W.readLN(h + 1)
-			b := Steep * (0.5 - float64(u.thr))
-			if gated {
-				b -= M
+			l1W.readLN(u)
+			l1W.readLN(u + 1)
+			l1B.add(0, u, b0)
+			l1B.add(0, u+1, b0-1)
+			for _, o := range cl.outs {
+				l2W.add(dimR+int(o[0]), u, float64(o[1]))
+				l2W.add(dimR+int(o[0]), u+1, -float64(o[1]))
 			}
-			l1B.add(0, h, b)
-			l1B.add(0, h+1, b-1)
-			for _, o := range u.outs {
-				l2W.add(dimR+int(o.slot), h, float64(o.coef))
-				l2W.add(dimR+int(o.slot), h+1, -float64(o.coef))
-			}
-			h += 2
+			u += 2
 		}
-		// Clear the old values and the fetched copies: x = relu(x) − relu(−x).
-		for dim := dimR; dim < next; dim++ {
-			l1W.add(h, dim, 1)
-			l1W.add(h+1, dim, -1)
-			l1W.readLN(h)
-			l1W.readLN(h + 1)
-			l2W.add(dim, h, -1)
-			l2W.add(dim, h+1, 1)
-			h += 2
+		// Clear the level below and the fetched copies: x = relu(x) − relu(−x).
+		clear := func(dim int) {
+			l1W.add(u, dim, 1)
+			l1W.add(u+1, dim, -1)
+			l1W.readLN(u)
+			l1W.readLN(u + 1)
+			l2W.add(dim, u, -1)
+			l2W.add(dim, u+1, 1)
+			u += 2
+		}
+		for s := range lv[L].cleared {
+			clear(dimR + s)
+		}
+		for j := range combos {
+			clear(dimF + j)
 		}
 		tensors = append(tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
 		m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: nhead, Eps: Eps,
@@ -545,12 +1031,17 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		}
 	}
 	m.Attrs["ffn_width"] = int64(F)
+	// Readout: output k is its value ≥ ½ (a gate), or, folded, its
+	// pre-activation ≥ θ − ½.
 	nOut := c.NumOutputs()
 	m.Readout = model.Readout{Token: make([]int32, nOut), Dim: make([]int32, nOut), Threshold: make([]float32, nOut)}
 	for k := range nOut {
-		m.Readout.Token[k] = tok[D][k]
-		m.Readout.Dim[k] = int32(dimR) + slot[D][k]
+		m.Readout.Token[k] = tok[top][k]
+		m.Readout.Dim[k] = int32(dimR) + slot[top][k]
 		m.Readout.Threshold[k] = 0.5
+		if top < D {
+			m.Readout.Threshold[k] = float32(outThr[k]) - 0.5
+		}
 	}
 	for _, t := range tensors {
 		m.Tensors = append(m.Tensors, t.build())
