@@ -134,23 +134,42 @@ var ErrTruncated = errors.New("binenc: truncated data")
 // Reader decodes a blob written by Writer. The first error sticks: later
 // reads return zero values and Err reports it.
 type Reader struct {
-	buf []byte
-	err error
+	buf     []byte
+	err     error
+	version uint32
 }
 
 // NewReader checks the magic tag and version and returns a reader positioned after them.
 func NewReader(data []byte, magic string, version uint32) *Reader {
+	return NewReaderVersions(data, magic, version, version)
+}
+
+// NewReaderVersions is NewReader for a format whose decoder still reads
+// the older versions oldest…newest; Version tells which one the blob is.
+func NewReaderVersions(data []byte, magic string, oldest, newest uint32) *Reader {
 	r := &Reader{buf: data}
 	if len(data) < 8 || string(data[:4]) != magic {
 		r.err = fmt.Errorf("binenc: not a %q blob", magic)
 		return r
 	}
 	r.buf = data[4:]
-	if v := r.U32(); v != version && r.err == nil {
-		r.err = fmt.Errorf("binenc: %q blob version %d, this build reads version %d", magic, v, version)
+	v := r.U32()
+	switch {
+	case r.err != nil:
+	case v < oldest || v > newest:
+		if oldest == newest {
+			r.err = fmt.Errorf("binenc: %q blob version %d, this build reads version %d", magic, v, newest)
+		} else {
+			r.err = fmt.Errorf("binenc: %q blob version %d, this build reads versions %d…%d", magic, v, oldest, newest)
+		}
+	default:
+		r.version = v
 	}
 	return r
 }
+
+// Version returns the version of the blob (0 if its header was rejected).
+func (r *Reader) Version() uint32 { return r.version }
 
 // Err returns the first decoding error.
 func (r *Reader) Err() error { return r.err }

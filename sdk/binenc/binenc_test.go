@@ -191,6 +191,35 @@ func TestHeaderErrors(t *testing.T) {
 	}
 }
 
+// TestReaderVersions checks that a reader of versions oldest…newest takes
+// each of them, says which it read, and rejects the versions around them.
+func TestReaderVersions(t *testing.T) {
+	for _, tc := range []struct {
+		version uint32
+		want    string // error fragment; "" = accepted
+	}{
+		{2, "version 2, this build reads versions 3…5"},
+		{3, ""},
+		{4, ""},
+		{5, ""},
+		{6, "version 6, this build reads versions 3…5"},
+	} {
+		blob := binenc.NewWriter(testMagic, tc.version, 0).Bytes()
+		r := binenc.NewReaderVersions(blob, testMagic, 3, 5)
+		err := r.Done()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("version %d: %v", tc.version, err)
+		case tc.want == "" && r.Version() != tc.version:
+			t.Errorf("version %d: Version() = %d", tc.version, r.Version())
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("version %d: err = %v, want it to mention %q", tc.version, err, tc.want)
+		case tc.want != "" && r.Version() != 0:
+			t.Errorf("version %d rejected but Version() = %d", tc.version, r.Version())
+		}
+	}
+}
+
 // TestTruncated checks that every proper prefix of a blob is rejected as
 // truncated (past the header) and that reading on after an error yields
 // zero values.

@@ -2,12 +2,14 @@ package circuit
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
 
 // Builder appends nodes to a circuit in topological order. Every node gets
-// the provenance tag of the innermost Scope open when it is created.
+// the provenance tag of the innermost Scope open when it is created, and
+// the position hint of the innermost At (NoPos outside any).
 //
 // The zero Builder is not usable; call NewBuilder.
 type Builder struct {
@@ -15,11 +17,12 @@ type Builder struct {
 	tagIdx map[string]int32
 	scope  []string
 	cur    int32
+	pos    int32 // hint of the innermost open At
 }
 
 // NewBuilder returns an empty builder.
 func NewBuilder() *Builder {
-	b := &Builder{tagIdx: map[string]int32{}}
+	b := &Builder{tagIdx: map[string]int32{}, pos: NoPos}
 	b.c.ArgStart = []int32{0}
 	b.cur = b.intern("")
 	return b
@@ -44,6 +47,9 @@ func (b *Builder) Grow(nodes, args int) {
 	b.c.ArgStart = slices.Grow(b.c.ArgStart, nodes)
 	b.c.Args = slices.Grow(b.c.Args, args)
 	b.c.Weights = slices.Grow(b.c.Weights, args)
+	if b.c.Pos != nil {
+		b.c.Pos = slices.Grow(b.c.Pos, nodes)
+	}
 }
 
 // Scope runs fn with name appended to the provenance path ("round 3/theta").
@@ -58,6 +64,50 @@ func (b *Builder) Scope(name string, fn func()) {
 	fn()
 }
 
+// At runs fn with pos as the position hint of every node created inside
+// it, inputs included (see Circuit.Pos): the slice z of a Keccak state
+// bit, the bit index of an adder's sum. Calls nest; the innermost wins,
+// and closing one restores the enclosing hint. pos NoPos (−1) marks nodes
+// as having none; a position below −1 panics. A circuit none of whose
+// nodes was built inside At or named by SetPos carries no hints (Pos nil).
+func (b *Builder) At(pos int, fn func()) {
+	b.checkPos(pos)
+	b.hint()
+	prev := b.pos
+	b.pos = int32(pos)
+	defer func() { b.pos = prev }()
+	fn()
+}
+
+// SetPos sets the position hint of an existing node n, for one created
+// outside the At it belongs to (e.g. an input word made in one call and
+// spread over positions afterwards). A later SetPos of the same node wins.
+func (b *Builder) SetPos(n Node, pos int) {
+	if n < 0 || int(n) >= len(b.c.Ops) {
+		panic(fmt.Sprintf("circuit.Builder: SetPos of node %d, not an existing node", n))
+	}
+	b.checkPos(pos)
+	b.hint()
+	b.c.Pos[n] = int32(pos)
+}
+
+func (b *Builder) checkPos(pos int) {
+	if pos < NoPos || pos > math.MaxInt32 {
+		panic(fmt.Sprintf("circuit.Builder: position hint %d, want %d (none) or a position 0…%d", pos, NoPos, math.MaxInt32))
+	}
+}
+
+// hint makes the circuit carry hints: every node so far gets NoPos.
+func (b *Builder) hint() {
+	if b.c.Pos != nil {
+		return
+	}
+	b.c.Pos = make([]int32, len(b.c.Ops), cap(b.c.Ops))
+	for i := range b.c.Pos {
+		b.c.Pos[i] = NoPos
+	}
+}
+
 func (b *Builder) node(op Op, param int32, args []Node, weights []int32) Node {
 	id := Node(len(b.c.Ops))
 	for _, a := range args {
@@ -68,6 +118,9 @@ func (b *Builder) node(op Op, param int32, args []Node, weights []int32) Node {
 	b.c.Ops = append(b.c.Ops, op)
 	b.c.Param = append(b.c.Param, param)
 	b.c.Tag = append(b.c.Tag, b.cur)
+	if b.c.Pos != nil {
+		b.c.Pos = append(b.c.Pos, b.pos)
+	}
 	b.c.Args = append(b.c.Args, args...)
 	if weights == nil {
 		for range args {

@@ -84,6 +84,30 @@ type Circuit struct {
 	// parameters such as rate, w, rounds), in scope of a pipeline's expect
 	// expressions as construction.<name>.
 	Attrs map[string]int64
+
+	// Pos holds optional position hints: nil (no hints), or one entry per
+	// node saying which position of the construction the node's value
+	// belongs to (Keccak: the slice z of a state bit; an adder: the bit
+	// index), NoPos where a node has none. Layerers carry the hints onto
+	// the gates and forms they make (layered.Circuit.Pos), and a mapper may
+	// use them to place values; nothing depends on them for correctness.
+	// Builder.At and Builder.SetPos set them.
+	Pos []int32
+}
+
+// NoPos is the position hint of a node that has none.
+const NoPos = -1
+
+// HasPos reports whether the circuit carries position hints.
+func (c *Circuit) HasPos() bool { return c.Pos != nil }
+
+// PosOf returns node i's position hint, NoPos if it has none or the
+// circuit carries no hints.
+func (c *Circuit) PosOf(i Node) int32 {
+	if c.Pos == nil {
+		return NoPos
+	}
+	return c.Pos[i]
 }
 
 // NumNodes returns the number of nodes.
@@ -130,7 +154,8 @@ func (c *Circuit) Stats() Stats {
 
 // Validate checks the circuit's structure: array lengths, operand indices
 // (each smaller than its node's, hence acyclic), arities, input and output
-// tables, ranges and tags. It returns the first problem found.
+// tables, ranges, tags and position hints. It returns the first problem
+// found.
 func (c *Circuit) Validate() error {
 	n := len(c.Ops)
 	if len(c.Param) != n || len(c.Tag) != n {
@@ -144,6 +169,9 @@ func (c *Circuit) Validate() error {
 	}
 	if c.ArgStart[0] != 0 || int(c.ArgStart[n]) != len(c.Args) {
 		return fmt.Errorf("circuit: ArgStart does not span Args")
+	}
+	if err := CheckPos("circuit: position hints", c.Pos, n); err != nil {
+		return err
 	}
 	inputSeen := make([]bool, len(c.Inputs))
 	for i := 0; i < n; i++ {
@@ -219,6 +247,23 @@ func checkRanges(what string, rs []Range, n int) error {
 	for _, r := range rs {
 		if r.Start < 0 || r.Len < 0 || r.Start > n-r.Len {
 			return fmt.Errorf("circuit: %s range %q [%d,+%d) exceeds %d bits", what, r.Name, r.Start, r.Len, n)
+		}
+	}
+	return nil
+}
+
+// CheckPos checks an array of position hints for n values: nil, or n
+// entries each NoPos or a position ≥ 0. what names the array in the error.
+func CheckPos(what string, pos []int32, n int) error {
+	if pos == nil {
+		return nil
+	}
+	if len(pos) != n {
+		return fmt.Errorf("%s: %d entries for %d values", what, len(pos), n)
+	}
+	for i, p := range pos {
+		if p < NoPos {
+			return fmt.Errorf("%s: value %d has hint %d, want %d (none) or a position ≥ 0", what, i, p, NoPos)
 		}
 	}
 	return nil

@@ -525,13 +525,14 @@ func validCircuit() *circuit.Circuit {
 	var out []circuit.Node
 	b.Scope("round 1", func() {
 		b.Scope("theta", func() {
-			out = append(out, b.Xor(x[0], x[1], x[2], y[0]))
+			b.At(3, func() { out = append(out, b.Xor(x[0], x[1], x[2], y[0])) })
 		})
 		b.Scope("chi", func() {
-			out = append(out, b.AndNot(x[0], x[1], x[2]))
+			b.At(300, func() { out = append(out, b.AndNot(x[0], x[1], x[2])) })
 		})
 		out = append(out, b.Threshold(-1, []circuit.Node{x[0], x[2], y[0]}, []int32{70000, -2, -300}))
 	})
+	b.SetPos(x[1], 0)
 	out = append(out, b.Not(out[0]))
 	out = append(out, b.And(out[1], out[2]))
 	out = append(out, b.Or(x[0], out[3]), b.Const(1), b.Const(0))
@@ -552,6 +553,9 @@ func cloneCircuit(c *circuit.Circuit) *circuit.Circuit {
 	d.ArgStart = append([]int32(nil), c.ArgStart...)
 	d.Args = append([]circuit.Node(nil), c.Args...)
 	d.Weights = append([]int32(nil), c.Weights...)
+	if c.Pos != nil {
+		d.Pos = append([]int32{}, c.Pos...)
+	}
 	d.Tags = append([]string(nil), c.Tags...)
 	d.Inputs = append([]circuit.Node(nil), c.Inputs...)
 	d.InputRanges = append([]circuit.Range(nil), c.InputRanges...)
@@ -684,6 +688,10 @@ func validateCases() []struct {
 			c.OutputRanges[0].Start = 2
 			c.OutputRanges[0].Len = math.MaxInt
 		}, `output range "digest"`},
+		{"hints short", func(c *circuit.Circuit) { c.Pos = c.Pos[1:] }, "position hints: 11 entries for 12 values"},
+		{"hints long", func(c *circuit.Circuit) { c.Pos = append(c.Pos, 0) }, "position hints: 13 entries for 12 values"},
+		{"hint below NoPos", func(c *circuit.Circuit) { c.Pos[4] = -2 }, "value 4 has hint -2"},
+		{"hints empty", func(c *circuit.Circuit) { c.Pos = []int32{} }, "position hints: 0 entries"},
 		{"input range overflowing", func(c *circuit.Circuit) {
 			c.InputRanges[0].Start = math.MaxInt
 			c.InputRanges[0].Len = math.MaxInt
@@ -826,6 +834,17 @@ func randomCircuit(rng *rand.Rand, n int) *circuit.Circuit {
 	k := rng.IntN(len(nodes))
 	b.Output("y", nodes[k:])
 	b.SetAttr("k", int64(k))
+	// Position hints in half the circuits: −1…69 (one byte packed) and
+	// now and then one that needs four bytes.
+	if rng.IntN(2) == 0 {
+		for _, x := range nodes {
+			p := rng.IntN(71) - 1
+			if rng.IntN(20) == 0 {
+				p = 1 << 20
+			}
+			b.SetPos(x, p)
+		}
+	}
 	return b.Circuit()
 }
 

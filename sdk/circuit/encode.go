@@ -10,7 +10,10 @@ import (
 
 const (
 	magic   = "TCLC"
-	version = 2 // 2: narrow packed arrays
+	version = 3 // 2: narrow packed arrays; 3: position hints
+	// oldestVersion is the oldest encoding UnmarshalBinary still reads
+	// (version 2 is version 3 without the hints).
+	oldestVersion = 2
 )
 
 // parallelArgs is the operand count from which encoding and decoding
@@ -30,7 +33,7 @@ func (c *Circuit) MarshalBinary() ([]byte, error) {
 			}
 		}
 	})
-	n := 64 + len(c.Ops) + 16*(len(c.InputRanges)+len(c.OutputRanges)) + 4*(len(c.Inputs)+len(c.Outputs)) + 16*len(c.Attrs)
+	n := 64 + 2*len(c.Ops) + 16*(len(c.InputRanges)+len(c.OutputRanges)) + 4*(len(c.Inputs)+len(c.Outputs)) + 16*len(c.Attrs)
 	for i, v := range arrays {
 		n += sizes[i] * len(v)
 	}
@@ -69,6 +72,13 @@ func (c *Circuit) MarshalBinary() ([]byte, error) {
 		w.String(k)
 		w.I64(c.Attrs[k])
 	}
+	// Position hints: a flag (0: none), then the hints.
+	if c.Pos == nil {
+		w.U32(0)
+	} else {
+		w.U32(1)
+		w.I32s(c.Pos)
+	}
 	return w.Bytes(), nil
 }
 
@@ -85,9 +95,10 @@ func both(parallel bool, f func(second bool)) {
 	wg.Wait()
 }
 
-// UnmarshalBinary decodes a circuit written by MarshalBinary and validates it.
+// UnmarshalBinary decodes a circuit written by MarshalBinary (this
+// version or the previous, which has no position hints) and validates it.
 func (c *Circuit) UnmarshalBinary(data []byte) error {
-	r := binenc.NewReader(data, magic, version)
+	r := binenc.NewReaderVersions(data, magic, oldestVersion, version)
 	var d Circuit
 	if ops := r.U8sView(); len(ops) > 0 {
 		d.Ops = make([]Op, len(ops))
@@ -111,6 +122,18 @@ func (c *Circuit) UnmarshalBinary(data []byte) error {
 		for i := uint32(0); i < n && r.Err() == nil; i++ {
 			k := r.String()
 			d.Attrs[k] = r.I64()
+		}
+	}
+	if r.Version() >= 3 {
+		switch hints := r.U32(); {
+		case r.Err() != nil:
+		case hints == 1:
+			d.Pos = r.I32s()
+			if d.Pos == nil {
+				d.Pos = []int32{}
+			}
+		case hints != 0:
+			return fmt.Errorf("decoding logic circuit: position hints flag %d, want 0 or 1", hints)
 		}
 	}
 	if err := r.Done(); err != nil {

@@ -98,3 +98,45 @@ func ExampleCircuit_MarshalBinary() {
 	// 3 nodes, y has 1 bit, arity 2
 	// decoding logic circuit: binenc: truncated data
 }
+
+// Position hints say which position of a construction each value belongs
+// to, for a mapper that spreads values over tokens: here a 3-bit ripple
+// adder hints every node with its bit index. Inputs made in one call get
+// their hints with SetPos; nodes built inside At get At's.
+func ExampleBuilder_At() {
+	b := circuit.NewBuilder()
+	x, y := b.Input("x", 3), b.Input("y", 3)
+	var sum []circuit.Node
+	var carry circuit.Node = -1
+	for i := range 3 {
+		b.SetPos(x[i], i)
+		b.SetPos(y[i], i)
+		b.At(i, func() {
+			if carry < 0 {
+				sum = append(sum, b.Xor(x[i], y[i]))
+				carry = b.And(x[i], y[i])
+				return
+			}
+			sum = append(sum, b.Xor(x[i], y[i], carry))
+			carry = b.Threshold(2, []circuit.Node{x[i], y[i], carry}, []int32{1, 1, 1})
+		})
+	}
+	b.Output("sum", sum)
+	c := b.Circuit()
+	for i, op := range c.Ops {
+		fmt.Printf("node %d %-9s at %d\n", i, op, c.Pos[i])
+	}
+	// Output:
+	// node 0 INPUT     at 0
+	// node 1 INPUT     at 1
+	// node 2 INPUT     at 2
+	// node 3 INPUT     at 0
+	// node 4 INPUT     at 1
+	// node 5 INPUT     at 2
+	// node 6 XOR       at 0
+	// node 7 AND       at 0
+	// node 8 XOR       at 1
+	// node 9 THRESHOLD at 1
+	// node 10 XOR       at 2
+	// node 11 THRESHOLD at 2
+}

@@ -123,7 +123,15 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	pastArgs.ArgStart[firstNode(pastArgs, circuit.OpOr)+1] = int32(len(pastArgs.Args)) + 100
 	overflow := cloneCircuit(validCircuit())
 	overflow.OutputRanges[0].Start, overflow.OutputRanges[0].Len = 2, math.MaxInt
+	// The previous encoding (version 2, no hints flag), which still decodes.
+	v2 := enc(adder())
+	v2 = v2[:len(v2)-4]
+	v2[4] = 2
+	hinted := adder()
+	hinted.Pos = []int32{0, 1, 2, -1, 1 << 20}
 	seeds := map[string][]byte{
+		"valid_version2_adder":      v2,
+		"valid_hints_adder":         enc(hinted),
 		"valid_empty":               enc(circuit.NewBuilder().Circuit()),
 		"valid_adder":               enc(adder()),
 		"valid_every_op":            every,

@@ -32,6 +32,9 @@ const DefaultMaxSum = 1 << 22
 // U. Carries are shared: bits of one addition in the same chunk read the
 // same carry nodes. The carry chain makes an addition of n-bit words
 // ⌈n/b⌉ SUMBIT levels deep instead of one (a ripple over chunks).
+//
+// The nodes that replace a SUMBIT keep its tag and position hint (a
+// shared carry: those of the first SUMBIT that needs it).
 func SplitSums(c *Circuit, maxSum int64) (*Circuit, error) {
 	if maxSum < 2 {
 		return nil, fmt.Errorf("circuit: SplitSums bound %d, want at least 2", maxSum)
@@ -59,6 +62,9 @@ func SplitSums(c *Circuit, maxSum int64) (*Circuit, error) {
 	d.Attrs = c.Attrs
 	d.InputRanges, d.OutputRanges = c.InputRanges, c.OutputRanges
 	d.Inputs = make([]Node, len(c.Inputs))
+	if c.Pos != nil {
+		d.Pos = make([]int32, 0, len(c.Pos))
+	}
 	newOf := make([]Node, len(c.Ops))
 	for i, op := range c.Ops {
 		args, ws := c.Operands(Node(i))
@@ -66,13 +72,14 @@ func SplitSums(c *Circuit, maxSum int64) (*Circuit, error) {
 		for k, a := range args {
 			mapped[k] = newOf[a]
 		}
+		s.tag, s.pos = c.Tag[i], c.PosOf(Node(i))
 		if op == OpSumBit {
 			if b, split := sumChunk(c, Node(i), maxSum); split {
-				newOf[i] = s.bit(int(c.Param[i]), b, mapped, ws, c.Tag[i])
+				newOf[i] = s.bit(int(c.Param[i]), b, mapped, ws)
 				continue
 			}
 		}
-		newOf[i] = s.add(op, c.Param[i], c.Tag[i], mapped, ws)
+		newOf[i] = s.add(op, c.Param[i], mapped, ws)
 		if op == OpInput {
 			d.Inputs[c.Param[i]] = newOf[i]
 		}
@@ -108,14 +115,20 @@ type splitter struct {
 	dst   Circuit
 	max   int64
 	carry map[string][]Node
+	// tag and pos are those of the source node being rewritten, which
+	// every node add makes gets.
+	tag, pos int32
 }
 
-func (s *splitter) add(op Op, param, tag int32, args []Node, ws []int32) Node {
+func (s *splitter) add(op Op, param int32, args []Node, ws []int32) Node {
 	d := &s.dst
 	id := Node(len(d.Ops))
 	d.Ops = append(d.Ops, op)
 	d.Param = append(d.Param, param)
-	d.Tag = append(d.Tag, tag)
+	d.Tag = append(d.Tag, s.tag)
+	if d.Pos != nil {
+		d.Pos = append(d.Pos, s.pos)
+	}
 	d.Args = append(d.Args, args...)
 	d.Weights = append(d.Weights, ws...)
 	d.ArgStart = append(d.ArgStart, int32(len(d.Args)))
@@ -129,7 +142,7 @@ type term struct {
 }
 
 // bit returns bit k of Σ 2^ws[i]·args[i] built from chunks of b bits.
-func (s *splitter) bit(k, b int, args []Node, ws []int32, tag int32) Node {
+func (s *splitter) bit(k, b int, args []Node, ws []int32) Node {
 	lo := k / b * b
 	var low []term
 	var xs []Node
@@ -144,19 +157,19 @@ func (s *splitter) bit(k, b int, args []Node, ws []int32, tag int32) Node {
 			es = append(es, int32(e-lo))
 		}
 	}
-	for t, cb := range s.carryInto(lo, b, low, tag) {
+	for t, cb := range s.carryInto(lo, b, low) {
 		xs = append(xs, cb)
 		es = append(es, int32(t))
 	}
 	if len(xs) == 0 {
-		return s.add(OpConst, 0, tag, nil, nil)
+		return s.add(OpConst, 0, nil, nil)
 	}
-	return s.add(OpSumBit, int32(k-lo), tag, xs, es)
+	return s.add(OpSumBit, int32(k-lo), xs, es)
 }
 
 // carryInto returns the bits of ⌊Σ 2^e·x / 2^lo⌋ over terms (all below
 // lo), least significant first.
-func (s *splitter) carryInto(lo, b int, terms []term, tag int32) []Node {
+func (s *splitter) carryInto(lo, b int, terms []term) []Node {
 	if lo == 0 || len(terms) == 0 {
 		return nil
 	}
@@ -190,14 +203,14 @@ func (s *splitter) carryInto(lo, b int, terms []term, tag int32) []Node {
 		es = append(es, t.e-int32(prev))
 		maxU += 1 << uint(int(t.e)-prev)
 	}
-	for t, cb := range s.carryInto(prev, b, below, tag) {
+	for t, cb := range s.carryInto(prev, b, below) {
 		xs = append(xs, cb)
 		es = append(es, int32(t))
 		maxU += 1 << uint(t)
 	}
 	var out []Node
 	for t := 0; t < bits.Len64(maxU>>uint(b)); t++ {
-		out = append(out, s.add(OpSumBit, int32(b+t), tag, xs, es))
+		out = append(out, s.add(OpSumBit, int32(b+t), xs, es))
 	}
 	s.carry[string(key)] = out
 	return out

@@ -80,3 +80,73 @@ func TestSplitSums(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitSumsPos checks that SplitSums carries position hints: an
+// addition hinted with bit indices keeps them on its inputs and outputs,
+// every node that replaces a SUMBIT has a bit index, and a carry is
+// hinted with the lowest bit of the chunk that first needs it, so a
+// SUMBIT reads SUMBITs of its own or lower bits only. A circuit without
+// hints stays without.
+func TestSplitSumsPos(t *testing.T) {
+	const n = 32
+	for _, hinted := range []bool{true, false} {
+		b := circuit.NewBuilder()
+		x, y, z := b.Input("x", n), b.Input("y", n), b.Input("z", n)
+		sum := b.Add(x, y, z)
+		if hinted {
+			for i := range n {
+				for _, v := range []circuit.Node{x[i], y[i], z[i], sum[i]} {
+					b.SetPos(v, i)
+				}
+			}
+		}
+		b.Output("sum", sum)
+		c := b.Circuit()
+		d, err := circuit.SplitSums(c, 64) // chunks of 4 bits
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d == c || d.Stats().Depth != n/4 {
+			t.Fatalf("hinted %v: not split into %d chunks", hinted, n/4)
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if !hinted {
+			if d.Pos != nil {
+				t.Errorf("split of a circuit without hints has hints")
+			}
+			continue
+		}
+		for i := range n {
+			if p := d.PosOf(d.Inputs[i]); p != int32(i) {
+				t.Errorf("input x%d hinted %d", i, p)
+			}
+			if p := d.PosOf(d.Outputs[i]); p != int32(i) {
+				t.Errorf("output bit %d hinted %d", i, p)
+			}
+		}
+		carries := 0
+		for v, op := range d.Ops {
+			if op != circuit.OpSumBit {
+				continue
+			}
+			p := d.Pos[v]
+			if p < 0 || p >= n {
+				t.Fatalf("SUMBIT %d hinted %d", v, p)
+			}
+			args, _ := d.Operands(circuit.Node(v))
+			for _, a := range args {
+				if d.Ops[a] == circuit.OpSumBit {
+					if d.Pos[a] > p || d.Pos[a]%4 != 0 {
+						t.Errorf("SUMBIT %d at bit %d reads carry %d hinted %d", v, p, a, d.Pos[a])
+					}
+					carries++
+				}
+			}
+		}
+		if carries == 0 {
+			t.Errorf("no carries read")
+		}
+	}
+}

@@ -1,8 +1,14 @@
 package layered
 
-import "github.com/tcforge/tcforge/sdk/circuit"
+import (
+	"fmt"
+	"math"
 
-// Builder appends gates level by level.
+	"github.com/tcforge/tcforge/sdk/circuit"
+)
+
+// Builder appends gates level by level. Gates and forms get the position
+// hint of the innermost At open when they are added (none outside any).
 type Builder struct {
 	c      Circuit
 	tagIdx map[string]int32
@@ -10,6 +16,7 @@ type Builder struct {
 	// form was added.
 	formStart []int32
 	forms     bool
+	pos       int32 // hint of the innermost open At
 }
 
 // NewBuilder starts a circuit over numInputs inputs.
@@ -24,7 +31,53 @@ func NewBuilder(numInputs int, inputRanges []circuit.Range) *Builder {
 		},
 		tagIdx:    map[string]int32{},
 		formStart: []int32{0},
+		pos:       circuit.NoPos,
 	}
+}
+
+// At runs fn with pos as the position hint of every gate and form added
+// inside it (see Circuit.Pos); calls nest, the innermost wins. A circuit
+// none of whose values got a hint through At or SetInputPos has none.
+func (b *Builder) At(pos int, fn func()) {
+	checkPos(pos)
+	b.hint()
+	prev := b.pos
+	b.pos = int32(pos)
+	defer func() { b.pos = prev }()
+	fn()
+}
+
+// SetInputPos sets the position hint of input i.
+func (b *Builder) SetInputPos(i, pos int) {
+	if i < 0 || i >= b.c.NumInputs {
+		panic(fmt.Sprintf("layered.Builder: SetInputPos of input %d of %d", i, b.c.NumInputs))
+	}
+	checkPos(pos)
+	b.hint()
+	b.c.InputPos[i] = int32(pos)
+}
+
+func checkPos(pos int) {
+	if pos < circuit.NoPos || pos > math.MaxInt32 {
+		panic(fmt.Sprintf("layered.Builder: position hint %d, want %d (none) or a position 0…%d", pos, circuit.NoPos, math.MaxInt32))
+	}
+}
+
+// hint makes the circuit carry hints: every value so far gets none.
+func (b *Builder) hint() {
+	if b.c.Pos != nil {
+		return
+	}
+	none := func(n int) []int32 {
+		p := make([]int32, n)
+		for i := range p {
+			p[i] = circuit.NoPos
+		}
+		return p
+	}
+	b.c.InputPos = none(b.c.NumInputs)
+	b.c.Pos = none(len(b.c.Kind))
+	b.c.FormPos = none(len(b.c.FormConst))
 }
 
 // Tag interns a provenance tag and returns its index.
@@ -58,6 +111,9 @@ func (b *Builder) Form(constant int32, src, coef []int32) int32 {
 	b.c.FormSrc = append(b.c.FormSrc, src...)
 	b.c.FormCoef = append(b.c.FormCoef, coef...)
 	b.c.FormRowStart = append(b.c.FormRowStart, int32(len(b.c.FormSrc)))
+	if b.c.Pos != nil {
+		b.c.FormPos = append(b.c.FormPos, b.pos)
+	}
 	return idx
 }
 
@@ -76,6 +132,9 @@ func (b *Builder) Gate(kind Kind, theta int32, src, weight []int32, tag int32) i
 	b.c.Src = append(b.c.Src, src...)
 	b.c.Weight = append(b.c.Weight, weight...)
 	b.c.RowStart = append(b.c.RowStart, int32(len(b.c.Src)))
+	if b.c.Pos != nil {
+		b.c.Pos = append(b.c.Pos, b.pos)
+	}
 	return idx
 }
 
@@ -118,6 +177,7 @@ func (b *Builder) Circuit(outputRanges []circuit.Range) *Circuit {
 		}
 	} else {
 		c.FormRowStart = nil
+		c.FormPos = nil
 	}
 	b.c = Circuit{}
 	return &c

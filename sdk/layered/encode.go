@@ -13,7 +13,10 @@ import (
 
 const (
 	magic   = "TCLT"
-	version = 4 // 2: narrow packed arrays, fan-ins instead of RowStart; 3: repeated rows sent once; 4: linear forms
+	version = 5 // 2: narrow packed arrays, fan-ins instead of RowStart; 3: repeated rows sent once; 4: linear forms; 5: position hints
+	// oldestVersion is the oldest encoding UnmarshalBinary still reads
+	// (version 4 is version 5 without the hints).
+	oldestVersion = 4
 )
 
 // repeatRow flags, in the encoded kind byte, a gate whose row (sources
@@ -95,6 +98,18 @@ func (c *Circuit) MarshalBinary() ([]byte, error) {
 		w.I32s(fan)
 		w.I32s(c.FormSrc)
 		w.I32s(c.FormCoef)
+	}
+	// Position hints: a flag (0: none), then the inputs', the gates' and
+	// (with forms) the forms'.
+	if c.Pos == nil {
+		w.U32(0)
+	} else {
+		w.U32(1)
+		w.I32s(c.InputPos)
+		w.I32s(c.Pos)
+		if c.FormStart != nil {
+			w.I32s(c.FormPos)
+		}
 	}
 	return w.Bytes(), nil
 }
@@ -256,13 +271,14 @@ func equal32(a, b []int32) bool {
 		string(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 4*len(b)))
 }
 
-// UnmarshalBinary decodes a circuit written by MarshalBinary and validates
-// it: a circuit it accepts passes Validate. The checks are made while
+// UnmarshalBinary decodes a circuit written by MarshalBinary (this version
+// or the previous, which has no position hints) and validates it: a
+// circuit it accepts passes Validate. The checks are made while
 // decoding, where they are cheapest: a source index is checked once as
 // sent, not once per gate that repeats its row, and what the expansion
 // builds (RowStart, the edge arrays' lengths) is right by construction.
 func (c *Circuit) UnmarshalBinary(data []byte) error {
-	r := binenc.NewReader(data, magic, version)
+	r := binenc.NewReaderVersions(data, magic, oldestVersion, version)
 	var d Circuit
 	d.NumInputs = int(r.I64())
 	d.LevelStart = r.I32s()
@@ -282,6 +298,18 @@ func (c *Circuit) UnmarshalBinary(data []byte) error {
 		formFan = r.I32s()
 		d.FormSrc = r.I32s()
 		d.FormCoef = r.I32s()
+	}
+	if r.Version() >= 5 {
+		switch hints := r.U32(); {
+		case r.Err() != nil:
+		case hints == 1:
+			d.InputPos, d.Pos = nonNil(r.I32s()), nonNil(r.I32s())
+			if d.FormStart != nil {
+				d.FormPos = nonNil(r.I32s())
+			}
+		case hints != 0:
+			return fmt.Errorf("decoding layered circuit: position hints flag %d, want 0 or 1", hints)
+		}
 	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("decoding layered circuit: %w", err)
@@ -311,11 +339,23 @@ func (c *Circuit) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("decoding layered circuit: %w", err)
 		}
 	}
+	if err := d.checkPos(); err != nil {
+		return fmt.Errorf("decoding layered circuit: %w", err)
+	}
 	if err := d.checkRanges(); err != nil {
 		return fmt.Errorf("decoding layered circuit: %w", err)
 	}
 	*c = d
 	return nil
+}
+
+// nonNil returns v, or an empty slice for nil (a decoded array of no
+// hints is there, unlike an absent one).
+func nonNil(v []int32) []int32 {
+	if v == nil {
+		return []int32{}
+	}
+	return v
 }
 
 // expandRows rebuilds Kind, RowStart, Src and Weight from the encoded

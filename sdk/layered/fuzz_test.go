@@ -37,6 +37,8 @@ func FuzzLayeredUnmarshal(f *testing.F) {
 		randomCircuit(rand.New(rand.NewPCG(9, 10)), 5, 3),
 		xorForms(),
 		formsCircuit(rand.New(rand.NewPCG(11, 12)), 4, 3),
+		hintedForms(),
+		hintedXor(),
 	} {
 		data, err := c.MarshalBinary()
 		if err != nil {
@@ -130,7 +132,13 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	forms := enc(xorForms())
 	massOverflow := cloneCircuit(xorForms())
 	massOverflow.FormCoef[2], massOverflow.Weight[2] = math.MaxInt32, 2
+	// The previous encoding (version 4, no hints flag), which still decodes.
+	v4 := append([]byte(nil), forms[:len(forms)-4]...)
+	v4[4] = 4
 	seeds := map[string][]byte{
+		"valid_version4_forms_xor":   v4,
+		"valid_hints_forms":          enc(hintedForms()),
+		"valid_hints_xor":            enc(hintedXor()),
 		"valid_no_inputs":            enc(layered.NewBuilder(0, nil).Circuit(nil)),
 		"valid_depth_zero":           enc(layered.NewBuilder(3, nil).Circuit(nil)),
 		"valid_xor":                  xor,

@@ -67,6 +67,45 @@ type Circuit struct {
 	FormRowStart []int32 // len = forms+1
 	FormSrc      []int32 // index within the form's level
 	FormCoef     []int32
+
+	// Position hints, optional (see circuit.Circuit.Pos): which position
+	// of the construction (Keccak: the slice z) each value belongs to,
+	// circuit.NoPos (−1) where a value has none. Either all nil (no
+	// hints) or InputPos has one entry per input, Pos one per gate and
+	// FormPos one per form (nil if the circuit has no forms). Layerers
+	// give a gate or form the hint of the logic node it realises, a copy
+	// its source's; a mapper may place values by them. Nothing depends on
+	// them for correctness.
+	InputPos []int32
+	Pos      []int32
+	FormPos  []int32
+}
+
+// HasPos reports whether the circuit carries position hints.
+func (c *Circuit) HasPos() bool { return c.Pos != nil }
+
+// PosAt returns the position hint of value i of level L: input i for
+// L = 0, else gate i of level L; circuit.NoPos if the circuit carries
+// no hints.
+func (c *Circuit) PosAt(L, i int) int32 {
+	switch {
+	case c.Pos == nil:
+		return circuit.NoPos
+	case L == 0:
+		return c.InputPos[i]
+	}
+	return c.Pos[int(c.LevelStart[L-1])+i]
+}
+
+// FormPosAt returns the position hint of form f of level L, the f-th
+// source the gates of level L+1 read: without explicit forms, that of
+// value f of level L (PosAt). circuit.NoPos if the circuit carries no
+// hints.
+func (c *Circuit) FormPosAt(L, f int) int32 {
+	if c.FormStart == nil || c.Pos == nil {
+		return c.PosAt(L, f)
+	}
+	return c.FormPos[int(c.FormStart[L])+f]
 }
 
 // HasForms reports whether the circuit carries explicit linear forms.
@@ -113,7 +152,7 @@ func (c *Circuit) Row(g int) ([]int32, []int32) {
 }
 
 // Validate checks array lengths, level bounds, source indices against the
-// previous level's width, tags and output ranges.
+// previous level's width, tags, output ranges and position hints.
 func (c *Circuit) Validate() error {
 	g := len(c.Kind)
 	if c.NumInputs < 0 {
@@ -169,7 +208,40 @@ func (c *Circuit) Validate() error {
 			return err
 		}
 	}
+	if err := c.checkPos(); err != nil {
+		return err
+	}
 	return c.checkRanges()
+}
+
+// checkPos checks the position hints: all three arrays nil, or each of
+// its length (FormPos nil without forms) holding hints ≥ circuit.NoPos.
+func (c *Circuit) checkPos() error {
+	if c.Pos == nil {
+		if c.InputPos != nil || c.FormPos != nil {
+			return fmt.Errorf("layered: input or form position hints without gate hints (Pos)")
+		}
+		return nil
+	}
+	if c.InputPos == nil {
+		return fmt.Errorf("layered: gate position hints without input hints (InputPos)")
+	}
+	if c.FormStart == nil && c.FormPos != nil {
+		return fmt.Errorf("layered: form position hints in a circuit without forms")
+	}
+	if c.FormStart != nil && c.FormPos == nil {
+		return fmt.Errorf("layered: gate position hints without form hints (FormPos)")
+	}
+	if err := circuit.CheckPos("layered: input position hints", c.InputPos, c.NumInputs); err != nil {
+		return err
+	}
+	if err := circuit.CheckPos("layered: gate position hints", c.Pos, len(c.Kind)); err != nil {
+		return err
+	}
+	if c.FormStart != nil {
+		return circuit.CheckPos("layered: form position hints", c.FormPos, len(c.FormConst))
+	}
+	return nil
 }
 
 // sourceCount says how many sources a level offers its readers: its
@@ -383,14 +455,15 @@ func (c *Circuit) Stats() Stats {
 // of first appearance, equal sources merged, zero weights dropped) and its
 // constant into the threshold. A circuit without forms is returned as is.
 // The circuit must be valid (so that the flattened weights fit int32); a
-// threshold past int32 is clamped to where the gate is constant.
+// threshold past int32 is clamped to where the gate is constant. Gates
+// and inputs keep their position hints; the forms' go with the forms.
 func (c *Circuit) Flatten() *Circuit {
 	if c.FormStart == nil {
 		return c
 	}
 	d := &Circuit{
 		NumInputs: c.NumInputs, LevelStart: c.LevelStart, Kind: c.Kind, Tag: c.Tag, Tags: c.Tags,
-		InputRanges: c.InputRanges, OutputRanges: c.OutputRanges,
+		InputRanges: c.InputRanges, OutputRanges: c.OutputRanges, InputPos: c.InputPos, Pos: c.Pos,
 		Threshold: make([]int32, len(c.Kind)), RowStart: make([]int32, len(c.Kind)+1),
 	}
 	edges := c.Stats().Edges

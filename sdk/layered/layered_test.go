@@ -303,6 +303,13 @@ func cloneCircuit(c *layered.Circuit) *layered.Circuit {
 	if c.FormStart == nil {
 		d.FormStart, d.FormConst, d.FormRowStart, d.FormSrc, d.FormCoef = nil, nil, nil, nil, nil
 	}
+	clone := func(v []int32) []int32 {
+		if v == nil {
+			return nil
+		}
+		return append([]int32{}, v...)
+	}
+	d.InputPos, d.Pos, d.FormPos = clone(c.InputPos), clone(c.Pos), clone(c.FormPos)
 	return &d
 }
 
@@ -490,7 +497,7 @@ func TestUnmarshalGarbled(t *testing.T) {
 func TestUnmarshalRejects(t *testing.T) {
 	good, _ := xorCircuit().MarshalBinary()
 	wrongVersion := append([]byte(nil), good...)
-	wrongVersion[4]--
+	wrongVersion[4] = 3 // the oldest version still read is 4
 	type badCase struct {
 		name string
 		data []byte
