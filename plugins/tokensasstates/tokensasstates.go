@@ -258,7 +258,7 @@ func fill(t *tensor, v float64) *tensor {
 // hints returns the circuit's position hints of the inputs, the gates and
 // the forms (nil where it has none).
 func hints(c *layered.Circuit) (in, gate, form []int32) {
-	return nil, nil, nil
+	return c.InputPos, c.Pos, c.FormPos
 }
 
 // levelValues returns the values the residual stream holds for levels
