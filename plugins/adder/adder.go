@@ -50,26 +50,33 @@ func prepare(_ context.Context, pass *sdk.Pass) (any, error) {
 }
 
 // build returns the circuit: inputs "x" (bits 0..n-1, least significant
-// first) and "y" (bits n..2n-1); output "sum".
+// first) and "y" (bits n..2n-1); output "sum". Every node is hinted with
+// its bit index (the carry out of bit i with i).
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	cfg := pass.Prepared.(config)
 	n := cfg.n
 	b := circuit.NewBuilder()
 	x := b.Input("x", n)
 	y := b.Input("y", n)
+	for i := range n {
+		b.SetPos(x[i], i)
+		b.SetPos(y[i], i)
+	}
 	sum := make([]circuit.Node, 0, n+1)
 	var carry circuit.Node
 	for i := range n {
 		b.Scope(bitScope(i), func() {
-			if i == 0 {
-				// Half adder.
-				sum = append(sum, b.Xor(x[i], y[i]))
-				carry = b.And(x[i], y[i])
-				return
-			}
-			sum = append(sum, b.Xor(x[i], y[i], carry))
-			// carry = majority(x, y, carry): one threshold gate.
-			carry = b.Threshold(2, []circuit.Node{x[i], y[i], carry}, []int32{1, 1, 1})
+			b.At(i, func() {
+				if i == 0 {
+					// Half adder.
+					sum = append(sum, b.Xor(x[i], y[i]))
+					carry = b.And(x[i], y[i])
+					return
+				}
+				sum = append(sum, b.Xor(x[i], y[i], carry))
+				// carry = majority(x, y, carry): one threshold gate.
+				carry = b.Threshold(2, []circuit.Node{x[i], y[i], carry}, []int32{1, 1, 1})
+			})
 		})
 	}
 	if cfg.carryOut {

@@ -24,6 +24,23 @@ func TestAdder(t *testing.T) {
 			if len(c.Inputs) != 2*n || len(c.Outputs) != wantOut {
 				t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", values, len(c.Inputs), len(c.Outputs), 2*n, wantOut)
 			}
+			// Position hints: input bits i of x and y, sum bit i and
+			// the carry out of bit i are all at i.
+			for i := range n {
+				for _, v := range []int32{c.Inputs[i], c.Inputs[n+i], c.Outputs[i]} {
+					if c.Pos[v] != int32(i) {
+						t.Fatalf("%v: bit %d: node %d hinted %d", values, i, v, c.Pos[v])
+					}
+				}
+			}
+			if carry && c.Pos[c.Outputs[n]] != int32(n-1) {
+				t.Errorf("%v: carry out hinted %d, want %d", values, c.Pos[c.Outputs[n]], n-1)
+			}
+			for v, p := range c.Pos {
+				if p < 0 || int(p) >= n {
+					t.Fatalf("%v: node %d hinted %d", values, v, p)
+				}
+			}
 			l, err := reifier.Compile(context.Background(), c)
 			if err != nil {
 				t.Fatalf("%v: %v", values, err)

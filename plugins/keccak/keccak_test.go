@@ -228,3 +228,36 @@ func BenchmarkEvalLogicSHA3_256(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(in)*b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// TestSlices checks the construction's position hints: every node of the
+// sponge — message inputs, padding constants, θ, χ, ι, the state
+// registers — is hinted with the slice z of its state bit (message bit j
+// lands in state bit j mod rate), and every operand lies in a slice a
+// Keccak round reads (z, z−1, z − ρ offset).
+func TestSlices(t *testing.T) {
+	for _, values := range []map[string]any{
+		{"log_w": 0, "rate": 15, "rounds": 2},
+		{"log_w": 2, "rate": 60, "rounds": 3, "blocks": 2, "padding": "sha3"},
+		{"log_w": 3, "rate": 160, "first_block": "load", "blocks": 2},
+		{"log_w": 4, "rate": 200, "output_bits": 500, "padding": "shake"},
+		{"preset": "sha3-256"},
+	} {
+		c, _ := mustBuild(t, values)
+		w := 1 << 6
+		if lw, ok := values["log_w"]; ok {
+			w = 1 << lw.(int)
+		}
+		rate := c.Attrs["rate"]
+		// Message bit j and output bit j (squeezed rate bits at a time)
+		// are state bit j mod rate.
+		slice := func(j int) int { return int(int64(j)%rate) % w }
+		sdktest.CheckSlices(t, c, w, slice, slice)
+		// The padding constants too: every node, inputs and constants
+		// included, is hinted.
+		for i, op := range c.Ops {
+			if op == circuit.OpConst && (c.Pos[i] < 0 || int(c.Pos[i]) >= w) {
+				t.Fatalf("%v: constant %d (%q) hinted %d", values, i, c.Tags[c.Tag[i]], c.Pos[i])
+			}
+		}
+	}
+}

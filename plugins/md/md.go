@@ -217,9 +217,12 @@ func buildConfig(ctx context.Context, cfg config) (*circuit.Circuit, error) {
 		return nil, fmt.Errorf("md: padded message has %d blocks, want %d", len(blocks), cfg.compressions())
 	}
 	h := make([]circuit.Node, cfg.chainBits)
+	// Position hints: every bit is hinted with the slice z of the state
+	// bit it lands in (k mod w for bit k of the chain value or a block),
+	// as the permutation's nodes are.
 	b.Scope("iv", func() {
 		for i := range h {
-			h[i] = constant(0)
+			b.At(cfg.perm.Slice(i), func() { h[i] = constant(0) })
 		}
 	})
 	n := cfg.loadBits()
@@ -232,9 +235,13 @@ func buildConfig(ctx context.Context, cfg config) (*circuit.Circuit, error) {
 			known := make([]int8, n)
 			b.Scope("absorb", func() {
 				for k := range x {
+					z := cfg.perm.Slice(k)
+					if k < len(m) {
+						b.SetPos(m[k], z)
+					}
 					switch {
 					case k < len(h) && k < len(m):
-						x[k] = b.Xor(h[k], m[k])
+						b.At(z, func() { x[k] = b.Xor(h[k], m[k]) })
 					case k < len(h):
 						x[k] = h[k]
 					default:

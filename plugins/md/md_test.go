@@ -79,6 +79,11 @@ func TestCircuitMatchesReference(t *testing.T) {
 		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.chainBits {
 			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.chainBits)
 		}
+		// Position hints: every node at the slice of its state bit;
+		// message bit j is bit j mod block_bits of its block, loaded into
+		// state bit j mod block_bits.
+		w := cfg.perm.W()
+		sdktest.CheckSlices(t, c, w, func(j int) int { return j % cfg.blockBits % w }, func(j int) int { return j % w })
 		in := bitvec.Random(rng, 64, len(c.Inputs))
 		want, err := Plugin.Reference(context.Background(), p, in)
 		if err != nil {

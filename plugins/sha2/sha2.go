@@ -147,20 +147,48 @@ func rotationsOf(w int) rotations {
 	return rotations{S0: [3]int{28, 34, 39}, S1: [3]int{14, 18, 41}, s0: [3]int{1, 8, 7}, s1: [3]int{19, 61, 6}}
 }
 
+// bitPos gives bit i of each word the position hint i where the bit has
+// none yet (a fresh result, an input, a constant; a bit that already
+// belongs to another word, as a rotated or shifted one does, keeps its).
+func bitPos(b *circuit.Builder, ws ...word) {
+	for _, x := range ws {
+		for i, n := range x {
+			if b.PosOf(n) == circuit.NoPos {
+				b.SetPos(n, i)
+			}
+		}
+	}
+}
+
 // compress builds the compression function over h (eight words) and m
-// (16 words) with the given number of rounds.
+// (16 words) with the given number of rounds. Every node is hinted with
+// its bit index within its word (a carry of an addition: that of the sum
+// bit it serves).
 func compress(b *circuit.Builder, w, rounds int, h, m []word) []word {
 	r := rotationsOf(w)
+	bitPos(b, h...)
+	bitPos(b, m...)
 	big := func(x word, rs [3]int) word {
-		return b.XorWords(circuit.RotR(x, rs[0]), circuit.RotR(x, rs[1]), circuit.RotR(x, rs[2]))
+		out := b.XorWords(circuit.RotR(x, rs[0]), circuit.RotR(x, rs[1]), circuit.RotR(x, rs[2]))
+		bitPos(b, out)
+		return out
 	}
 	small := func(x word, rs [3]int) word {
-		return b.XorWords(circuit.RotR(x, rs[0]), circuit.RotR(x, rs[1]), b.Shr(x, rs[2]))
+		shr := b.Shr(x, rs[2])
+		bitPos(b, shr)
+		out := b.XorWords(circuit.RotR(x, rs[0]), circuit.RotR(x, rs[1]), shr)
+		bitPos(b, out)
+		return out
+	}
+	add := func(ws ...word) word {
+		out := b.Add(ws...)
+		bitPos(b, out)
+		return out
 	}
 	W := append([]word(nil), m...)
 	for t := 16; t < rounds; t++ {
 		b.Scope("schedule", func() {
-			W = append(W, b.Add(small(W[t-2], r.s1), W[t-7], small(W[t-15], r.s0), W[t-16]))
+			W = append(W, add(small(W[t-2], r.s1), W[t-7], small(W[t-15], r.s0), W[t-16]))
 		})
 	}
 	s := append([]word(nil), h...)
@@ -173,20 +201,23 @@ func compress(b *circuit.Builder, w, rounds int, h, m []word) []word {
 			neg := make(word, w) // ¬e ∧ g
 			maj := make(word, w)
 			for i := 0; i < w; i++ {
-				ef[i] = b.And(e[i], f[i])
-				neg[i] = b.AndNot(e[i], g[i])
-				maj[i] = b.Threshold(2, []circuit.Node{a[i], bb[i], c[i]}, []int32{1, 1, 1})
+				b.At(i, func() {
+					ef[i] = b.And(e[i], f[i])
+					neg[i] = b.AndNot(e[i], g[i])
+					maj[i] = b.Threshold(2, []circuit.Node{a[i], bb[i], c[i]}, []int32{1, 1, 1})
+				})
 			}
 			K := b.ConstWord(sha2ref.K(w, t), w)
-			newA := b.Add(hh, S1, ef, neg, K, W[t], S0, maj)
-			newE := b.Add(d, hh, S1, ef, neg, K, W[t])
+			bitPos(b, K)
+			newA := add(hh, S1, ef, neg, K, W[t], S0, maj)
+			newE := add(d, hh, S1, ef, neg, K, W[t])
 			s = []word{newA, a, bb, c, newE, e, f, g}
 		})
 	}
 	out := make([]word, 8)
 	b.Scope("feed-forward", func() {
 		for i := range out {
-			out[i] = b.Add(h[i], s[i])
+			out[i] = add(h[i], s[i])
 		}
 	})
 	return out

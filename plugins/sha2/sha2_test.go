@@ -162,3 +162,45 @@ func TestSize(t *testing.T) {
 		t.Errorf("%d AND/ANDNOT/THRESHOLD nodes, want %d", st.ByOp[circuit.OpAnd]+st.ByOp[circuit.OpAndNot]+st.ByOp[circuit.OpThreshold], want)
 	}
 }
+
+// TestPos checks the position hints: every node is hinted with a bit
+// index within its word (0…w−1); input and output bits (most significant
+// first in each word) with theirs; and a SUMBIT of bit k reads bits 0…k
+// only, as an addition does.
+func TestPos(t *testing.T) {
+	for _, tc := range []struct {
+		values map[string]any
+		w      int
+	}{
+		{map[string]any{"preset": "sha256", "rounds": int64(20)}, 32},
+		{map[string]any{"preset": "sha512", "rounds": int64(5), "blocks": int64(2)}, 64},
+		{map[string]any{"preset": "sha256", "mode": "compress"}, 32},
+	} {
+		c := sdktest.Build(t, sha2.Plugin, tc.values)
+		for v, p := range c.Pos {
+			if p < 0 || int(p) >= tc.w {
+				t.Fatalf("%v: node %d (%s, %q) hinted %d", tc.values, v, c.Ops[v], c.Tags[c.Tag[v]], p)
+			}
+			if c.Ops[v] != circuit.OpSumBit {
+				continue
+			}
+			args, _ := c.Operands(circuit.Node(v))
+			for _, a := range args {
+				if c.Pos[a] > p {
+					t.Fatalf("%v: SUMBIT %d at bit %d reads node %d at bit %d", tc.values, v, p, a, c.Pos[a])
+				}
+			}
+		}
+		msb := func(j int) int32 { return int32(tc.w - 1 - j%tc.w) }
+		for j, n := range c.Inputs {
+			if c.Pos[n] != msb(j) {
+				t.Fatalf("%v: input %d hinted %d, want %d", tc.values, j, c.Pos[n], msb(j))
+			}
+		}
+		for j, n := range c.Outputs {
+			if c.Pos[n] != msb(j) {
+				t.Fatalf("%v: output %d hinted %d, want %d", tc.values, j, c.Pos[n], msb(j))
+			}
+		}
+	}
+}

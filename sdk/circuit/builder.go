@@ -91,6 +91,14 @@ func (b *Builder) SetPos(n Node, pos int) {
 	b.c.Pos[n] = int32(pos)
 }
 
+// PosOf returns the position hint node n has so far (NoPos: none).
+func (b *Builder) PosOf(n Node) int32 {
+	if n < 0 || int(n) >= len(b.c.Ops) {
+		panic(fmt.Sprintf("circuit.Builder: PosOf node %d, not an existing node", n))
+	}
+	return b.c.PosOf(n)
+}
+
 func (b *Builder) checkPos(pos int) {
 	if pos < NoPos || pos > math.MaxInt32 {
 		panic(fmt.Sprintf("circuit.Builder: position hint %d, want %d (none) or a position 0…%d", pos, NoPos, math.MaxInt32))

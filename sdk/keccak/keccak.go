@@ -5,6 +5,11 @@
 // State bits are flattened as in FIPS 202 and the paper:
 // s[w(5y+x)+z] = a[x][y][z], b = 25w.
 //
+// Every node built here carries a position hint (circuit.Builder.At): the
+// slice z of the state bit it computes (state bit i is in slice i mod w).
+// Bits loaded or absorbed into the state that have no hint yet (message
+// inputs, padding constants) get the slice they land in.
+//
 // The independent lane-arithmetic reference lives in package keccakref; the
 // two share no code, so that one checks the other.
 package keccak
@@ -100,9 +105,12 @@ func rhoOffsets() [25]int {
 	return off
 }
 
+// Slice returns the slice z of state bit i: i mod w.
+func (p Perm) Slice(i int) int { return i & (p.W() - 1) }
+
 // Apply appends the permutation to b and returns the new state. Each round
 // is scoped "round i" with steps "theta", "chi" and "iota" (ρ and π are
-// wiring only).
+// wiring only); every node is hinted with the slice z of its bit.
 func (p Perm) Apply(b *circuit.Builder, s []circuit.Node) []circuit.Node {
 	w, n := p.W(), p.B()
 	if len(s) != n {
@@ -128,7 +136,7 @@ func (p Perm) Apply(b *circuit.Builder, s []circuit.Node) []circuit.Node {
 							for yy := 0; yy < 5; yy++ {
 								ops = append(ops, a[idx(x+1, yy, z-1)])
 							}
-							t[idx(x, y, z)] = b.Xor(ops...)
+							b.At(z, func() { t[idx(x, y, z)] = b.Xor(ops...) })
 						}
 					}
 				}
@@ -148,8 +156,10 @@ func (p Perm) Apply(b *circuit.Builder, s []circuit.Node) []circuit.Node {
 				for y := 0; y < 5; y++ {
 					for x := 0; x < 5; x++ {
 						for z := 0; z < w; z++ {
-							inhib := b.AndNot(bb[idx(x+1, y, z)], bb[idx(x+2, y, z)])
-							a[idx(x, y, z)] = b.Xor(bb[idx(x, y, z)], inhib)
+							b.At(z, func() {
+								inhib := b.AndNot(bb[idx(x+1, y, z)], bb[idx(x+2, y, z)])
+								a[idx(x, y, z)] = b.Xor(bb[idx(x, y, z)], inhib)
+							})
 						}
 					}
 				}
@@ -161,11 +171,13 @@ func (p Perm) Apply(b *circuit.Builder, s []circuit.Node) []circuit.Node {
 			if rcs[r] != 0 {
 				b.Scope("iota", func() {
 					for i := range a {
-						if i < w && (rcs[r]>>uint(i))&1 == 1 {
-							a[i] = b.Not(a[i])
-						} else {
-							a[i] = b.Copy(a[i])
-						}
+						b.At(p.Slice(i), func() {
+							if i < w && (rcs[r]>>uint(i))&1 == 1 {
+								a[i] = b.Not(a[i])
+							} else {
+								a[i] = b.Copy(a[i])
+							}
+						})
 					}
 				})
 			}
@@ -185,28 +197,46 @@ func (p Perm) State(b *circuit.Builder, bits []circuit.Node) []circuit.Node {
 	s := make([]circuit.Node, n)
 	b.Scope("state", func() {
 		for i, x := range bits {
-			s[i] = b.Copy(x)
+			hintFree(b, x, p.Slice(i))
+			b.At(p.Slice(i), func() { s[i] = b.Copy(x) })
 		}
 		for i := len(bits); i < n; i++ {
-			s[i] = b.Const(0)
+			b.At(p.Slice(i), func() { s[i] = b.Const(0) })
 		}
 	})
 	return s
 }
 
+// hintFree gives node x the hint z if it has none yet.
+func hintFree(b *circuit.Builder, x circuit.Node, z int) {
+	if b.PosOf(x) == circuit.NoPos {
+		b.SetPos(x, z)
+	}
+}
+
 // ZeroState returns an all-zero state of constants.
 func (p Perm) ZeroState(b *circuit.Builder) []circuit.Node {
-	var s []circuit.Node
-	b.Scope("state", func() { s = b.Zeros(p.B()) })
+	s := make([]circuit.Node, p.B())
+	b.Scope("state", func() {
+		for i := range s {
+			b.At(p.Slice(i), func() { s[i] = b.Const(0) })
+		}
+	})
 	return s
 }
 
-// Absorb xors block into the first len(block) state bits and returns the new state.
+// Absorb xors block into the first len(block) state bits and returns the
+// new state. Bit i of the result gets the position hint of s[i], and so
+// does block[i] if it has none (a message bit takes the slice it lands in).
 func Absorb(b *circuit.Builder, s, block []circuit.Node) []circuit.Node {
 	out := append([]circuit.Node(nil), s...)
 	b.Scope("absorb", func() {
 		for i, m := range block {
-			out[i] = b.Xor(s[i], m)
+			z := int(b.PosOf(s[i]))
+			if z != circuit.NoPos {
+				hintFree(b, m, z)
+			}
+			b.At(z, func() { out[i] = b.Xor(s[i], m) })
 		}
 	})
 	return out
@@ -302,14 +332,17 @@ func (p Perm) Load(b *circuit.Builder, bits []circuit.Node, known []int8) []circ
 	s := make([]circuit.Node, n)
 	b.Scope("state", func() {
 		for i, x := range bits {
-			if isKnown(i) {
-				s[i] = constant(known[i] & 1)
-			} else {
-				s[i] = b.Copy(x)
-			}
+			hintFree(b, x, p.Slice(i))
+			b.At(p.Slice(i), func() {
+				if isKnown(i) {
+					s[i] = constant(known[i] & 1)
+				} else {
+					s[i] = b.Copy(x)
+				}
+			})
 		}
 		for i := len(bits); i < n; i++ {
-			s[i] = constant(0)
+			b.At(p.Slice(i), func() { s[i] = constant(0) })
 		}
 	})
 	return s

@@ -107,10 +107,10 @@ func ZeroConstantRounds(logW, rounds int) int {
 	return n
 }
 
-// rhoOffsets returns the rho rotation offsets (not yet reduced modulo w),
+// RhoOffsets returns the rho rotation offsets (not yet reduced modulo w),
 // indexed [x+5*y]: (t+1)(t+2)/2 for the t-th lane visited by
 // (x, y) -> (y, 2x+3y) starting from (1, 0); lane (0, 0) has offset 0.
-func rhoOffsets() [25]int {
+func RhoOffsets() [25]int {
 	var r [25]int
 	x, y := 1, 0
 	for t := 0; t < 24; t++ {
@@ -150,7 +150,7 @@ func (p Params) theta(a State) State {
 
 // rhoPi applies rho followed by pi: B[y, 2x+3y] = rot(A[x, y], r[x, y]).
 func (p Params) rhoPi(a State) State {
-	offs := rhoOffsets()
+	offs := RhoOffsets()
 	var b State
 	for y := 0; y < 5; y++ {
 		for x := 0; x < 5; x++ {
