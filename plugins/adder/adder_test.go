@@ -46,6 +46,12 @@ func TestAdder(t *testing.T) {
 				t.Fatalf("%v: %v", values, err)
 			}
 			sdktest.CheckLayered(t, c, l, 200)
+			// The layered circuit keeps the hints: sum bit i at i.
+			for i := range n {
+				if p := l.PosAt(l.Depth(), i); p != int32(i) {
+					t.Errorf("%v: layered sum bit %d hinted %d", values, i, p)
+				}
+			}
 		}
 	}
 }

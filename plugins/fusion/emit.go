@@ -71,7 +71,11 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 			for i, w := range g.w[a:b] {
 				coef[i] = int64(w)
 			}
-			g.rowOwn[r] = g.addTableForm(g.src[a:b], coef)
+			pos := int32(circuit.NoPos)
+			if g.rowPos != nil {
+				pos = g.rowPos[r]
+			}
+			g.rowOwn[r] = g.addTableForm(g.src[a:b], coef, pos)
 			k = 1
 		}
 		entries += int(n * k)
@@ -179,6 +183,12 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		FormRowStart: []int32{0},
 	}
 	out.Src, out.Weight = g.takeEdges(entries + copies)
+	hinted := g.inPos != nil
+	if hinted {
+		out.InputPos = g.inPos
+		out.Pos = make([]int32, 0, nGates)
+		out.FormPos = []int32{}
+	}
 	tags := newTagTable(g.tags)
 	copyTag := func(v int32) int32 {
 		if v < int32(g.nIn) {
@@ -233,6 +243,9 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 			out.Kind = append(out.Kind, g.kind[k])
 			out.Threshold = append(out.Threshold, g.theta[k])
 			out.Tag = append(out.Tag, tags.of(g.tag[k]))
+			if hinted {
+				out.Pos = append(out.Pos, g.rowPos[row])
+			}
 			placed = append(placed, id)
 		}
 		if L < D {
@@ -245,6 +258,9 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 				out.Kind = append(out.Kind, layered.KindCopy)
 				out.Threshold = append(out.Threshold, 1)
 				out.Tag = append(out.Tag, copyTag(v))
+				if hinted {
+					out.Pos = append(out.Pos, g.valuePos(v))
+				}
 				placed = append(placed, v)
 				if lastRead[v] > L+1 {
 					kept = append(kept, v)
@@ -261,6 +277,9 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 			}
 			out.FormCoef = append(out.FormCoef, g.formCoef[a:b]...)
 			out.FormRowStart = append(out.FormRowStart, int32(len(out.FormSrc)))
+			if hinted {
+				out.FormPos = append(out.FormPos, g.formPos[f])
+			}
 		}
 		out.FormStart = append(out.FormStart, int32(len(out.FormRowStart)-1))
 		for i, v := range placed {

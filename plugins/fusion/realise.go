@@ -55,6 +55,21 @@ type gates struct {
 	rowOwn    []int32 // per row: the form of its own sum that emit reads it as, or -1
 	// entries is the number of gate←form entries of all gates.
 	entries int
+
+	// Position hints, nil if the logic circuit has none: per input, per
+	// row (that of the node whose row it is; a gate gets its row's), per
+	// table form (that of the node it realises, or of its row, or of its
+	// one value).
+	inPos, rowPos, formPos []int32
+}
+
+// valuePos returns the position hint of value v (an input or a gate).
+// The circuit must have hints.
+func (g *gates) valuePos(v int32) int32 {
+	if int(v) < g.nIn {
+		return g.inPos[v]
+	}
+	return g.rowPos[g.row[int(v)-g.nIn]]
 }
 
 // valueForm returns the form of value v alone, adding it to the table.
@@ -65,15 +80,23 @@ func (g *gates) valueForm(v int32) int32 {
 	if f := g.valForm[v]; f >= 0 {
 		return f
 	}
-	f := g.addTableForm([]int32{v}, []int64{1})
+	pos := int32(circuit.NoPos)
+	if g.inPos != nil {
+		pos = g.valuePos(v)
+	}
+	f := g.addTableForm([]int32{v}, []int64{1}, pos)
 	g.valForm[v] = f
 	return f
 }
 
-// addTableForm adds the form Σ coef·value(term) to the form table.
-func (g *gates) addTableForm(term []int32, coef []int64) int32 {
+// addTableForm adds the form Σ coef·value(term) to the form table, with
+// position hint pos (ignored if the circuit has no hints).
+func (g *gates) addTableForm(term []int32, coef []int64, pos int32) int32 {
 	if g.formStart == nil {
 		g.formStart = []int32{0}
+	}
+	if g.inPos != nil {
+		g.formPos = append(g.formPos, pos)
 	}
 	f := int32(len(g.formStart) - 1)
 	g.formTerm = append(g.formTerm, term...)
@@ -146,6 +169,7 @@ type realiser struct {
 	curF     []int32
 	curFW    []int64
 	nodeForm []int32 // per node: its multi-term form in the table, or -1
+	curPos   int32   // position hint of the node whose row is being built
 
 	outTag int32
 }
@@ -173,6 +197,14 @@ func realise(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans) (*ga
 	}
 	r.rowFStart = make([]int32, 1, nR+1)
 	r.formStart = []int32{0}
+	if c.HasPos() {
+		r.inPos = make([]int32, nIn)
+		for i, v := range c.Inputs {
+			r.inPos[i] = c.Pos[v]
+		}
+		r.rowPos = make([]int32, 0, nR)
+		r.formPos = make([]int32, 0, nF)
+	}
 	r.valForm = make([]int32, nIn, nIn+nG)
 	for i := range r.valForm {
 		r.valForm[i] = -1
@@ -216,13 +248,13 @@ func realise(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans) (*ga
 	for _, o := range c.Outputs {
 		isC, val, base, neg := n.lit(o)
 		if !isC && pl.outS[base] {
-			if err := r.switchGate(base, depth-1, neg == 1, depth, r.outTag); err != nil {
+			if err := r.switchGate(base, depth-1, neg == 1, depth, r.outTag, o); err != nil {
 				return nil, err
 			}
 			r.nOut++
 			continue
 		}
-		r.beginRow()
+		r.beginRow(o)
 		if !isC {
 			r.addForm(r.ref(base, depth-1), 1)
 			if neg == 1 { // 1 − form
@@ -322,7 +354,7 @@ func (r *realiser) node(v int32) error {
 				return fmt.Errorf("node %d: %w", v, err)
 			}
 		}
-		r.beginRow()
+		r.beginRow(v)
 		for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
 			x := pl.linNode[k]
 			r.addForm(r.ref(x, t), pl.linW[k])
@@ -380,15 +412,16 @@ func (r *realiser) node(v int32) error {
 }
 
 // switchGate adds, on level L, the one gate of single-switch node v (its
-// negation if neg), reading v's S at level t.
-func (r *realiser) switchGate(v int32, t int32, neg bool, L int32, tag int32) error {
+// negation if neg), reading v's S at level t; it gets the position hint
+// of node at (the output it is).
+func (r *realiser) switchGate(v int32, t int32, neg bool, L int32, tag int32, at int32) error {
 	pl := r.pl
 	for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
 		if err := r.prepare(pl.linNode[k], t); err != nil {
 			return fmt.Errorf("node %d: %w", v, err)
 		}
 	}
-	r.beginRow()
+	r.beginRow(at)
 	for k := pl.sStart[v]; k < pl.sEnd[v]; k++ {
 		r.addForm(r.ref(pl.linNode[k], t), pl.linW[k])
 	}
@@ -409,7 +442,7 @@ func (r *realiser) switchGate(v int32, t int32, neg bool, L int32, tag int32) er
 
 // materialise adds the gate [form(v) ≥ 1] at level L and returns its id.
 func (r *realiser) materialise(v int32, L int32) (int32, error) {
-	r.beginRow()
+	r.beginRow(v)
 	r.addForm(v, 1)
 	if err := r.freeze(); err != nil {
 		return 0, err
@@ -443,7 +476,9 @@ func (r *realiser) ref(v int32, t int32) int32 {
 	return -1 - r.lift[v]
 }
 
-func (r *realiser) beginRow() {
+// beginRow starts the row of node v (whose position hint its gates get).
+func (r *realiser) beginRow(v int32) {
+	r.curPos = r.c.PosOf(v)
 	r.stamp++
 	r.rowV = r.rowV[:0]
 	r.rowK = 0
@@ -492,7 +527,7 @@ func (r *realiser) formOf(x int32) (int32, int64) {
 		return f, sign
 	}
 	a, b := r.fStart[root], r.fEnd[root]
-	f := r.addTableForm(r.fTerm[a:b], r.fCoef[a:b])
+	f := r.addTableForm(r.fTerm[a:b], r.fCoef[a:b], r.c.PosOf(root))
 	r.nodeForm[root] = f
 	return f, sign
 }
@@ -553,12 +588,15 @@ func (r *realiser) freeze() error {
 	}
 	r.curRow = int32(len(r.rowStart) - 1)
 	r.rowStart = append(r.rowStart, int32(len(r.src)))
+	if r.rowPos != nil {
+		r.rowPos = append(r.rowPos, r.curPos)
+	}
 	if cancelled {
 		coef := make([]int64, len(r.src)-start)
 		for i, w := range r.w[start:] {
 			coef[i] = int64(w)
 		}
-		r.rowFKey = append(r.rowFKey, r.addTableForm(r.src[start:], coef))
+		r.rowFKey = append(r.rowFKey, r.addTableForm(r.src[start:], coef, r.curPos))
 		r.rowFW = append(r.rowFW, 1)
 	} else {
 		for i, f := range r.curF {

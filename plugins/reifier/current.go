@@ -345,9 +345,20 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 		pos[v] = int32(k)
 	}
 	g, e := 0, 0 // the next gate and edge
-	// gate ends gate g, whose edges are written up to e.
-	gate := func(kind layered.Kind, theta, tag int32) {
+	if c.HasPos() {
+		l.InputPos = make([]int32, len(c.Inputs))
+		for k, v := range c.Inputs {
+			l.InputPos[k] = c.Pos[v]
+		}
+		l.Pos = make([]int32, p.gates)
+	}
+	// gate ends gate g, whose edges are written up to e; it lowers node
+	// v (or carries it, a copy) and gets v's position hint.
+	gate := func(kind layered.Kind, theta, tag, v int32) {
 		l.Kind[g], l.Threshold[g], l.Tag[g] = kind, theta, tag
+		if l.Pos != nil {
+			l.Pos[g] = c.Pos[v]
+		}
 		g++
 		l.RowStart[g] = int32(e)
 	}
@@ -387,12 +398,12 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 				adj := row(i, one)
 				m := e - start
 				tag := counterTagOf(i)
-				gate(layered.KindGate, 1+adj, tag)
+				gate(layered.KindGate, 1+adj, tag, i)
 				for k := int32(2); k <= n; k++ {
 					copy(l.Src[e:e+m], l.Src[start:e])
 					copy(l.Weight[e:e+m], l.Weight[start:e])
 					e += m
-					gate(layered.KindGate, k+adj, tag)
+					gate(layered.KindGate, k+adj, tag, i)
 				}
 				pos[i] = idx
 				idx += n
@@ -402,13 +413,13 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 					l.Src[e], l.Weight[e] = pos[i]+k, 1-2*(k%2)
 					e++
 				}
-				gate(layered.KindGate, 1, tagOf(i))
+				gate(layered.KindGate, 1, tagOf(i), i)
 			case op == circuit.OpAnd: // [Σx ≥ n]
 				adj := row(i, one)
-				gate(layered.KindGate, n+adj, tagOf(i))
+				gate(layered.KindGate, n+adj, tagOf(i), i)
 			case op == circuit.OpOr: // [Σx ≥ 1]
 				adj := row(i, one)
-				gate(layered.KindGate, 1+adj, tagOf(i))
+				gate(layered.KindGate, 1+adj, tagOf(i), i)
 			case op == circuit.OpAndNot: // [−x₀ + Σx₁.. ≥ n−1]
 				adj := row(i, func(k int) int32 {
 					if k == 0 {
@@ -416,11 +427,11 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 					}
 					return 1
 				})
-				gate(layered.KindGate, n-1+adj, tagOf(i))
+				gate(layered.KindGate, n-1+adj, tagOf(i), i)
 			case op == circuit.OpThreshold:
 				_, ws := c.Operands(i)
 				adj := row(i, func(k int) int32 { return ws[k] })
-				gate(layered.KindGate, c.Param[i]+adj, tagOf(i))
+				gate(layered.KindGate, c.Param[i]+adj, tagOf(i), i)
 			}
 			pos[i] = idx
 			idx++
@@ -430,7 +441,7 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 		for _, v := range active {
 			l.Src[e], l.Weight[e] = pos[v], 1
 			e++
-			gate(layered.KindCopy, 1, tagOf(v))
+			gate(layered.KindCopy, 1, tagOf(v), v)
 			pos[v] = idx
 			idx++
 			if p.lastUse[v] > L+1 {
@@ -443,15 +454,15 @@ func (p *currentPlan) emit(ctx context.Context) (*layered.Circuit, error) {
 	for _, o := range c.Outputs {
 		switch lt := p.lit[o]; {
 		case lt < 0: // a constant: [∅ ≥ 1 − value]
-			gate(layered.KindGate, 1-(lt&1), tagOf(o))
+			gate(layered.KindGate, 1-(lt&1), tagOf(o), o)
 		case lt&1 == 1: // [−x ≥ 0]
 			l.Src[e], l.Weight[e] = pos[lt>>1], -1
 			e++
-			gate(layered.KindGate, 0, tagOf(o))
+			gate(layered.KindGate, 0, tagOf(o), o)
 		default:
 			l.Src[e], l.Weight[e] = pos[lt>>1], 1
 			e++
-			gate(layered.KindCopy, 1, tagOf(o))
+			gate(layered.KindCopy, 1, tagOf(o), o)
 		}
 	}
 	l.LevelStart = append(l.LevelStart, int32(g))

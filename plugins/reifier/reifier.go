@@ -385,6 +385,13 @@ func (s *schedule) emit(ctx context.Context) (*layered.Circuit, error) {
 		InputRanges:  append([]circuit.Range(nil), s.c.InputRanges...),
 		OutputRanges: append([]circuit.Range(nil), s.c.OutputRanges...),
 	}
+	if s.c.HasPos() {
+		l.InputPos = make([]int32, len(s.c.Inputs))
+		for p, v := range s.c.Inputs {
+			l.InputPos[p] = s.c.Pos[v]
+		}
+		l.Pos = make([]int32, s.gates)
+	}
 	var srcErr error
 	done := make(chan struct{})
 	go func() {
@@ -474,7 +481,9 @@ func (s *schedule) sources(ctx context.Context) ([]int32, error) {
 }
 
 // rows fills in l's Kind, Threshold, Tag, RowStart and Weight, lowering
-// each op as the package documentation describes.
+// each op as the package documentation describes, and l.Pos if the
+// circuit has position hints: every gate lowering op i (its counters
+// too) gets i's hint, a copy that of the value it carries.
 func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
 	c := s.c
 	l.Kind = make([]layered.Kind, s.gates) // KindGate is 0: only copies are marked
@@ -483,11 +492,15 @@ func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
 	l.RowStart = make([]int32, s.gates+1)
 	l.Weight = make([]int32, s.edges)
 	gi, e, ci := 0, 0, 0
+	var pos int32 // hint of the op or value being lowered
 	// gate ends gate gi with threshold theta and tag tag after its weights
 	// have been written up to e.
 	gate := func(theta, tag int32) {
 		l.Threshold[gi] = theta
 		l.Tag[gi] = tag
+		if l.Pos != nil {
+			l.Pos[gi] = pos
+		}
 		gi++
 		l.RowStart[gi] = int32(e)
 	}
@@ -498,7 +511,8 @@ func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
 		}
 		e += n
 	}
-	copyGate := func() {
+	copyGate := func(v int32) {
+		pos = c.PosOf(v)
 		l.Kind[gi] = layered.KindCopy
 		l.Weight[e] = 1
 		e++
@@ -514,6 +528,7 @@ func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
 			a, b := c.ArgStart[i], c.ArgStart[i+1]
 			n := int(b - a)
 			tag := s.tag[c.Tag[i]]
+			pos = c.PosOf(i)
 			switch op := c.Ops[i]; {
 			case entry&1 == 1 && op == circuit.OpSumBit: // counters [Σ 2^e·x ≥ j·2^k]
 				ct := s.counterTag[c.Tag[i]]
@@ -563,12 +578,12 @@ func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
 				gate(c.Param[i], tag)
 			}
 		}
-		for range s.levelCopies(L) {
-			copyGate()
+		for _, v := range s.levelCopies(L) {
+			copyGate(v)
 		}
 	}
-	for range c.Outputs {
-		copyGate()
+	for _, o := range c.Outputs {
+		copyGate(o)
 	}
 	return nil
 }

@@ -76,6 +76,19 @@ func TestLayered(t *testing.T) {
 			if pre := l.MaxPreActivation(); pre >= 1<<20 || layered.FloatFormat(pre) != "fp32" {
 				t.Errorf("%v: pre-activations up to %d (%s), want below 2^20 (fp32)", tt.values, pre, layered.FloatFormat(pre))
 			}
+			// Position hints carried through the split additions: every
+			// input, gate and form at a bit index 0…w−1.
+			w := int32(c.Attrs["w"])
+			for _, hints := range [][]int32{l.InputPos, l.Pos, l.FormPos} {
+				for i, p := range hints {
+					if p < 0 || p >= w {
+						t.Fatalf("%v: value %d hinted %d", tt.values, i, p)
+					}
+				}
+			}
+			if len(l.Pos) != l.NumGates() {
+				t.Errorf("%v: %d gate hints for %d gates", tt.values, len(l.Pos), l.NumGates())
+			}
 		}
 	}
 }
