@@ -554,8 +554,109 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		}
 	}
 	rel := func(t, u int32) int64 { return int64((int(t) - int(u) + T) % T) }
-	// Slots: level 0 by rank on the token; above, by structure.
+	// Partials: what the residual stream holds. A gate lives on one token,
+	// its home (its hint, else the token of the first value reading it),
+	// and a value is the sum of its partials, one per token holding some
+	// of its gates: Σ coef·gate over the gates homed there. Partials alike
+	// on one token are one (Keccak: the column sum C[x] that θ adds to five
+	// lanes of the next slice). On the folded top level every value is one
+	// partial on its own token, computed there. Level 0's partials are the
+	// inputs.
+	type partial struct {
+		tok  int32
+		src  []int32
+		coef []int64
+	}
+	parts := make([][]partial, top+1)
+	partsOf := make([][][]int32, top+1) // value i of level L → its partials
+	parts[0] = make([]partial, width[0])
+	partsOf[0] = make([][]int32, width[0])
+	for i := range width[0] {
+		parts[0][i] = partial{tok: tok[0][i], src: []int32{int32(i)}, coef: []int64{1}}
+		partsOf[0][i] = []int32{int32(i)}
+	}
 	gs := make([][]gate, top+1)
+	for L := 1; L <= top; L++ {
+		gs[L] = gates(c, L)
+		home := make([]int32, len(gs[L]))
+		for g := range home {
+			home[g] = -1
+			if gatePos != nil {
+				if h := gatePos[int(c.LevelStart[L-1])+g]; h >= 0 {
+					home[g] = toToken(h)
+				}
+			}
+		}
+		for i, v := range vals[L] {
+			for _, g := range v.src {
+				if home[g] < 0 {
+					home[g] = tok[L][i]
+				}
+			}
+		}
+		byKey := map[string]int32{}
+		var kb []byte
+		partsOf[L] = make([][]int32, width[L])
+		for i, v := range vals[L] {
+			groups := map[int32]*partial{}
+			var order []int32
+			for k, g := range v.src {
+				u := home[g]
+				if L == top && top < D {
+					u = tok[L][i]
+				}
+				if groups[u] == nil {
+					groups[u] = &partial{tok: u}
+					order = append(order, u)
+				}
+				groups[u].src = append(groups[u].src, g)
+				groups[u].coef = append(groups[u].coef, v.coef[k])
+			}
+			if len(order) == 0 { // a constant value: an empty partial on its token
+				groups[tok[L][i]] = &partial{tok: tok[L][i]}
+				order = append(order, tok[L][i])
+			}
+			for _, u := range order {
+				pt := groups[u]
+				kb = strconv.AppendInt(kb[:0], int64(u), 10)
+				for k := range pt.src {
+					kb = append(kb, ' ')
+					kb = strconv.AppendInt(kb, int64(pt.src[k]), 10)
+					kb = append(kb, ':')
+					kb = strconv.AppendInt(kb, pt.coef[k], 10)
+				}
+				j, ok := byKey[string(kb)]
+				if !ok {
+					j = int32(len(parts[L]))
+					byKey[string(kb)] = j
+					parts[L] = append(parts[L], *pt)
+				}
+				partsOf[L][i] = append(partsOf[L][i], j)
+			}
+		}
+		// The gate's sources as partials of the level below.
+		for g := range gs[L] {
+			acc := map[int32]int64{}
+			for k, s := range gs[L][g].src {
+				for _, q := range partsOf[L-1][s] {
+					acc[q] += gs[L][g].w[k]
+				}
+			}
+			var src []int32
+			for q, w := range acc {
+				if w != 0 {
+					src = append(src, q)
+				}
+			}
+			slices.Sort(src)
+			w := make([]int64, len(src))
+			for k, q := range src {
+				w[k] = acc[q]
+			}
+			gs[L][g].src, gs[L][g].w = src, w
+		}
+	}
+	// Slots: level 0 by rank on the token; above, by structure.
 	slot := make([][]int32, top+1)
 	nSlots := make([]int, top+1)
 	{
@@ -571,30 +672,30 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		gs[L] = gates(c, L)
-		keys := make([][]int64, width[L])
-		for i, v := range vals[L] {
-			t := tok[L][i]
+		keys := make([][]int64, len(parts[L]))
+		ptok := make([]int32, len(parts[L]))
+		for i, pt := range parts[L] {
+			ptok[i] = pt.tok
 			var k []int64
-			for _, g := range v.src {
-				for _, s := range gs[L][g].src {
-					k = append(k, rel(t, tok[L-1][s])<<32|int64(slot[L-1][s]))
+			for _, g := range pt.src {
+				for _, q := range gs[L][g].src {
+					k = append(k, rel(pt.tok, parts[L-1][q].tok)<<32|int64(slot[L-1][q]))
 				}
 			}
 			slices.Sort(k)
 			keys[i] = slices.Compact(k)
 		}
-		slot[L], nSlots[L] = assignSlots(tok[L], keys, T)
+		slot[L], nSlots[L] = assignSlots(ptok, keys, T)
 	}
 	S := slices.Max(nSlots)
-	// bound[L] is the largest magnitude a value of level L takes: a unit
+	// bound[L] is the largest magnitude a partial of level L takes: a unit
 	// off its token reads whatever sits in its dimensions there.
 	bound := make([]float64, top+1)
 	for L := range bound {
 		bound[L] = 1
-		for _, v := range vals[L] {
+		for _, pt := range parts[L] {
 			var lo, hi float64
-			for _, k := range v.coef {
+			for _, k := range pt.coef {
 				lo, hi = lo+float64(min(k, 0)), hi+float64(max(k, 0))
 			}
 			bound[L] = max(bound[L], -lo, hi)
@@ -627,18 +728,18 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Gate instances: a gate on every token holding a value that reads it.
+		// Gate instances: a gate on every token holding a partial of it
+		// (its home; on the folded level, every token reading it).
 		type inst struct{ g, t int32 }
 		outs := map[inst][][2]int64{}
 		var order []inst
-		for i, v := range vals[L] {
-			t := tok[L][i]
-			for k, g := range v.src {
-				key := inst{g, t}
+		for i, pt := range parts[L] {
+			for k, g := range pt.src {
+				key := inst{g, pt.tok}
 				if _, ok := outs[key]; !ok {
 					order = append(order, key)
 				}
-				outs[key] = append(outs[key], [2]int64{int64(slot[L][i]), v.coef[k]})
+				outs[key] = append(outs[key], [2]int64{int64(slot[L][i]), pt.coef[k]})
 			}
 		}
 		// Remote sources, grouped by offset: per offset, either one
@@ -668,7 +769,7 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			g := gs[L][in.g]
 			byR := map[int64]int{}
 			for k, s := range g.src {
-				r := rel(in.t, tok[L-1][s])
+				r := rel(in.t, parts[L-1][s].tok)
 				if r == 0 {
 					continue
 				}
@@ -708,7 +809,7 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			u := &class{outs: outs[in]}
 			thr := g.thr
 			for k, s := range g.src {
-				if rel(in.t, tok[L-1][s]) == 0 {
+				if rel(in.t, parts[L-1][s].tok) == 0 {
 					u.dims = append(u.dims, slot[L-1][s])
 					u.w = append(u.w, g.w[k])
 					u.bound += math.Abs(float64(g.w[k])) * bound[L-1]
@@ -1036,8 +1137,9 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	nOut := c.NumOutputs()
 	m.Readout = model.Readout{Token: make([]int32, nOut), Dim: make([]int32, nOut), Threshold: make([]float32, nOut)}
 	for k := range nOut {
-		m.Readout.Token[k] = tok[top][k]
-		m.Readout.Dim[k] = int32(dimR) + slot[top][k]
+		q := partsOf[top][k][0]
+		m.Readout.Token[k] = parts[top][q].tok
+		m.Readout.Dim[k] = int32(dimR) + slot[top][q]
 		m.Readout.Threshold[k] = 0.5
 		if top < D {
 			m.Readout.Threshold[k] = float32(outThr[k]) - 0.5
