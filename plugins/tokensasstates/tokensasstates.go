@@ -619,6 +619,10 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			for _, u := range order {
 				pt := groups[u]
 				kb = strconv.AppendInt(kb[:0], int64(u), 10)
+				if L == top { // read by the readout alone: one partial a value
+					kb = append(kb, '#')
+					kb = strconv.AppendInt(kb, int64(i), 10)
+				}
 				for k := range pt.src {
 					kb = append(kb, ' ')
 					kb = strconv.AppendInt(kb, int64(pt.src[k]), 10)
@@ -686,6 +690,27 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			keys[i] = slices.Compact(k)
 		}
 		slot[L], nSlots[L] = assignSlots(ptok, keys, T)
+	}
+	// The top level is read by the readout alone, a stock nn.Linear shared
+	// by all tokens: output k sits in the slot of its rank among the
+	// outputs on its token, and item j of every token has one threshold
+	// (the per-token differences are added by the last FFN, below).
+	nOut := c.NumOutputs()
+	outThrF := make([]float64, nOut)
+	{
+		count := make([]int32, T)
+		nSlots[top] = 0
+		for k := range nOut {
+			q := partsOf[top][k][0]
+			t := parts[top][q].tok
+			slot[top][q] = count[t]
+			count[t]++
+			nSlots[top] = max(nSlots[top], int(count[t]))
+			outThrF[k] = 0.5
+			if top < D {
+				outThrF[k] = float64(outThr[k]) - 0.5
+			}
+		}
 	}
 	S := slices.Max(nSlots)
 	// bound[L] is the largest magnitude a partial of level L takes: a unit
@@ -903,6 +928,35 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 			part, nPart = next, len(ids)
 		}
 	}
+	// The readout's items refine the parts too.
+	itemThr := make([][]float64, nSlots[top]) // item j → token → threshold (NaN: none)
+	for j := range itemThr {
+		itemThr[j] = make([]float64, T)
+		for z := range T {
+			itemThr[j][z] = math.NaN()
+		}
+	}
+	for k := range nOut {
+		q := partsOf[top][k][0]
+		itemThr[slot[top][q]][parts[top][q].tok] = outThrF[k]
+	}
+	for _, v := range itemThr {
+		ids := map[[2]float64]int32{}
+		next := make([]int32, T)
+		for z := range T {
+			key := [2]float64{float64(part[z]), v[z]}
+			if math.IsNaN(v[z]) {
+				key[1] = math.Inf(1)
+			}
+			id, ok := ids[key]
+			if !ok {
+				id = int32(len(ids))
+				ids[key] = id
+			}
+			next[z] = id
+		}
+		part, nPart = next, len(ids)
+	}
 	size := make([]int, nPart)
 	rep := make([]int32, nPart) // a token of each part
 	for z := T - 1; z >= 0; z-- {
@@ -913,6 +967,26 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	for p := range size {
 		if size[p] > size[basePart] {
 			basePart = int32(p)
+		}
+	}
+	// Item j's readout threshold: the base part's (else the first part's
+	// having it); corr[p][j] is what part p adds to item j's slot.
+	readThr := make([]float64, len(itemThr))
+	corr := map[int32][]float64{}
+	for j, v := range itemThr {
+		readThr[j] = v[rep[basePart]]
+		for z := range T {
+			if math.IsNaN(readThr[j]) {
+				readThr[j] = v[z]
+			}
+		}
+		for p := range nPart {
+			if t := v[rep[p]]; !math.IsNaN(t) && t != readThr[j] {
+				if corr[int32(p)] == nil {
+					corr[int32(p)] = make([]float64, len(itemThr))
+				}
+				corr[int32(p)][j] = readThr[j] - t
+			}
 		}
 	}
 	// Dimensions.
@@ -1066,6 +1140,9 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		// FFN: two units a class, then two a cleared dimension.
 		classes := lv[L].classes
 		width := 2*len(classes) + 2*(lv[L].cleared+len(combos))
+		if L == top {
+			width += len(corr)
+		}
 		F = max(F, width)
 		l1W, l1B := newTensor(p+"linear1.weight", width, d), newTensor(p+"linear1.bias", 1, width)
 		l2W, l2B := newTensor(p+"linear2.weight", d, width), newTensor(p+"linear2.bias", 1, d)
@@ -1115,6 +1192,23 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		for j := range combos {
 			clear(dimF + j)
 		}
+		if L == top {
+			// Per-token readout thresholds: relu(indicator of part p) ≈ 1 on
+			// p's tokens adds θ(item) − θ(p's item) to its slots.
+			for p := range int32(nPart) {
+				if corr[p] == nil {
+					continue
+				}
+				l1W.add(u, indDim[p], 1)
+				l1W.readLN(u)
+				for j, v := range corr[p] {
+					if v != 0 {
+						l2W.add(dimR+j, u, v)
+					}
+				}
+				u++
+			}
+		}
 		tensors = append(tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
 		m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: nhead, Eps: Eps,
 			Norm1W: n1w.name, Norm1B: n1b.name, InProjW: inW.name, InProjB: inB.name,
@@ -1134,16 +1228,12 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	m.Attrs["ffn_width"] = int64(F)
 	// Readout: output k is its value ≥ ½ (a gate), or, folded, its
 	// pre-activation ≥ θ − ½.
-	nOut := c.NumOutputs()
 	m.Readout = model.Readout{Token: make([]int32, nOut), Dim: make([]int32, nOut), Threshold: make([]float32, nOut)}
 	for k := range nOut {
 		q := partsOf[top][k][0]
 		m.Readout.Token[k] = parts[top][q].tok
 		m.Readout.Dim[k] = int32(dimR) + slot[top][q]
-		m.Readout.Threshold[k] = 0.5
-		if top < D {
-			m.Readout.Threshold[k] = float32(outThr[k]) - 0.5
-		}
+		m.Readout.Threshold[k] = float32(readThr[slot[top][q]])
 	}
 	for _, t := range tensors {
 		m.Tensors = append(m.Tensors, t.build())
