@@ -3,26 +3,47 @@
 // needs from other tokens, and each FFN sublayer computes one threshold
 // level for every token at once. The model is a stack of stock PyTorch
 // encoder layers (model.EncoderLayer: norm_first, ReLU, biases, softmax
-// attention with 1/sqrt(head_dim) scaling), one a circuit level.
+// attention with 1/sqrt(head_dim) scaling), one a circuit level, the last
+// level folded into the readout (a threshold on one residual dimension):
+// a circuit of depth D gives D − 1 blocks (fusion's SHA3-256: 48).
 //
-// Values. The residual stream holds, per level, the circuit's linear forms
-// (the inputs on level 0, the gates themselves on the last level and in a
-// circuit without forms): a form's constant is folded into the thresholds of
-// the gates reading it. Every value of level L belongs to one token
-// (Config): value i of W to token ⌊i·T/W⌋, or with "interleave" to token
-// i mod T (Keccak's state bit 64(5y+x)+z goes to slice z mod T). Within its
-// token a value has a slot, its rank among the level's values there; S is
-// the most slots any level needs. A gate is computed on every token holding
-// a value that reads it.
+// Tokens. A value belongs to the token of its position hint
+// (layered.Circuit.InputPos, Pos, FormPos: Keccak's slice z; hints below T
+// are tokens, else the distinct hints ranked, else hint mod T); without a
+// hint, value i of a level of W goes to token ⌊i·T/W⌋, or with
+// "interleave" to i mod T. A gate lives on one token, its home: its hint,
+// else the token of the first value reading it.
+//
+// Partials. The residual stream holds, per level, the circuit's linear
+// forms (the inputs on level 0) split by token: a form is the sum of its
+// partials, one per token homing some of its gates, Σ coef·gate over the
+// gates homed there; a form's constant is folded into the thresholds of
+// the gates reading it. Partials alike on one token are one (Keccak's θ
+// sum a + C[x−1] + C[x+1][z−1] is the partial a + C[x−1] on slice z and
+// the column sum C[x+1] that slice z−1 holds once for five lanes). On the
+// folded top level every output is one partial on its own token.
+//
+// Slots. Within its token a partial has a slot. Level 0 and the top level:
+// its rank among the level's inputs or outputs on the token (the input map
+// and the readout are nn.Linear layers shared by all tokens). Other levels:
+// by structure — partials reading the same (offset, slot) pairs on many
+// tokens share a slot, placed first; a rarer one takes the free slot whose
+// common structure it overlaps most — so every token runs the same units
+// in the same order (Keccak's first round, whose constant lanes drop
+// sources on some slices, keeps the slices' layout).
 //
 // Residual stream of a token (d_model dimensions):
 //
 //	0        sink: always 0 (see LayerNorm below)
 //	1, 2     +C, −C (position embedding): they pin LayerNorm's scale
 //	3, 4     cos, sin of 2πz/T (position z): relative-offset attention
-//	5 …      one-hot of z: gates a unit to the tokens that own its gate
-//	R …      S slots: the current level's values on this token
-//	F …      fetched values: copies of other tokens' slots for one level
+//	         (only when some level fetches)
+//	P …      part indicators (position embedding): tokens on which every
+//	         per-token constant agrees form a part; every part but the
+//	         largest has a dimension, 1 on its tokens (none when all
+//	         units are alike on all tokens)
+//	R …      S slots: the current level's partials on this token
+//	F …      fetched dimensions for one level
 //
 // LayerNorm. Every sublayer reads LN(x) = γ(x − μ)/σ + β. The ±C pair
 // makes σ = C·sqrt(2/d)·(1 + δ) with |δ| ≤ Σ data²/(4C²), and
@@ -33,30 +54,38 @@
 //
 // Block b (computing level b from level b−1):
 //
-//   - attention: one head per offset r with which some gate of level b
-//     reads a value of level b−1 on token z − r (mod T). Its query is
+//   - attention: a gate on token z reading partials of token z − r (r ≠ 0)
+//     reads a fetched dimension: per offset, one per normalised combination
+//     Σ w·slot the gates read (Keccak's θ: the five column sums, one head of
+//     offset 1) or one per slot, whichever is fewer. A head carries up to
+//     head_dim fetched dimensions of one offset; its query is
 //     A·(cos, sin)(2π(z−r)/T) (a rotation of the position dimensions), its
 //     key (cos, sin)(2πj/T): the score A·cos(2π(j−z+r)/T) peaks at j = z−r
-//     with a gap ≥ Gap, so the softmax is one-hot to e^−Gap. Its value
-//     copies the slots some gate needs from that offset, and the output
-//     projection adds them to fetched dimensions.
+//     with a gap ≥ Gap, so the softmax is one-hot to e^−Gap. Heads: of the
+//     shapes that carry every level's fetches, the fewest heads among those
+//     within 25% of the least d_model (Keccak: 24, one per ρ offset, which
+//     are distinct mod 64); nhead divides d_model (padded).
 //   - FFN: a gate s = Σ wᵢxᵢ ≥ θ (integer weights and values) is
 //     relu(h) − relu(h − 1) with h = K(s − θ + ½), K = Steep: two hidden
-//     units adding coef·step to the slot of every value on its token that
-//     reads the gate. For integer s, h ≤ −K/2 or h ≥ K/2 = 2, so the
-//     step saturates and small errors in its inputs do not reach its output
-//     (with relu(s − θ + 1) − relu(s − θ) they would grow by Σ|wᵢ| a level).
-//     Gates with the same weights over the same local and fetched
-//     dimensions, threshold and outputs share their two units across
-//     tokens; if some token lacks such a gate, the units are gated by
-//     M·(Σ one-hots of the tokens having it − 1), M = K·(max |s| + |θ| + 1)
-//     with max |s| over whatever values sit in those dimensions. Two units
-//     relu(x), relu(−x) per slot and per fetched dimension write −x: the
-//     level's old values and the fetched copies are cleared.
+//     units adding coef·step to its partials' slots. For integer s,
+//     h ≤ −K/2 or h ≥ K/2 = 2, so the step saturates and small errors in
+//     its inputs do not reach its output (with relu(s − θ + 1) − relu(s − θ)
+//     they would grow by Σ|wᵢ| a level). Gates with the same weights over
+//     the same slots and fetched dimensions and the same outputs share their
+//     two units across tokens (a position-wise FFN: Keccak's 64 slices run
+//     one slice's units). Their biases may differ per token — a threshold
+//     (Keccak's ι round constants, folded into the forms' constants), or
+//     −K·max|s| − 1 on a token without such a gate — through the part
+//     indicators. Two units relu(x), relu(−x) per slot of the level below
+//     and per fetched dimension write −x: the dead values are cleared.
 //
-// Readout: output k is its slot ≥ ½. Every step's pre-activation is at
-// least K/2 − 1 = 1 from its kinks and every readout ½ from its threshold
-// on exact values; the forward pass reports the measured margin.
+// Readout: output k is its slot ≥ θₖ − ½ (the folded gate's threshold,
+// form constants included; ½ when nothing is folded), one threshold per
+// rank on a token: where a token's differs, the last FFN adds the
+// difference through its part indicator (one unit a part). Every step's
+// pre-activation is at least K/2 − 1 = 1 from its kinks and every readout ½
+// from its threshold on exact values; the forward pass reports the
+// measured margin.
 package tokensasstates
 
 import (
@@ -75,13 +104,13 @@ import (
 // Plugin is the tokens-as-states mapper.
 var Plugin = &sdk.Mapper{
 	Name:    "tokens-as-states",
-	Version: "0.1.0",
-	Doc:     "Several tokens each hold a share of every level's forms; attention moves values between tokens by relative position; one stock PyTorch encoder layer (LayerNorm, softmax MHA, ReLU FFN) per circuit level.",
+	Version: "0.2.0",
+	Doc:     "Several tokens each hold a share of every level's forms (by position hint: Keccak's slice z); attention moves values between tokens by relative position; one stock PyTorch encoder layer (LayerNorm, softmax MHA, ReLU FFN) per circuit level, units shared across tokens, the last level folded into the readout.",
 	Params: []sdk.Param{
 		{Name: "tokens", Type: sdk.Int, Default: 8, Min: sdk.Bound(1), Max: sdk.Bound(4096),
 			Doc: "number of state tokens (at most the widest level)"},
 		{Name: "assign", Type: sdk.String, Default: "chunks", Enum: []string{"chunks", "interleave"},
-			Doc: "how gates are spread over tokens: \"chunks\" (gate i of W to token ⌊iT/W⌋) or \"interleave\" (gate i to token i mod T)"},
+			Doc: "where values without a position hint go: \"chunks\" (value i of W to token ⌊iT/W⌋) or \"interleave\" (value i to token i mod T)"},
 	},
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
 		return Config{Tokens: pass.Params.Int("tokens"), Interleave: pass.Params.String("assign") == "interleave"}, nil
