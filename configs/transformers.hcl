@@ -34,14 +34,16 @@ pipeline "transformers-sha3-256" {
   mapper "no-attention" { variant = "residual" }
 }
 
-# SHA3-256 of 3-byte messages: the model of the README's snippet, which
+# SHA3-256 of one padded block (the caller pads, as a tokenizer would:
+# any message of up to 135 bytes): the model of the README's snippet, which
 # prints sha3_256(b"abc") from stock PyTorch modules.
-pipeline "transformers-sha3-256-abc" {
+pipeline "transformers-sha3-256-block" {
   samples = 64
 
   construction "keccak" {
     preset       = "sha3-256"
-    message_bits = 24
+    padding      = "none"
+    message_bits = 1088
   }
 
   layerer "fusion" {}

@@ -97,17 +97,17 @@ func TestStockTokensAsStates(t *testing.T) {
 }
 
 // TestStockSnippet runs the README's stock-modules snippet on the model
-// configs/transformers.hcl exports for SHA3-256 of 3-byte messages (fusion,
-// tokens-as-states) and checks that it prints sha3_256(b"abc") twice: from
-// the stock nn.TransformerEncoder and from hashlib — and that both equal
-// Go's crypto/sha3.
+// configs/transformers.hcl exports for SHA3-256 of one padded block
+// (fusion, tokens-as-states; the snippet pads b"abc") and checks that it
+// prints sha3_256(b"abc") twice, from the stock nn.TransformerEncoder and
+// from hashlib, both equal to Go's crypto/sha3.
 func TestStockSnippet(t *testing.T) {
 	needTorch(t)
 	if testing.Short() {
-		t.Skip("-short: the snippet maps and runs full SHA3-256 (3-byte messages)")
+		t.Skip("-short: the snippet maps and runs full SHA3-256")
 	}
 	ctx := context.Background()
-	c := sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256", "message_bits": int64(24)})
+	c := sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256", "padding": "none", "message_bits": int64(1088)})
 	l, err := fusion.Compile(ctx, c, fusion.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestStockSnippet(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := model.Export(m, filepath.Join(dir, "out", "models"), "transformers-sha3-256-abc.fusion.tokens-as-states-stock", 0); err != nil {
+	if _, err := model.Export(m, filepath.Join(dir, "out", "models"), "transformers-sha3-256-block.fusion.tokens-as-states-stock", 0); err != nil {
 		t.Fatal(err)
 	}
 	readme, err := os.ReadFile("../README.md")
