@@ -49,8 +49,10 @@
 // makes σ = C·sqrt(2/d)·(1 + δ) with |δ| ≤ Σ data²/(4C²), and
 // γ = C·sqrt(2/d), β = 0, so LN(x) ≈ x − μ;
 // every row that reads LN(x) puts −(Σ of its other weights) on the sink,
-// so μ cancels exactly and the row reads (1 + δ')·Σ wᵢxᵢ. (Data are small
-// integers and unit vectors: with C = 2¹³, |δ'| < 10⁻⁵.)
+// so μ cancels exactly and the row reads (1 + δ')·Σ wᵢxᵢ. C is the least
+// power of two ≥ 2¹³ with C² ≥ 10·K·max|s|·Σ data² (bounds over the
+// model), so K·max|s|·δ' < 1/40 (Keccak: C = 2¹³, |δ'| < 10⁻⁵; the
+// 16-bit adder's carries need more).
 //
 // Block b (computing level b from level b−1):
 //
@@ -128,13 +130,17 @@ type Config struct {
 
 // Constants of the construction (see the package doc).
 const (
-	// C is the value of the ±C dimensions.
+	// C is the least value of the ±C dimensions (see Map).
 	C = 8192.0
 	// Gap is the least score gap between the attended token and any other.
 	Gap = 40.0
 	// Steep is the slope of a step's ramp: K(s − θ + ½) is ±K/2 away from
 	// the ramp's middle for integer s, and K/2 − 1 away from its kinks.
 	Steep = 4.0
+	// MaxSum bounds Σ|w·x| + |θ| over every gate: K·MaxSum·2⁻²⁴ stays
+	// below 1/16 of a step's margin (the 14-bit adder's carries reach
+	// 17,982, the 15-bit adder's 5.7·10⁶; Keccak's θ, 35).
+	MaxSum = 1 << 18
 	// Eps is the layer-norm epsilon (PyTorch's default).
 	Eps = 1e-5
 	// Fixed dimensions.
@@ -1084,15 +1090,46 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 
 	m := &model.Model{Arch: "tokens-as-states/stock", Tokens: T, DModel: d,
 		Attrs: map[string]int64{"depth": int64(D), "levels_folded": int64(D - top), "slots": int64(S),
-			"fetched": int64(nF), "position_dims": int64(nPart - 1), "C": C}}
+			"fetched": int64(nF), "position_dims": int64(nPart - 1)}}
 	var tensors []*tensor
-	sigma0 := C * math.Sqrt(2/float64(d))
+	// ±cv pins LayerNorm's scale to 1 + δ, |δ| ≤ Σ data²/(4cv²): a step's
+	// pre-activation K·s is then off by at most K·max|s|·δ, kept below
+	// 1/40 (its margin is 1) by cv² ≥ 10·K·max|s|·Σ data², a power of two
+	// (adders' carries: sums up to 2^(n+1)).
+	dataSq := float64(nPart) + 1
+	maxS := 1.0
+	for L := 1; L <= top; L++ {
+		sq := float64(nSlots[L-1]) * bound[L-1] * bound[L-1]
+		for _, cb := range lv[L].combos {
+			var mass float64
+			for _, w := range cb.w {
+				mass += math.Abs(float64(w))
+			}
+			sq += mass * mass * bound[L-1] * bound[L-1]
+		}
+		dataSq = max(dataSq, float64(nPart)+1+sq)
+		for _, cl := range lv[L].classes {
+			for _, th := range cl.thr {
+				maxS = max(maxS, cl.bound+math.Abs(float64(th)))
+			}
+		}
+	}
+	cv := C
+	for cv*cv < 10*Steep*maxS*dataSq {
+		cv *= 2
+	}
+	m.Attrs["C"] = int64(cv)
+	m.Attrs["max_sum"] = int64(maxS)
+	if maxS > MaxSum {
+		return nil, fmt.Errorf("tokens-as-states: a gate's Σ|w·x| + |θ| reaches %d > %d: each LayerNorm output carries a relative float32 error of 2⁻²⁴, so a step's pre-activation K·Σ w·x would be uncertain by more than its margin (not exact in float32)", int64(maxS), int64(MaxSum))
+	}
+	sigma0 := cv * math.Sqrt(2/float64(d))
 
 	// Embedding: the position embedding (base) and the input map.
 	base := newTensor("embed.pos", T, d)
 	for z := range T {
-		base.add(z, dimPlus, C)
-		base.add(z, dimMinus, -C)
+		base.add(z, dimPlus, cv)
+		base.add(z, dimMinus, -cv)
 		if anyFetch {
 			a := 2 * math.Pi * float64(z) / float64(T)
 			base.add(z, dimCos, math.Cos(a))
