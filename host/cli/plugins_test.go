@@ -88,6 +88,9 @@ func testBuiltins() map[string]sdk.Plugin {
 			Layer: reifierThen(func(lc *layered.Circuit) {
 				n := len(lc.Kind) - 1
 				lc.Kind, lc.Threshold, lc.Tag = lc.Kind[:n], lc.Threshold[:n], lc.Tag[:n]
+				if lc.Pos != nil {
+					lc.Pos = lc.Pos[:n]
+				}
 				lc.RowStart = lc.RowStart[:n+1]
 				lc.Src, lc.Weight = lc.Src[:lc.RowStart[n]], lc.Weight[:lc.RowStart[n]]
 				lc.LevelStart[len(lc.LevelStart)-1]--

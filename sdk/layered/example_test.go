@@ -53,3 +53,36 @@ func ExampleCircuit_Stats() {
 	// depth 2, width 2, widths [2 1]
 	// 3 gates (1 copies), 6 edges, max fan-in 3, max |weight| 1
 }
+
+// Position hints say where a value sits (see Circuit.Pos): here two
+// independent bit positions 0 and 1, each computing the AND of its two
+// inputs and copying one of them up. PosAt reads the hints a mapper
+// would place values by (FormPosAt those of forms).
+func ExampleBuilder_At() {
+	b := layered.NewBuilder(4, nil) // inputs: x0 y0 x1 y1
+	tag := b.Tag("and")
+	for i := range 4 {
+		b.SetInputPos(i, i/2)
+	}
+	for p := range 2 {
+		b.At(p, func() {
+			b.Gate(layered.KindGate, 2, []int32{int32(2 * p), int32(2*p + 1)}, []int32{1, 1}, tag)
+			b.Copy(int32(2*p), tag)
+		})
+	}
+	b.Level()
+	c := b.Circuit(nil)
+	if err := c.Validate(); err != nil {
+		panic(err)
+	}
+	for L := 0; L <= c.Depth(); L++ {
+		fmt.Printf("level %d:", L)
+		for i := range c.LevelWidth(L) {
+			fmt.Printf(" %d", c.PosAt(L, i))
+		}
+		fmt.Println()
+	}
+	// Output:
+	// level 0: 0 0 1 1
+	// level 1: 0 0 1 1
+}
