@@ -1,17 +1,59 @@
 # Transformers of ordinary shape: the tokens-as-states mapper (stock PyTorch
 # nn.TransformerEncoderLayer blocks; docs/mappers.md) beside the other
 # mappings, every model verified by the host's float32 pass on the point's
-# random inputs, bit for bit against the layered circuit. With --export DIR
-# the tokens-as-states models load into a stock nn.TransformerEncoder with
-# strict=True (python/, README "SHA3-256 in stock PyTorch modules").
+# random inputs, bit for bit against the layered circuit. After each
+# pipeline's tables `tcforge run` prints the shape comparison (tokens,
+# d_model, blocks, heads, FFN width, parameters dense and nonzero) beside
+# GPT-2 small, GPT-2 XL and Llama-2-7B; report.html shows it too. With
+# --export DIR the tokens-as-states models load into a stock
+# nn.TransformerEncoder with strict=True (python/, README "SHA3-256 in
+# stock PyTorch modules").
 #
 #   go run ./host/cmd/tcforge run --out out --export out/models configs/transformers.hcl
 #
-# The CSV and the printed table have the model columns (tokens, d_model,
-# model_blocks, heads, ffn_hidden, params_dense, params_nonzero, min_margin).
+# The adder (an external plugin) is in configs/examples/adder-transformers.hcl.
 
-# Toy Keccak, w = 1 … 16, two rounds: one token a slice (tokens = w, state
-# bit i on token i mod w).
+# Full SHA3-256, one block of 135 bytes: the comparison table of
+# docs/mappers.md. Every mapper that fits in memory (tokens-as-gates does
+# not: 478,061 tokens).
+pipeline "transformers-sha3-256" {
+  samples = 64
+
+  construction "keccak" {
+    preset = "sha3-256"
+  }
+
+  layerer "fusion" {}
+  layerer "reifier" {}
+
+  mapper "tokens-as-states" {
+    tokens = 64
+    assign = "interleave"
+  }
+  mapper "no-attention" { variant = "mlp" }
+  mapper "no-attention" { variant = "residual" }
+}
+
+# SHA3-256 of one padded block (the caller pads, as a tokenizer would:
+# any message of up to 135 bytes): the model of the README's snippet, which
+# prints sha3_256(b"abc") from stock PyTorch modules.
+pipeline "transformers-sha3-256-block" {
+  samples = 64
+
+  construction "keccak" {
+    preset       = "sha3-256"
+    padding      = "none"
+    message_bits = 1088
+  }
+
+  layerer "fusion" {}
+
+  mapper "tokens-as-states" {
+    tokens = 64
+  }
+}
+
+# Toy Keccak, w = 1 … 16, two rounds: one token a slice.
 pipeline "transformers-keccak" {
   samples = 64
 
@@ -69,23 +111,5 @@ pipeline "transformers-merkle" {
   layerer "fusion" {}
 
   mapper "tokens-as-states" { tokens = 4 }
-  mapper "no-attention" { variant = "residual" }
-}
-
-# Full SHA3-256, one block of 135 bytes, over fusion: the comparison table
-# of docs/mappers.md.
-pipeline "transformers-sha3-256" {
-  samples = 64
-
-  construction "keccak" {
-    preset = "sha3-256"
-  }
-
-  layerer "fusion" {}
-
-  mapper "tokens-as-states" {
-    tokens = 64
-    assign = "interleave"
-  }
   mapper "no-attention" { variant = "residual" }
 }

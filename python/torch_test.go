@@ -23,6 +23,7 @@ import (
 	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -191,7 +192,8 @@ print(f"{equal} of {len(msgs)} digests equal hashlib.sha3_256")
 // fusion with both no-attention variants, exports the models as CSR and
 // runs them in PyTorch on 64 random messages: every digest must equal
 // Python's hashlib.sha3_256 (and Go's crypto/sha3, through the layered
-// circuit). It also runs the README's snippet on the mlp model.
+// circuit), and likewise the tokens-as-states model in stock PyTorch
+// modules. It also runs the README's snippet on the mlp model.
 func TestSHA3_256(t *testing.T) {
 	needTorch(t)
 	ctx := context.Background()
@@ -248,6 +250,20 @@ func TestSHA3_256(t *testing.T) {
 		if want := fmt.Sprintf("%d of %d digests equal hashlib.sha3_256", len(msgs), len(msgs)); got != want {
 			t.Errorf("%s: %s, want %s", mp.arch, got, want)
 		}
+	}
+	// tokens-as-states (64 tokens, one a slice): stock nn.TransformerEncoder
+	// modules loaded with strict=True.
+	tas, err := tokensasstates.Map(ctx, l, tokensasstates.Config{Tokens: 64, Interleave: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := model.Export(tas, models, "mappers-sha3-256.fusion.tokens-as-states-stock", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimSpace(runPython(t, dir, sha3Check, info.Config, msgFile))
+	if want := fmt.Sprintf("%d of %d digests equal hashlib.sha3_256", len(msgs), len(msgs)); got != want {
+		t.Errorf("tokens-as-states: %s, want %s", got, want)
 	}
 	// The README's "Run a model in PyTorch" snippet, on the mlp model.
 	readme, err := os.ReadFile("../README.md")

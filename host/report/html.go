@@ -108,6 +108,8 @@ type htmlSection struct {
 	Errors       []string
 	Plots        []htmlPlot
 	Drawings     []htmlDrawing
+	// Shapes is the shape comparison (Shapes), nil without models.
+	Shapes []ShapeRow
 }
 
 type htmlCell struct{ Text, Class string }
@@ -155,6 +157,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		}
 		cols, rows := PaperTable(res)
 		hs.Columns = cols
+		hs.Shapes = Shapes(res)
 		for _, r := range rows {
 			cells := make([]htmlCell, len(r))
 			for i, c := range r {
@@ -273,6 +276,11 @@ details { margin: 6px 0 18px; }
 {{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 {{if .Errors}}<ul class="errors">{{range .Errors}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Shapes}}<h3>Shapes beside well-known transformers</h3>
+<table class="results shapes"><tr><th>model</th><th>tokens</th><th>d_model</th><th>blocks</th><th>heads</th><th>FFN width</th><th>params dense</th><th>params nonzero</th><th>verified</th></tr>
+{{range .Shapes}}<tr{{if .Reference}} class="reference"{{end}}><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
+{{end}}</table>
+<p class="meta">Reference rows are published shapes; their parameters are computed from the shapes (embeddings included).</p>{{end}}
 {{if .Plots}}<h3>Plots</h3>
 <div class="plots">
 {{range .Plots}}<figure class="plot">{{.SVG}}<figcaption>{{.Title}}{{if .Mismatches}} — <b>{{.Mismatches}} points miss their expectation</b>{{end}} · <a href="{{.File}}">SVG</a>{{if .PNG}} · <a href="{{.PNG}}">PNG</a>{{end}}</figcaption></figure>

@@ -245,7 +245,10 @@ func WriteTable(w io.Writer, res *run.Result) error {
 	if n := len(Missing(res)); n > 0 {
 		fmt.Fprintf(w, "  %d points %s\n", n, notRun(res))
 	}
-	return writeModelTable(w, res)
+	if err := writeModelTable(w, res); err != nil {
+		return err
+	}
+	return writeShapes(w, res)
 }
 
 // predictCell shows a predicted figure and, if the measured one differs,

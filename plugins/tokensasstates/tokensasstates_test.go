@@ -3,6 +3,7 @@ package tokensasstates_test
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tcforge/tcforge/internal/forward"
@@ -55,8 +56,9 @@ func TestPoints(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !m.IsStock() || len(m.Blocks) != l.Depth() {
-				t.Fatalf("%d blocks (stock %v), want %d stock layers", len(m.Blocks), m.IsStock(), l.Depth())
+			// The last level is folded into the readout.
+			if !m.IsStock() || len(m.Blocks) != l.Depth()-1 {
+				t.Fatalf("%d blocks (stock %v), want %d stock layers", len(m.Blocks), m.IsStock(), l.Depth()-1)
 			}
 			in := bitvec.Random(rand.New(rand.NewPCG(1, uint64(i))), 64, l.NumInputs)
 			want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
@@ -86,5 +88,20 @@ func TestPoints(t *testing.T) {
 			t.Logf("%s: depth %d, tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params %d dense %d nonzero, margin %.4f",
 				p.Name, l.Depth(), s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, res.MinMargin)
 		})
+	}
+}
+
+// TestRefusesInexact: the 15-bit adder's carry sums (fusion: Σ|w·x| up to
+// 5.7·10⁶) cannot be exact through float32 LayerNorm; the mapper says so
+// instead of building a model that is wrong on some inputs.
+func TestRefusesInexact(t *testing.T) {
+	c := sdktest.Build(t, adder.Plugin, map[string]any{"n": int64(15)})
+	l, err := fusion.Compile(context.Background(), c, fusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tokensasstates.Map(context.Background(), l, tokensasstates.Config{Tokens: 15})
+	if err == nil || !strings.Contains(err.Error(), "reaches 5668218 > 262144") {
+		t.Fatalf("err = %v, want the float32 refusal", err)
 	}
 }

@@ -1,0 +1,64 @@
+package report_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/host/report"
+)
+
+func TestReferenceParams(t *testing.T) {
+	// The published counts: GPT-2 small 124M, XL 1.5B, Llama-2-7B 6.74B.
+	want := map[string]int64{"GPT-2 small": 124439808, "GPT-2 XL": 1557611200, "Llama-2-7B": 6738415616}
+	for _, r := range report.References() {
+		if got := r.Params(); got != want[r.Name] {
+			t.Errorf("%s: %d parameters, want %d", r.Name, got, want[r.Name])
+		}
+	}
+}
+
+func TestShapes(t *testing.T) {
+	res := mappedResult(t)
+	rows := report.Shapes(res)
+	// Three verified-or-not models without an error, then three references.
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6: %+v", len(rows), rows)
+	}
+	if r := rows[1]; r.Model != "blocks=1, reifier, tokens-as-gates/softmax" || r.Tokens != "1111" || r.DModel != "1115" ||
+		r.Heads != "2" || r.FFN != "4" || r.ParamsDense != "4999660" || r.ParamsNonzero != "18510" || r.Reference {
+		t.Errorf("row 1: %+v", r)
+	}
+	if r := rows[4]; !r.Reference || r.Model != "GPT-2 XL (reference shape)" || r.Blocks != "48" || r.DModel != "1600" ||
+		r.Heads != "25" || r.FFN != "6400" || r.ParamsDense != "1557611200" {
+		t.Errorf("row 4: %+v", r)
+	}
+	var b bytes.Buffer
+	if err := report.WriteTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	i, j := strings.Index(out, "models (forward pass"), strings.Index(out, "shapes beside well-known transformers")
+	if i < 0 || j < i || !strings.Contains(out[j:], "Llama-2-7B (reference shape)") || !strings.Contains(out[j:], "6738415616") {
+		t.Errorf("the shape comparison is not printed after the models table:\n%s", out)
+	}
+}
+
+func TestShapesHTML(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := report.WriteHTML(dir, []*report.Section{{Result: mappedResult(t)}}, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, s := range []string{"Shapes beside well-known transformers", "blocks=2, reifier, no-attention/mlp", `<tr class="reference"><td>GPT-2 small (reference shape)</td>`, "124439808"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+}
