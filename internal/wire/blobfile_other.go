@@ -9,7 +9,9 @@ import (
 )
 
 // openNoFollow is not offered here: blobs are streamed.
-func openNoFollow(string) (*os.File, error) { return nil, errors.New("blob files are not supported here") }
+func openNoFollow(string) (*os.File, error) {
+	return nil, errors.New("blob files are not supported here")
+}
 
 // checkOwner cannot check ownership here: the plugin streams its blobs.
 func checkOwner(fs.FileInfo) error { return errors.New("blob files are not supported here") }

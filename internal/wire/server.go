@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
