@@ -237,6 +237,8 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 		seed    uint64
 		ro      = &runOutput{}
 		prog    string
+		// cpuProfile is --cpuprofile's file.
+		cpuProfile string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] FILE...",
@@ -304,9 +306,17 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 				return err
 			}
 			ro.dir, ro.log = out, log
+			if cpuProfile != "" {
+				stopProfile, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stopProfile()
+			}
 			return runFiles(ctx, env, g, log, args, out, samples, seed, ro)
 		},
 	}
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write the host process's CPU profile to FILE (with --in-process it covers the plugins too; go tool pprof FILE)")
 	cmd.Flags().StringVar(&prog, "progress", "auto", "progress bar on stderr: auto (on a terminal, not in CI), always, never")
 	cmd.Flags().BoolVar(&ro.png, "png", true, "with --out, also write the plots as PNG")
 	cmd.Flags().StringVar(&ro.draw, "draw", "", "with --out, draw the layered circuits (DIR/circuits/*.svg) of the pipelines matching this glob (--draw alone: all), points of at most --draw-max-gates gates")

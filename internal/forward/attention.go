@@ -31,7 +31,7 @@ func (w *worker[F]) attention(s *tsub[F]) {
 	// stream when a row is one dynamic dimension — and their sums.
 	srcs := make([]vsrc[F], len(s.vproj))
 	sums := make([][]F, len(s.vproj))
-	off := 0
+	off, boff := 0, 0 // V rows so far; those in w.v
 	for vi := range s.vproj {
 		pr := &s.vproj[vi]
 		nl := pr.n * L
@@ -42,8 +42,12 @@ func (w *worker[F]) attention(s *tsub[F]) {
 			}
 			srcs[vi] = vs
 		} else {
-			vb := w.v[off*T*L:]
+			vb := w.v[boff*T*L:]
+			boff += pr.n
 			for t := 0; t < T; t++ {
+				if w.tp.need != nil && w.tp.need[t] < s.idx-1 {
+					continue // no query this sublayer computes reads it
+				}
 				var irt []F
 				if ir != nil {
 					irt = ir[t*L : (t+1)*L]
@@ -98,6 +102,9 @@ func (w *worker[F]) attention(s *tsub[F]) {
 		}
 		acc := w.acc[:nv*L]
 		for i := 0; i < T; i++ {
+			if !w.tp.needed(s, i) {
+				continue
+			}
 			switch s.mode {
 			case model.Hard:
 				a, b := h.sel.ptr[i], h.sel.ptr[i+1]

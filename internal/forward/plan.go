@@ -3,6 +3,7 @@ package forward
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -46,7 +47,17 @@ type Plan struct {
 	stLive    bool       // the static part survives the last sublayer
 	delta     bool       // some sublayer needs a separate output buffer
 	maxV      int        // largest Σ of V rows of one attention sublayer
+	maxVBuf   int        // the same without the rows read in place from the stream (proj.alias)
 	stock     *stockPlan // set for a model of stock encoder layers (stock.go)
+	// need[t] is the last sublayer whose output at token t the readout
+	// depends on (−1: none); nil when every token's is needed throughout.
+	// A sublayer skips the tokens it is not needed at (see neededUntil).
+	need []int32
+	// idle holds the workers of finished passes (*worker[F]) for the next
+	// pass, which would otherwise allocate their buffers — hundreds of MB
+	// for a large model — while the last pass's wait for the collector.
+	idleMu sync.Mutex
+	idle   []any
 }
 
 // csr is a compressed sparse row list of (index, value) entries.
@@ -97,6 +108,7 @@ type head struct {
 
 // sublayer is one attention or FFN sublayer.
 type sublayer struct {
+	idx      int32 // its index in Plan.subs
 	attn     bool
 	residual bool
 	stIn     bool // the static part lives at the input
@@ -244,6 +256,10 @@ func Compile(m *model.Model) (*Plan, error) {
 			}
 		}
 	}
+	for i, s := range p.subs {
+		s.idx = int32(i)
+	}
+	p.need = p.neededUntil()
 	return p, nil
 }
 
@@ -411,7 +427,7 @@ func (p *Plan) compileAttn(a *model.Attention, idx map[string]*model.Tensor, tr 
 	vIndex := map[string]int{}
 	reads := map[int32]bool{}  // dyn dims read by V, Q, K
 	writes := map[int32]bool{} // dyn dims written by O
-	totalV := 0
+	totalV, totalVBuf := 0, 0
 	for _, h := range a.Heads {
 		q, k, v, o := idx[h.Q], idx[h.K], idx[h.V], idx[h.O]
 		oT := tr(o)
@@ -435,6 +451,9 @@ func (p *Plan) compileAttn(a *model.Attention, idx map[string]*model.Tensor, tr 
 			pr := p.cachedProject(h.O, v, tr(v), vrows, s.norm, live)
 			s.vproj = append(s.vproj, pr)
 			totalV += pr.n
+			if pr.alias == nil {
+				totalVBuf += pr.n
+			}
 			for _, di := range pr.dyn.idx {
 				reads[di] = true
 			}
@@ -507,9 +526,8 @@ func (p *Plan) compileAttn(a *model.Attention, idx map[string]*model.Tensor, tr 
 	if !s.inPlace {
 		p.delta = true
 	}
-	if totalV > p.maxV {
-		p.maxV = totalV
-	}
+	p.maxV = max(p.maxV, totalV)
+	p.maxVBuf = max(p.maxVBuf, totalVBuf)
 	return s, nil
 }
 
@@ -568,6 +586,61 @@ func (p *Plan) staticScores(qp, kp *proj) *scoreMat {
 		sc.ptr[i+1] = int32(len(sc.col))
 	}
 	return sc
+}
+
+// neededUntil returns, for every token t, the last sublayer whose output
+// at t the readout depends on, or nil if that is the last sublayer for
+// every token. The tokens whose outputs a sublayer s must compute exactly
+// are needed(s): the readout's tokens for the last one; an FFN reads only
+// its own token, so needed(s−1) = needed(s); an attention sublayer with
+// lane-independent hard scores reads, for a query, the query itself and
+// the keys it selects, so needed(s−1) adds those; any other attention
+// (softmax sums every token's value, per-sample scores may select any)
+// makes every token needed before it. The sets only grow going back, so
+// one index per token holds them. Skipping a token at a sublayer where it
+// is not needed leaves only values that nothing the readout depends on
+// reads: the readout is the same, bit for bit.
+func (p *Plan) neededUntil() []int32 {
+	S := int32(len(p.subs))
+	last := make([]int32, p.T)
+	for t := range last {
+		last[t] = -1
+	}
+	for _, t := range p.outTok {
+		last[t] = S - 1
+	}
+	for s := S - 1; s >= 0; s-- {
+		sub := p.subs[s]
+		if !sub.attn {
+			continue
+		}
+		all := sub.mode != model.Hard
+		for _, h := range sub.heads {
+			all = all || h.sel == nil
+		}
+		if all {
+			for t := range last {
+				last[t] = max(last[t], s-1)
+			}
+			continue
+		}
+		for i := 0; i < p.T; i++ {
+			if last[i] < s {
+				continue
+			}
+			for _, h := range sub.heads {
+				for _, j := range h.sel.col[h.sel.ptr[i]:h.sel.ptr[i+1]] {
+					last[j] = max(last[j], s-1)
+				}
+			}
+		}
+	}
+	for _, l := range last {
+		if l < S-1 {
+			return last
+		}
+	}
+	return nil
 }
 
 // selectHard keeps the scores within HardTol of 1.

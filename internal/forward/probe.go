@@ -97,6 +97,7 @@ type probeState[F Float] struct {
 	vals    []F       // hidden × L: a token's value projections
 	c1, c2  []float64 // nd × L: coefficients of δ and δ² in a token's FFN output
 	s1, s2  []float64 // nd × L: their scales (Σ |terms|)
+	t1, t2  []float64 // L: one unit's coefficients of δ and δ²
 	beta    float64   // the bound so far
 	sat     bool
 	err     error
@@ -146,31 +147,38 @@ func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
 	}
 	hi, lo := siluRange[F]()
 	nh := s.gate.n
-	c1, c2, s1, s2 := w.pr.c1[:p.nd*L], w.pr.c2[:p.nd*L], w.pr.s1[:p.nd*L], w.pr.s2[:p.nd*L]
-	for k := 0; k < p.nd; k++ {
-		for l := 0; l < n; l++ {
-			x := float64(x1t[k*L+l])
-			c1[k*L+l], s1[k*L+l] = x, math.Abs(x)
-			c2[k*L+l], s2[k*L+l] = 0, 0
+	nd := p.nd
+	c1, c2, s1, s2 := w.pr.c1[:nd*L], w.pr.c2[:nd*L], w.pr.s1[:nd*L], w.pr.s2[:nd*L]
+	for k := 0; k < nd; k++ {
+		xs := x1t[k*L:][:n]
+		c1k, s1k := c1[k*L:][:n], s1[k*L:][:n]
+		for l, x := range xs {
+			v := float64(x)
+			c1k[l], s1k[l] = v, math.Abs(v)
 		}
+		clear(c2[k*L:][:n])
+		clear(s2[k*L:][:n])
 	}
 	delta := -1.0
 	pg, pv := w.pr.pg[:n], w.pr.pv[:n]
+	t1s, t2s := w.pr.t1[:n], w.pr.t2[:n]
 	for u := 0; u < nh; u++ {
 		w.lanes(&s.gate, u, 0, x1t, nil, pg)
 		w.lanes(&s.value, u, 0, x1t, nil, pv)
 		g := gates[u*L:][:n]
-		a, b := s.out.ptr[u], s.out.ptr[u+1]
-		for l := 0; l < n; l++ {
-			g0, dg, dv := g[l], float64(pg[l]), float64(pv[l])
-			v0 := float64(vconst[u*L+l])
-			var t1, t2 float64 // δ and δ² coefficients of the unit's output
+		vc := vconst[u*L:][:n]
+		// t1s, t2s: the δ and δ² coefficients of the unit's output, per
+		// lane; any: one of them is not zero (zero terms add nothing).
+		any1, any2 := false, false
+		for l, g0 := range g {
+			dg, dv := float64(pg[l]), float64(pv[l])
+			var t1, t2 float64
 			switch {
 			case g0 >= hi:
 				if dg > 0 {
 					delta = max(delta, float64(hi-g0)/dg)
 				}
-				t1, t2 = dg*v0+float64(g0)*dv, dg*dv
+				t1, t2 = dg*float64(vc[l])+float64(g0)*dv, dg*dv
 			case g0 <= lo:
 				if dg < 0 {
 					delta = max(delta, float64(lo-g0)/dg)
@@ -181,25 +189,49 @@ func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
 				}
 				t1 = float64(silu(g0)) * dv
 			}
-			if t1 == 0 && t2 == 0 {
-				continue
+			t1s[l], t2s[l] = t1, t2
+			any1 = any1 || t1 != 0
+			any2 = any2 || t2 != 0
+		}
+		if !any1 && !any2 {
+			continue
+		}
+		for e := s.out.ptr[u]; e < s.out.ptr[u+1]; e++ {
+			k := int(s.out.idx[e]) * L
+			wt := float64(s.outW[e])
+			if any1 {
+				c1k, s1k := c1[k:][:n], s1[k:][:n]
+				for l, t1 := range t1s {
+					if t1 != 0 {
+						c1k[l] += wt * t1
+						s1k[l] += math.Abs(wt * t1)
+					}
+				}
 			}
-			for e := a; e < b; e++ {
-				k := int(s.out.idx[e])*L + l
-				wt := float64(s.outW[e])
-				c1[k] += wt * t1
-				s1[k] += math.Abs(wt * t1)
-				c2[k] += wt * t2
-				s2[k] += math.Abs(wt * t2)
+			if any2 {
+				c2k, s2k := c2[k:][:n], s2[k:][:n]
+				for l, t2 := range t2s {
+					if t2 != 0 {
+						c2k[l] += wt * t2
+						s2k[l] += math.Abs(wt * t2)
+					}
+				}
 			}
 		}
 	}
-	for k := 0; k < p.nd; k++ {
-		for l := 0; l < n; l++ {
-			j := k*L + l
-			if math.Abs(c1[j]) > probeTol*s1[j] || math.Abs(c2[j]) > probeTol*s2[j] {
+	for j := 0; j < nd*L; j += L {
+		c1k, c2k, s1k, s2k := c1[j:][:n], c2[j:][:n], s1[j:][:n], s2[j:][:n]
+		bad := false
+		for l := range c1k {
+			bad = bad || math.Abs(c1k[l]) > probeTol*s1k[l] || math.Abs(c2k[l]) > probeTol*s2k[l]
+		}
+		if !bad {
+			continue
+		}
+		for l := range c1k {
+			if math.Abs(c1k[l]) > probeTol*s1k[l] || math.Abs(c2k[l]) > probeTol*s2k[l] {
 				w.probeFail(fmt.Errorf("token %d, dimension %d: the FFN does not cancel the attention's dependence on β (%.3g·δ + %.3g·δ²)",
-					t, p.dyn[k], c1[j], c2[j]))
+					t, p.dyn[j/L], c1k[l], c2k[l]))
 				return
 			}
 		}

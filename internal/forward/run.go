@@ -144,7 +144,8 @@ func run[F Float](p *Plan, inputs []bitvec.Vec, opt Options) (*Result, error) {
 					mu.Unlock()
 				}
 			}()
-			w := newWorker(p, tp, lanes, opt.ProbeBeta)
+			w := getWorker(p, tp, lanes, opt.ProbeBeta)
+			defer putWorker(p, w)
 			defer func() {
 				if !opt.ProbeBeta {
 					return

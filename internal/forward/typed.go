@@ -12,7 +12,13 @@ import (
 type typed[F Float] struct {
 	subs []tsub[F]
 	stSq []F
+	// need is Plan.need, or nil under Options.ProbeBeta (the probe's
+	// bound covers every token).
+	need []int32
 }
+
+// needed reports whether sublayer s must compute token t (see Plan.need).
+func (tp *typed[F]) needed(s *tsub[F], t int) bool { return tp.need == nil || tp.need[t] >= s.idx }
 
 type tproj[F Float] struct {
 	*proj
@@ -59,6 +65,9 @@ func typeProj[F Float](pr *proj) tproj[F] {
 
 func makeTyped[F Float](p *Plan, opt Options) (*typed[F], error) {
 	tp := &typed[F]{stSq: conv[F](p.stSq)}
+	if !opt.ProbeBeta {
+		tp.need = p.need
+	}
 	projs := map[*proj]tproj[F]{}
 	typeProj := func(pr *proj) tproj[F] {
 		if pr == nil {

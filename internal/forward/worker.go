@@ -2,6 +2,7 @@ package forward
 
 import (
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/tcforge/tcforge/sdk/bitvec"
@@ -34,7 +35,7 @@ func newWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
 	if p.delta {
 		w.dlt = make([]F, p.T*p.nd*L)
 	}
-	w.v = make([]F, p.T*p.maxV*L)
+	w.v = make([]F, p.T*p.maxVBuf*L)
 	w.sums = make([]F, p.maxV*L)
 	hid := 0
 	norm := false
@@ -54,9 +55,42 @@ func newWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
 	if probe {
 		w.pr = &probeState[F]{x1: make([]F, p.T*p.nd*L), pg: make([]F, L), pv: make([]F, L),
 			gates: make([]F, hid*L), vals: make([]F, hid*L), sat: true,
+			t1: make([]float64, L), t2: make([]float64, L),
 			c1: make([]float64, p.nd*L), c2: make([]float64, p.nd*L), s1: make([]float64, p.nd*L), s2: make([]float64, p.nd*L)}
 	}
 	return w
+}
+
+// getWorker returns an idle worker of p for lanes L (see Plan.idle),
+// ready for a pass over tp, or a new one.
+func getWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
+	p.idleMu.Lock()
+	for i, x := range p.idle {
+		w, ok := x.(*worker[F])
+		if !ok || w.L != L || probe && w.pr == nil {
+			continue
+		}
+		p.idle = slices.Delete(p.idle, i, i+1)
+		p.idleMu.Unlock()
+		w.tp = tp
+		if !probe {
+			w.pr = nil // its buffers are not needed
+		} else {
+			clear(w.pr.x1)
+			w.pr.pending, w.pr.beta, w.pr.sat, w.pr.err = nil, 0, true, nil
+		}
+		return w
+	}
+	p.idleMu.Unlock()
+	return newWorker(p, tp, L, probe)
+}
+
+// putWorker keeps w for a later pass of p.
+func putWorker[F Float](p *Plan, w *worker[F]) {
+	w.tp = nil
+	p.idleMu.Lock()
+	p.idle = append(p.idle, w)
+	p.idleMu.Unlock()
 }
 
 // load sets the residual stream to the embedding of the samples.
@@ -230,6 +264,9 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 	hi, lo := siluRange[F]()
 	gr := w.g[:n]
 	for t := 0; t < p.T; t++ {
+		if !w.tp.needed(s, t) {
+			continue
+		}
 		if ir != nil {
 			w.normFactors(s, t, ir)
 		}

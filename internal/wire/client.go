@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/tcforge/tcforge/sdk/proto"
@@ -49,6 +50,9 @@ type Client struct {
 	overMemory atomic.Int64
 	// timedOut is set when a call's timeout killed the process.
 	timedOut atomic.Bool
+	// dir is the blob directory made for the plugin (removed by Close);
+	// blobDir is dir if the plugin speaks blob files, else "".
+	dir, blobDir string
 }
 
 // TimeoutError reports a call that did not answer within the client's
@@ -114,6 +118,20 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, LogLevelEnv+"="+effectiveLevel(log).String())
+	// Large blobs cross as files in a directory of this plugin's
+	// (blobfile.go); without one they are streamed.
+	dir, derr := makeBlobDir()
+	if derr != nil {
+		log.Debug().Err(derr).Str("plugin", label).Msg("no blob directory; blobs will be streamed")
+		dir = ""
+	} else {
+		cmd.Env = append(cmd.Env, BlobDirEnv+"="+dir)
+	}
+	removeDir := func() {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}
 
 	startTimeout := time.Minute
 	if d, ok := ctx.Deadline(); ok {
@@ -167,20 +185,22 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		go func() {
 			<-done
 			pc.Kill()
+			removeDir()
 		}()
 		return nil, fmt.Errorf("plugin %q: starting: %w", label, ctx.Err())
 	case s := <-done:
 		if s.err != nil {
 			quiet.Store(true)
 			pc.Kill()
+			removeDir()
 			return nil, startError(label, cmd, protocol, s.err)
 		}
 		rpc = s.rpc
 	}
 	t1 := time.Now()
 
-	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log, quiet: quiet}
-	desc, descName, descProtocol, err := c.describe(ctx)
+	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log, quiet: quiet, dir: dir}
+	desc, descName, descProtocol, files, err := c.describe(ctx)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -188,7 +208,10 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 	// start: process start, go-plugin handshake (with AutoMTLS: a key and
 	// certificate made on each side) and the gRPC dial; describe: the
 	// first call, which also completes the TLS handshake.
-	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Msg("plugin launched")
+	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Bool("blob_files", files && dir != "").Msg("plugin launched")
+	if files {
+		c.blobDir = dir
+	}
 	if descProtocol != protocol {
 		c.Close()
 		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, descProtocol, protocol)
@@ -237,20 +260,21 @@ func startError(name string, cmd *exec.Cmd, protocol int, err error) error {
 }
 
 // describe calls Describe and returns the raw answer, with the two fields
-// Launch checks.
-func (c *Client) describe(ctx context.Context) ([]byte, string, int, error) {
-	resp, err := c.rpc.Describe(ctx, &proto.DescribeRequest{})
+// Launch checks and whether the plugin speaks blob files.
+func (c *Client) describe(ctx context.Context) ([]byte, string, int, bool, error) {
+	var md metadata.MD
+	resp, err := c.rpc.Describe(ctx, &proto.DescribeRequest{}, describeFiles(&md))
 	if err != nil {
-		return nil, "", 0, c.transportError(ctx, "Describe", err)
+		return nil, "", 0, false, c.transportError(ctx, "Describe", err)
 	}
 	var head struct {
 		Name     string `json:"name"`
 		Protocol int    `json:"protocol"`
 	}
 	if err := json.Unmarshal(resp.GetDescription(), &head); err != nil {
-		return nil, "", 0, fmt.Errorf("plugin %q: Describe: decoding the description: %w", c.name, err)
+		return nil, "", 0, false, fmt.Errorf("plugin %q: Describe: decoding the description: %w", c.name, err)
 	}
-	return resp.GetDescription(), head.Name, head.Protocol, nil
+	return resp.GetDescription(), head.Name, head.Protocol, acceptsFiles(md), nil
 }
 
 // Description returns the plugin's description (JSON, as sdk.Description
@@ -269,6 +293,9 @@ func (c *Client) Close() {
 	c.closed.Store(true)
 	c.quiet.Store(true)
 	c.pc.Kill()
+	if c.dir != "" {
+		os.RemoveAll(c.dir)
+	}
 }
 
 // exitStatus says how the plugin process ended. Call it only once Exited.
@@ -369,20 +396,42 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 		defer stop()
 	}
 	t0 := time.Now()
+	var req *blobRef
+	if c.blobDir != "" {
+		if len(in) >= blobFileMin {
+			// A failed write leaves the chunks.
+			if r, err := writeBlobFile(c.blobDir, in); err == nil {
+				req = &r
+				// The plugin removes it when it reads it; this, if it did not.
+				defer os.Remove(filepath.Join(c.blobDir, r.name))
+			}
+		}
+		sctx = callFiles(sctx, req)
+	}
 	stream, err := open(sctx)
 	if err != nil {
 		return nil, c.transportError(ctx, method, err)
 	}
 	// A send fails with io.EOF when the plugin has already answered (with
 	// an error); the answer is then read below.
-	if err := sendBlob(stream, pj, in, false); err == nil {
+	if err := sendBlob(stream, pj, in, false, req != nil); err == nil {
 		if err := stream.CloseSend(); err != nil {
 			return nil, c.transportError(ctx, method, err)
 		}
 	}
 	t1 := time.Now()
 	var first time.Time
-	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true)
+	respFile := func() (blobRef, bool, error) {
+		md, err := stream.Header()
+		if err != nil {
+			return blobRef{}, false, err
+		}
+		return blobRefFrom(md)
+	}
+	if c.blobDir == "" {
+		respFile = nil
+	}
+	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, c.blobDir)
 	if t != nil {
 		t.In, t.Out = len(in), len(out)
 		t.Send, t.Wait, t.Recv = t1.Sub(t0), first.Sub(t1), time.Since(first)

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/tcforge/tcforge/sdk/proto"
@@ -58,9 +61,16 @@ func Serve(h Handler, protocol int) {
 func ServeConfig(h Handler, protocol int) *plugin.ServeConfig {
 	stderr := os.Stderr
 	log := newPluginLogger(stderr, os.Getenv(LogLevelEnv))
+	blobDir := os.Getenv(BlobDirEnv)
+	if blobDir != "" {
+		if err := checkBlobDir(blobDir); err != nil {
+			log.Warn().Err(err).Msg("blobs will be streamed")
+			blobDir = ""
+		}
+	}
 	return &plugin.ServeConfig{
 		HandshakeConfig: Handshake(protocol),
-		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impl: h, log: log}},
+		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impl: h, log: log, blobDir: blobDir}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(maxMsgSize), grpc.MaxSendMsgSize(maxMsgSize),
 				grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize))
@@ -81,6 +91,9 @@ type server struct {
 	proto.UnimplementedPluginServer
 	impl Handler
 	log  zerolog.Logger
+	// blobDir is the host's directory for blob files, "" if none
+	// (blobfile.go).
+	blobDir string
 }
 
 // callContext attaches the per-call logger to ctx (zerolog.Ctx finds it).
@@ -104,6 +117,10 @@ func safely(ctx context.Context, method string, fn func() error) (err error) {
 
 // Describe implements proto.PluginServer.
 func (s *server) Describe(ctx context.Context, _ *proto.DescribeRequest) (*proto.DescribeResponse, error) {
+	if s.blobDir != "" {
+		// Tell the host that blobs may cross as files.
+		_ = grpc.SetHeader(ctx, metadata.Pairs(mdBlobFiles, blobFilesVersion))
+	}
 	var data []byte
 	err := safely(s.callContext(ctx, "Describe"), "Describe", func() error {
 		var err error
@@ -144,7 +161,8 @@ func (s *server) Map(stream proto.Plugin_MapServer) error { return s.serve(strea
 // Malformed framing is a gRPC error.
 func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame], method string) error {
 	t0 := time.Now()
-	params, in, _, err := recvBlob(stream, false)
+	md, _ := metadata.FromIncomingContext(stream.Context())
+	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
 			return err
@@ -164,8 +182,19 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 		return stream.Send(&proto.Frame{Body: &proto.Frame_Trailer{Trailer: &proto.Trailer{Error: toProtoError(err)}}})
 	}
 	t2 := time.Now()
-	err = sendBlob(stream, nil, out, true)
-	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", len(out)).
+	inFile := false
+	if s.blobDir != "" && len(out) >= blobFileMin && slices.Equal(md.Get(mdBlobFiles), []string{blobFilesVersion}) {
+		// A failed write or header leaves the chunks.
+		if ref, err := writeBlobFile(s.blobDir, out); err == nil {
+			if stream.SetHeader(ref.md()) == nil {
+				inFile = true
+			} else {
+				os.Remove(filepath.Join(s.blobDir, ref.name))
+			}
+		}
+	}
+	err = sendBlob(stream, nil, out, true, inFile)
+	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", len(out)).Bool("out_file", inFile).
 		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("decode", times.Decode).Dur("encode", times.Encode).
 		Dur("send", time.Since(t2)).Msg("call done")
 	return err

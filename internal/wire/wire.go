@@ -71,13 +71,14 @@ func Handshake(protocol int) plugin.HandshakeConfig {
 // serves impl, the client side returns the generated gRPC client.
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	impl Handler
-	log  zerolog.Logger
+	impl    Handler
+	log     zerolog.Logger
+	blobDir string // the server's blob directory, "" if none
 }
 
 // GRPCServer implements plugin.GRPCPlugin.
 func (g *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	proto.RegisterPluginServer(s, &server{impl: g.impl, log: g.log})
+	proto.RegisterPluginServer(s, &server{impl: g.impl, log: g.log, blobDir: g.blobDir})
 	return nil
 }
 
@@ -135,15 +136,16 @@ type frameReceiver interface {
 	Recv() (*proto.Frame, error)
 }
 
-// sendBlob sends a header, blob in chunks of at most chunkSize and, if
+// sendBlob sends a header, blob in chunks of at most chunkSize unless
+// inFile (the receiver reads it from a blob file; see blobfile.go) and, if
 // trailer, an empty trailer. It returns the first send error unchanged
 // (io.EOF on a client stream means the server has already answered).
-func sendBlob(s frameSender, params, blob []byte, trailer bool) error {
+func sendBlob(s frameSender, params, blob []byte, trailer, inFile bool) error {
 	err := s.Send(&proto.Frame{Body: &proto.Frame_Header{Header: &proto.Header{Params: params, Size: uint64(len(blob))}}})
 	if err != nil {
 		return err
 	}
-	for off := 0; off < len(blob); off += chunkSize {
+	for off := 0; off < len(blob) && !inFile; off += chunkSize {
 		end := min(off+chunkSize, len(blob))
 		if err := s.Send(&proto.Frame{Body: &proto.Frame_Chunk{Chunk: blob[off:end]}}); err != nil {
 			return err
@@ -155,13 +157,15 @@ func sendBlob(s frameSender, params, blob []byte, trailer bool) error {
 	return nil
 }
 
-// recvBlob reads a header and the blob's chunks. A request (response =
-// false) ends at io.EOF; a response ends with a trailer, whose error is
-// returned as remote (then params and blob are nil). err reports transport
-// errors (unchanged) and malformed framing.
-func recvBlob(r frameReceiver, response bool) (params, blob []byte, remote *proto.Error, err error) {
+// recvBlob reads a header and the blob's chunks, or, if file (called when
+// the header has arrived; nil: never) returns a reference, the blob file
+// it names in dir. A request (response = false) ends at io.EOF; a response
+// ends with a trailer, whose error is returned as remote (then params and
+// blob are nil). err reports transport errors (unchanged), malformed
+// framing and a bad blob file.
+func recvBlob(r frameReceiver, response bool, file func() (blobRef, bool, error), dir string) (params, blob []byte, remote *proto.Error, err error) {
 	var size uint64
-	header := false
+	header, inFile := false, false
 	for {
 		f, err := r.Recv()
 		if errors.Is(err, io.EOF) {
@@ -187,10 +191,26 @@ func recvBlob(r frameReceiver, response bool) (params, blob []byte, remote *prot
 			if size > maxBlobSize {
 				return nil, nil, nil, fmt.Errorf("announced blob of %d bytes exceeds the limit of %d", size, uint64(maxBlobSize))
 			}
+			if file != nil {
+				ref, ok, err := file()
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				if ok {
+					if blob, err = readBlobFile(dir, ref, size); err != nil {
+						return nil, nil, nil, err
+					}
+					inFile = true
+					continue
+				}
+			}
 			blob = make([]byte, 0, min(size, maxPrealloc))
 		case *proto.Frame_Chunk:
 			if !header {
 				return nil, nil, nil, errors.New("data frame before the header")
+			}
+			if inFile {
+				return nil, nil, nil, errors.New("data frame after a blob file")
 			}
 			if uint64(len(blob))+uint64(len(b.Chunk)) > size {
 				return nil, nil, nil, fmt.Errorf("blob exceeds its announced %d bytes", size)

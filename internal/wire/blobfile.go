@@ -1,0 +1,184 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// Large blobs cross the connection as files: the sender writes the blob to
+// a file in a directory private to one host–plugin pair, and the stream
+// carries only the header, with the file's name and CRC-32C in the gRPC
+// metadata of the call (request) or of the answer's headers (response).
+// The receiver opens the file without following links, checks that it is a
+// regular file of the announced size whose checksum matches, reads it and
+// removes it; the blob's own encoding (magic, version) is checked by its
+// decoder as before. This skips framing every MiB, TLS and HTTP/2 flow
+// control for the tens of MB of a full SHA-3 circuit or model; the control
+// channel (handshake, AutoMTLS, calls, errors) is unchanged.
+//
+// The host makes the directory (mode 0700, in os.TempDir) when it launches
+// a plugin, passes it in BlobDirEnv and removes it, with anything left in
+// it, when it closes the plugin. A plugin that accepts the directory says
+// so in its Describe answer's headers; with a plugin that does not (built
+// against an older SDK, or where the directory is unusable) blobs are
+// streamed in chunks as before, and so are blobs below blobFileMin.
+const (
+	// BlobDirEnv names the directory the host passes to a plugin for
+	// blob files.
+	BlobDirEnv = "TCFORGE_PLUGIN_BLOB_DIR"
+	// blobFileMin is the smallest blob sent as a file.
+	blobFileMin = 256 << 10
+	// mdBlobFiles, in Describe's answer headers, says the plugin reads and
+	// writes blob files; in a call's metadata, that the host reads them.
+	mdBlobFiles = "tcforge-blob-files"
+	// mdBlobFile and mdBlobCRC name a blob's file and its CRC-32C (hex).
+	mdBlobFile = "tcforge-blob-file"
+	mdBlobCRC  = "tcforge-blob-crc32c"
+	// blobFilesVersion is the version of this scheme the two sides agree on.
+	blobFilesVersion = "1"
+	// blobFilePrefix starts every blob file's name.
+	blobFilePrefix = "blob-"
+)
+
+// castagnoli is the CRC-32C table (hardware-accelerated on amd64, arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// blobRef locates a blob sent as a file.
+type blobRef struct {
+	name string
+	crc  uint32
+}
+
+// md returns the metadata pairs announcing r.
+func (r blobRef) md() metadata.MD {
+	return metadata.Pairs(mdBlobFile, r.name, mdBlobCRC, strconv.FormatUint(uint64(r.crc), 16))
+}
+
+// blobRefFrom reads a blob file's reference from md (ok false if none).
+func blobRefFrom(md metadata.MD) (blobRef, bool, error) {
+	names, crcs := md.Get(mdBlobFile), md.Get(mdBlobCRC)
+	if len(names) == 0 && len(crcs) == 0 {
+		return blobRef{}, false, nil
+	}
+	if len(names) != 1 || len(crcs) != 1 {
+		return blobRef{}, false, errors.New("malformed blob file reference")
+	}
+	crc, err := strconv.ParseUint(crcs[0], 16, 32)
+	if err != nil {
+		return blobRef{}, false, fmt.Errorf("blob file checksum %q: %w", crcs[0], err)
+	}
+	return blobRef{name: names[0], crc: uint32(crc)}, true, nil
+}
+
+// makeBlobDir creates a private directory for one plugin's blob files.
+func makeBlobDir() (string, error) {
+	return os.MkdirTemp("", "tcforge-blobs-")
+}
+
+// checkBlobDir reports whether dir is usable as a blob directory on the
+// plugin side: an existing directory, not a link, owned by this user and
+// closed to everyone else.
+func checkBlobDir(dir string) error {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return fmt.Errorf("blob directory %q is not an absolute path", dir)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("blob directory %s is not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("blob directory %s is open to other users (%v)", dir, fi.Mode().Perm())
+	}
+	return checkOwner(fi)
+}
+
+// writeBlobFile writes blob to a new file in dir and returns its reference.
+func writeBlobFile(dir string, blob []byte) (blobRef, error) {
+	f, err := os.CreateTemp(dir, blobFilePrefix+"*")
+	if err != nil {
+		return blobRef{}, err
+	}
+	ref := blobRef{name: filepath.Base(f.Name()), crc: crc32.Checksum(blob, castagnoli)}
+	_, err = f.Write(blob)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return blobRef{}, err
+	}
+	return ref, nil
+}
+
+// readBlobFile reads and removes the blob file ref in dir, which must hold
+// exactly size bytes with ref's checksum.
+func readBlobFile(dir string, ref blobRef, size uint64) ([]byte, error) {
+	if dir == "" {
+		return nil, errors.New("a blob file was announced but this side has no blob directory")
+	}
+	if !strings.HasPrefix(ref.name, blobFilePrefix) || filepath.Base(ref.name) != ref.name || strings.ContainsAny(ref.name, `/\`) {
+		return nil, fmt.Errorf("bad blob file name %q", ref.name)
+	}
+	path := filepath.Join(dir, ref.name)
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, fmt.Errorf("blob file: %w", err)
+	}
+	defer f.Close()
+	os.Remove(path) // the receiver owns it now
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("blob file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("blob file %s is not a regular file", ref.name)
+	}
+	if uint64(fi.Size()) != size {
+		return nil, fmt.Errorf("blob file %s holds %d bytes, %d announced", ref.name, fi.Size(), size)
+	}
+	if size > maxBlobSize {
+		return nil, fmt.Errorf("announced blob of %d bytes exceeds the limit of %d", size, uint64(maxBlobSize))
+	}
+	blob := make([]byte, size)
+	if _, err := io.ReadFull(f, blob); err != nil {
+		return nil, fmt.Errorf("blob file %s: %w", ref.name, err)
+	}
+	if got := crc32.Checksum(blob, castagnoli); got != ref.crc {
+		return nil, fmt.Errorf("blob file %s: CRC-32C %08x, %08x announced", ref.name, got, ref.crc)
+	}
+	return blob, nil
+}
+
+// describeFiles is the call option that collects Describe's answer
+// headers into md.
+func describeFiles(md *metadata.MD) grpc.CallOption { return grpc.Header(md) }
+
+// acceptsFiles reports whether Describe's answer headers md say the plugin
+// speaks blob files.
+func acceptsFiles(md metadata.MD) bool {
+	v := md.Get(mdBlobFiles)
+	return len(v) == 1 && v[0] == blobFilesVersion
+}
+
+// callFiles returns ctx with the outgoing metadata of a call: that the
+// host reads blob files, and the request blob's file, if any.
+func callFiles(ctx context.Context, req *blobRef) context.Context {
+	md := metadata.Pairs(mdBlobFiles, blobFilesVersion)
+	if req != nil {
+		md = metadata.Join(md, req.md())
+	}
+	return metadata.NewOutgoingContext(ctx, md)
+}

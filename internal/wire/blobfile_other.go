@@ -1,0 +1,17 @@
+//go:build !unix
+
+package wire
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// openNoFollow is not offered here: blobs are streamed.
+func openNoFollow(string) (*os.File, error) {
+	return nil, errors.New("blob files are not supported here")
+}
+
+// checkOwner cannot check ownership here: the plugin streams its blobs.
+func checkOwner(fs.FileInfo) error { return errors.New("blob files are not supported here") }

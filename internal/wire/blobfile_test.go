@@ -1,0 +1,108 @@
+//go:build unix
+
+package wire
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBlobFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	blob := bytes.Repeat([]byte("tcforge"), 100_000)
+	ref, err := writeBlobFile(dir, blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readBlobFile(dir, ref, uint64(len(blob)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, blob) {
+		t.Fatal("blob changed on the way")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ref.name)); !os.IsNotExist(err) {
+		t.Errorf("the reader left the file behind: %v", err)
+	}
+	// The reference survives its metadata encoding.
+	back, ok, err := blobRefFrom(ref.md())
+	if err != nil || !ok || back != ref {
+		t.Errorf("metadata round trip: %+v %v %v, want %+v", back, ok, err, ref)
+	}
+}
+
+func TestBlobFileRejects(t *testing.T) {
+	dir := t.TempDir()
+	blob := []byte(strings.Repeat("x", 1000))
+	for _, tc := range []struct {
+		name string
+		mod  func(ref *blobRef, size *uint64)
+		want string
+	}{
+		{"size", func(_ *blobRef, size *uint64) { *size++ }, "1000 bytes, 1001 announced"},
+		{"checksum", func(ref *blobRef, _ *uint64) { ref.crc ^= 1 }, "CRC-32C"},
+		{"name", func(ref *blobRef, _ *uint64) { ref.name = "../" + ref.name }, "bad blob file name"},
+		{"foreign", func(ref *blobRef, _ *uint64) { ref.name = "passwd" }, "bad blob file name"},
+		{"missing", func(ref *blobRef, _ *uint64) { ref.name = blobFilePrefix + "none" }, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref, err := writeBlobFile(dir, blob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := uint64(len(blob))
+			tc.mod(&ref, &size)
+			if _, err := readBlobFile(dir, ref, size); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("link", func(t *testing.T) {
+		target := filepath.Join(t.TempDir(), "secret")
+		if err := os.WriteFile(target, blob, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(dir, blobFilePrefix+"link")
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readBlobFile(dir, blobRef{name: blobFilePrefix + "link"}, uint64(len(blob))); err == nil {
+			t.Error("a symbolic link was followed")
+		}
+	})
+	t.Run("no directory", func(t *testing.T) {
+		if _, err := readBlobFile("", blobRef{name: blobFilePrefix + "x"}, 1); err == nil {
+			t.Error("a blob file was read without a blob directory")
+		}
+	})
+}
+
+func TestCheckBlobDir(t *testing.T) {
+	private := t.TempDir()
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkBlobDir(private); err != nil {
+		t.Errorf("private directory refused: %v", err)
+	}
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(private, "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "l")
+	if err := os.Symlink(private, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "relative", open, file, link, filepath.Join(private, "missing")} {
+		if err := checkBlobDir(bad); err == nil {
+			t.Errorf("checkBlobDir(%q) accepted it", bad)
+		}
+	}
+}

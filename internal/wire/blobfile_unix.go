@@ -1,0 +1,27 @@
+//go:build unix
+
+package wire
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// openNoFollow opens path for reading, failing if it is a symbolic link.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+}
+
+// checkOwner reports an error unless fi belongs to this process's user.
+func checkOwner(fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: no owner to check", fi.Name())
+	}
+	if int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to user %d, not %d", fi.Name(), st.Uid, os.Getuid())
+	}
+	return nil
+}
