@@ -80,9 +80,43 @@ func blobRefFrom(md metadata.MD) (blobRef, bool, error) {
 	return blobRef{name: names[0], crc: uint32(crc)}, true, nil
 }
 
-// makeBlobDir creates a private directory for one plugin's blob files.
+// blobDirPrefix starts the name of every blob directory; the host's
+// process ID follows it ("tcforge-blobs-<pid>-<random>").
+const blobDirPrefix = "tcforge-blobs-"
+
+// makeBlobDir creates a private directory for one plugin's blob files,
+// named for this host process. A host killed outright (SIGKILL) cannot
+// remove its directories, so makeBlobDir first removes those of hosts that
+// are gone (sweepBlobDirs): a killed run leaves nothing past the next one.
 func makeBlobDir() (string, error) {
-	return os.MkdirTemp("", "tcforge-blobs-")
+	sweepBlobDirs(os.TempDir())
+	return os.MkdirTemp("", blobDirPrefix+strconv.Itoa(os.Getpid())+"-")
+}
+
+// sweepBlobDirs removes the blob directories under tmp whose host process
+// no longer exists, with whatever files a killed transfer left in them.
+// Only this user's directories are touched (checkBlobDir), and a directory
+// whose name carries no process ID is left alone.
+func sweepBlobDirs(tmp string) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), blobDirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		dir := filepath.Join(tmp, e.Name())
+		if checkBlobDir(dir) == nil {
+			os.RemoveAll(dir)
+		}
+	}
 }
 
 // checkBlobDir reports whether dir is usable as a blob directory on the

@@ -5,7 +5,9 @@ package wire
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -103,6 +105,46 @@ func TestCheckBlobDir(t *testing.T) {
 	for _, bad := range []string{"", "relative", open, file, link, filepath.Join(private, "missing")} {
 		if err := checkBlobDir(bad); err == nil {
 			t.Errorf("checkBlobDir(%q) accepted it", bad)
+		}
+	}
+}
+
+// TestSweepBlobDirs checks that the blob directories of hosts that are
+// gone (a host killed with SIGKILL cannot remove its own) are removed, with
+// the files a killed transfer left, and that nothing else is touched.
+func TestSweepBlobDirs(t *testing.T) {
+	tmp := t.TempDir()
+	// A process that has exited: its ID names a dead host.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := strconv.Itoa(cmd.Process.Pid)
+	mk := func(name string, perm os.FileMode) string {
+		dir := filepath.Join(tmp, name)
+		if err := os.Mkdir(dir, perm); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	gone := mk(blobDirPrefix+dead+"-123", 0o700)
+	if err := os.WriteFile(filepath.Join(gone, blobFilePrefix+"1"), []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keep := []string{
+		mk(blobDirPrefix+strconv.Itoa(os.Getpid())+"-1", 0o700),  // this host
+		mk(blobDirPrefix+strconv.Itoa(os.Getppid())+"-2", 0o700), // a live host
+		mk(blobDirPrefix+"abc", 0o700),                           // no process ID
+		mk(blobDirPrefix+dead+"-9", 0o755),                       // not private: not ours to judge
+		mk("other-"+dead+"-1", 0o700),                            // not a blob directory
+	}
+	sweepBlobDirs(tmp)
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("the dead host's directory %s survived: %v", gone, err)
+	}
+	for _, dir := range keep {
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("%s was removed: %v", dir, err)
 		}
 	}
 }

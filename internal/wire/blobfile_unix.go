@@ -3,6 +3,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -24,4 +25,11 @@ func checkOwner(fi fs.FileInfo) error {
 		return fmt.Errorf("%s belongs to user %d, not %d", fi.Name(), st.Uid, os.Getuid())
 	}
 	return nil
+}
+
+// processAlive reports whether a process with this ID exists (signal 0
+// probes without sending; EPERM means it exists under another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
