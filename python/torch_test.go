@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/noattention"
@@ -135,11 +136,11 @@ func TestToyKeccak(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := "toy." + ly.name + "." + mp.arch
-			info, err := model.Export(m, dir, name, ly.dense)
+			info, err := safetensors.Export(m, dir, name, ly.dense)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := map[bool]string{true: model.LayoutDense, false: model.LayoutCSR}[ly.dense > 0]; info.Layout != want {
+			if want := map[bool]string{true: safetensors.LayoutDense, false: safetensors.LayoutCSR}[ly.dense > 0]; info.Layout != want {
 				t.Fatalf("%s: layout %s, want %s", name, info.Layout, want)
 			}
 			inFile := filepath.Join(dir, name+".in")
@@ -240,7 +241,7 @@ func TestSHA3_256(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := model.Export(m, models, "mappers-sha3-256.fusion."+mp.arch, 0)
+		info, err := safetensors.Export(m, models, "mappers-sha3-256.fusion."+mp.arch, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +282,7 @@ func TestMalformedExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	info, err := model.Export(m, dir, "toy", 0)
+	info, err := safetensors.Export(m, dir, "toy", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/internal/point"
+	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -176,7 +177,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		}
 	}
 	if r.Export != "" {
-		info, err := model.Export(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit)
+		info, err := safetensors.Export(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit)
 		if err != nil {
 			mr.Err = err
 			return
@@ -300,5 +301,19 @@ func exportName(p *config.Pipeline, pt config.Point, layerer, arch string) strin
 		parts = append(parts, strings.NewReplacer("=", "-", " ", "_").Replace(s))
 	}
 	parts = append(parts, layerer, strings.ReplaceAll(arch, "/", "-"))
-	return model.SafeName(filepath.Base(strings.Join(parts, ".")))
+	return safeName(filepath.Base(strings.Join(parts, ".")))
+}
+
+// safeName turns s into a file-name-safe string.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
 }

@@ -1,6 +1,6 @@
-// Package model holds the transformer model IR that mapper plugins produce,
-// a generic sparse float32/float64 forward pass over it, and a safetensors
-// export.
+// Package model holds the transformer model IR that mapper plugins produce
+// and its binary encoding (the forward pass is internal/forward, the
+// safetensors export internal/safetensors).
 //
 // A Model is an encoder stack acting on a fixed number of tokens:
 //
