@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tcforge/tcforge/sdk/proto"
+	"github.com/tcforge/tcforge/internal/wire/proto"
 )
 
 // exitGrace is how long a call that lost its connection waits for the
