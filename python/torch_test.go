@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tcforge/tcforge/internal/safetensors"
@@ -34,11 +35,23 @@ import (
 // python is Debian's interpreter, the one python3-torch installs into.
 const python = "/usr/bin/python3"
 
-// needTorch skips the test unless python can import torch.
+// torchMissing says, once per test binary, why python cannot import torch
+// ("" if it can): importing torch takes seconds, and every test asks.
+var torchMissing = sync.OnceValue(func() string {
+	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
+		return fmt.Sprintf("PyTorch check skipped: %s cannot import torch (apt-get install python3-torch): %v %s", python, err, bytes.TrimSpace(out))
+	}
+	return ""
+})
+
+// needTorch skips the test unless python can import torch. The tests that
+// call it are independent (own temp dirs, own python processes) and run in
+// parallel.
 func needTorch(t *testing.T) {
 	t.Helper()
-	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
-		t.Skipf("PyTorch check skipped: %s cannot import torch (apt-get install python3-torch): %v %s", python, err, bytes.TrimSpace(out))
+	t.Parallel()
+	if why := torchMissing(); why != "" {
+		t.Skip(why)
 	}
 }
 

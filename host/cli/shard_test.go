@@ -18,6 +18,7 @@ import (
 // the shards, and compares every file the two write: the same bytes apart
 // from timings.
 func TestShardMerge(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join("testdata", "shard.hcl")
 	root := t.TempDir()
 	single := filepath.Join(root, "single")
@@ -107,6 +108,7 @@ func manifestUntimed(t *testing.T, data []byte) []byte {
 // TestShardMergeRefuses: an incomplete or duplicated set of shards is
 // refused with the reason.
 func TestShardMergeRefuses(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join("testdata", "shard.hcl")
 	root := t.TempDir()
 	d0, d1 := filepath.Join(root, "0"), filepath.Join(root, "1")
