@@ -7,7 +7,7 @@ import (
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
-// typed holds the plan's weights converted to F, and the softmax weights
+// typed holds the program's weights converted to F, and the softmax weights
 // for the pass's temperatures.
 type typed[F Float] struct {
 	subs []tsub[F]
@@ -57,7 +57,7 @@ func typeProj[F Float](pr *proj) tproj[F] {
 	return tproj[F]{proj: pr, dynW: conv[F](pr.dyn.val), statVal: conv[F](pr.stat.val)}
 }
 
-func makeTyped[F Float](p *Plan, opt Options) (*typed[F], error) {
+func makeTyped[F Float](p *Program, opt Options) (*typed[F], error) {
 	tp := &typed[F]{stSq: conv[F](p.stSq)}
 	projs := map[*proj]tproj[F]{}
 	typeProj := func(pr *proj) tproj[F] {
@@ -106,7 +106,7 @@ func makeTyped[F Float](p *Plan, opt Options) (*typed[F], error) {
 				ts.heads = append(ts.heads, th)
 			}
 			if opt.ProbeBeta && s.mode == model.Softmax {
-				ps, err := probePlan(s, p.T, ts.beta)
+				ps, err := prepareProbe(s, p.T, ts.beta)
 				if err != nil {
 					return nil, err
 				}

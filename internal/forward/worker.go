@@ -9,7 +9,7 @@ import (
 
 // worker carries L samples through the model.
 type worker[F Float] struct {
-	p    *Plan
+	p    *Program
 	tp   *typed[F]
 	L, n int  // lane capacity, lanes in use
 	x    []F  // T × nd × L residual stream (dynamic part)
@@ -28,7 +28,7 @@ type worker[F Float] struct {
 	pr    *probeState[F] // Options.ProbeBeta
 }
 
-func newWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
+func newWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] {
 	w := &worker[F]{p: p, tp: tp, L: L}
 	w.x = make([]F, p.T*p.nd*L)
 	if p.delta {
