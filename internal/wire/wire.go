@@ -17,8 +17,8 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 
+	"github.com/tcforge/tcforge/internal/binenc"
 	"github.com/tcforge/tcforge/internal/wire/proto"
-	"github.com/tcforge/tcforge/sdk/binenc"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 )
 
