@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,15 +23,25 @@ func TestShardMerge(t *testing.T) {
 	cfg := filepath.Join("testdata", "shard.hcl")
 	root := t.TempDir()
 	single := filepath.Join(root, "single")
-	if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--out", single, cfg); r.code != 0 {
-		t.Fatalf("single run: exit %d\n%s", r.code, r.stderr)
-	}
 	var dirs []string
 	for i := range 3 {
-		d := filepath.Join(root, "shard", string(rune('0'+i)))
-		dirs = append(dirs, d)
-		if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i))+"/3", "--out", d, cfg); r.code != 0 {
-			t.Fatalf("shard %d/3: exit %d\n%s", i, r.code, r.stderr)
+		dirs = append(dirs, filepath.Join(root, "shard", string(rune('0'+i))))
+	}
+	// The single run and the three shards are independent processes' work
+	// (own output directories): run them at once.
+	runs := [][]string{{"run", "--log-level", "warn", "--progress", "never", "--out", single, cfg}}
+	for i, d := range dirs {
+		runs = append(runs, []string{"run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i)) + "/3", "--out", d, cfg})
+	}
+	results := make([]result, len(runs))
+	var wg sync.WaitGroup
+	for i, args := range runs {
+		wg.Go(func() { results[i] = tcforge(t, args...) })
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", runs[i], r.code, r.stderr)
 		}
 	}
 	merged := filepath.Join(root, "merged")
@@ -112,8 +123,16 @@ func TestShardMergeRefuses(t *testing.T) {
 	cfg := filepath.Join("testdata", "shard.hcl")
 	root := t.TempDir()
 	d0, d1 := filepath.Join(root, "0"), filepath.Join(root, "1")
+	results := make([]result, 2)
+	var wg sync.WaitGroup
 	for i, d := range []string{d0, d1} {
-		if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i))+"/3", "--out", d, cfg); r.code != 0 {
+		wg.Go(func() {
+			results[i] = tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i))+"/3", "--out", d, cfg)
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.code != 0 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
 	}
