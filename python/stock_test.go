@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/internal/forward"
+	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/plugins/adder"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
@@ -19,7 +20,6 @@ import (
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
-	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -75,7 +75,7 @@ func TestStockTokensAsStates(t *testing.T) {
 		if sb.String() != hb.String() {
 			t.Fatalf("%s: the host's float32 pass differs from the layered circuit", p.name)
 		}
-		info, err := model.Export(m, dir, p.name+".tokens-as-states", 0)
+		info, err := safetensors.Export(m, dir, p.name+".tokens-as-states", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestStockSnippet(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := model.Export(m, filepath.Join(dir, "out", "models"), "transformers-sha3-256-block.fusion.tokens-as-states-stock", 0); err != nil {
+	if _, err := safetensors.Export(m, filepath.Join(dir, "out", "models"), "transformers-sha3-256-block.fusion.tokens-as-states-stock", 0); err != nil {
 		t.Fatal(err)
 	}
 	readme, err := os.ReadFile("../README.md")

@@ -16,8 +16,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/noattention"
@@ -34,11 +36,23 @@ import (
 // python is Debian's interpreter, the one python3-torch installs into.
 const python = "/usr/bin/python3"
 
-// needTorch skips the test unless python can import torch.
+// torchMissing says, once per test binary, why python cannot import torch
+// ("" if it can): importing torch takes seconds, and every test asks.
+var torchMissing = sync.OnceValue(func() string {
+	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
+		return fmt.Sprintf("PyTorch check skipped: %s cannot import torch (apt-get install python3-torch): %v %s", python, err, bytes.TrimSpace(out))
+	}
+	return ""
+})
+
+// needTorch skips the test unless python can import torch. The tests that
+// call it are independent (own temp dirs, own python processes) and run in
+// parallel.
 func needTorch(t *testing.T) {
 	t.Helper()
-	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
-		t.Skipf("PyTorch check skipped: %s cannot import torch (apt-get install python3-torch): %v %s", python, err, bytes.TrimSpace(out))
+	t.Parallel()
+	if why := torchMissing(); why != "" {
+		t.Skip(why)
 	}
 }
 
@@ -136,11 +150,11 @@ func TestToyKeccak(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := "toy." + ly.name + "." + mp.arch
-			info, err := model.Export(m, dir, name, ly.dense)
+			info, err := safetensors.Export(m, dir, name, ly.dense)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := map[bool]string{true: model.LayoutDense, false: model.LayoutCSR}[ly.dense > 0]; info.Layout != want {
+			if want := map[bool]string{true: safetensors.LayoutDense, false: safetensors.LayoutCSR}[ly.dense > 0]; info.Layout != want {
 				t.Fatalf("%s: layout %s, want %s", name, info.Layout, want)
 			}
 			inFile := filepath.Join(dir, name+".in")
@@ -242,7 +256,7 @@ func TestSHA3_256(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := model.Export(m, models, "mappers-sha3-256.fusion."+mp.arch, 0)
+		info, err := safetensors.Export(m, models, "mappers-sha3-256.fusion."+mp.arch, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +271,7 @@ func TestSHA3_256(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := model.Export(tas, models, "mappers-sha3-256.fusion.tokens-as-states-stock", 0)
+	info, err := safetensors.Export(tas, models, "mappers-sha3-256.fusion.tokens-as-states-stock", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +311,7 @@ func TestMalformedExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	info, err := model.Export(m, dir, "toy", 0)
+	info, err := safetensors.Export(m, dir, "toy", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

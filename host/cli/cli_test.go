@@ -75,6 +75,7 @@ func tcforge(t *testing.T, args ...string) result {
 // row of the output with the paper's tables (testdata/paper, copied from
 // the paper's sources).
 func TestPaperTables(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		config, pipeline, paper string
 		keys                    []string          // columns identifying a row, same name in both
@@ -219,6 +220,7 @@ func adderPlugin(t *testing.T) (dir, bin string) {
 // TestExternalPlugin builds the example plugin binary and runs a pipeline
 // that uses it from a plugin directory.
 func TestExternalPlugin(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a plugin binary")
 	}

@@ -148,6 +148,7 @@ func TestInspectJSONAndErrors(t *testing.T) {
 // TestRunReports runs figures.hcl (the paper's figures) with --out and
 // --draw and checks the report files' contents.
 func TestRunReports(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := tcforge(t, "run", "--log-level", "warn", "--progress", "always", "--png=false", "--draw=fig-*-circuit", "--out", dir, figures)
 	if r.code != 0 {

@@ -9,6 +9,7 @@ import (
 // TestPluginsHelp checks plugin help. Listing every plugin exits 1 here:
 // the test builtins include plugins that fail to start on purpose.
 func TestPluginsHelp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want []string

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,18 +19,29 @@ import (
 // the shards, and compares every file the two write: the same bytes apart
 // from timings.
 func TestShardMerge(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join("testdata", "shard.hcl")
 	root := t.TempDir()
 	single := filepath.Join(root, "single")
-	if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--out", single, cfg); r.code != 0 {
-		t.Fatalf("single run: exit %d\n%s", r.code, r.stderr)
-	}
 	var dirs []string
 	for i := range 3 {
-		d := filepath.Join(root, "shard", string(rune('0'+i)))
-		dirs = append(dirs, d)
-		if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i))+"/3", "--out", d, cfg); r.code != 0 {
-			t.Fatalf("shard %d/3: exit %d\n%s", i, r.code, r.stderr)
+		dirs = append(dirs, filepath.Join(root, "shard", string(rune('0'+i))))
+	}
+	// The single run and the three shards are independent processes' work
+	// (own output directories): run them at once.
+	runs := [][]string{{"run", "--log-level", "warn", "--progress", "never", "--out", single, cfg}}
+	for i, d := range dirs {
+		runs = append(runs, []string{"run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i)) + "/3", "--out", d, cfg})
+	}
+	results := make([]result, len(runs))
+	var wg sync.WaitGroup
+	for i, args := range runs {
+		wg.Go(func() { results[i] = tcforge(t, args...) })
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", runs[i], r.code, r.stderr)
 		}
 	}
 	merged := filepath.Join(root, "merged")
@@ -107,11 +119,20 @@ func manifestUntimed(t *testing.T, data []byte) []byte {
 // TestShardMergeRefuses: an incomplete or duplicated set of shards is
 // refused with the reason.
 func TestShardMergeRefuses(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join("testdata", "shard.hcl")
 	root := t.TempDir()
 	d0, d1 := filepath.Join(root, "0"), filepath.Join(root, "1")
+	results := make([]result, 2)
+	var wg sync.WaitGroup
 	for i, d := range []string{d0, d1} {
-		if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i))+"/3", "--out", d, cfg); r.code != 0 {
+		wg.Go(func() {
+			results[i] = tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--shard", string(rune('0'+i))+"/3", "--out", d, cfg)
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.code != 0 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
 	}

@@ -262,7 +262,11 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		defer cancel()
 	}
 	c, pl, err := Launch(lctx, name, cmd, sum, r.opts.Log)
-	if err != nil && ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
+	// go-plugin's own start timer (set from lctx's deadline) can fire before
+	// lctx's timer has marked it done, on a loaded machine: the deadline
+	// having passed is what counts.
+	deadline, timed := lctx.Deadline()
+	if err != nil && ctx.Err() == nil && r.opts.StartTimeout > 0 && timed && (errors.Is(lctx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline)) {
 		return nil, src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
 	}
 	if errors.Is(err, wire.ErrChecksum) {

@@ -45,17 +45,17 @@ func BenchmarkBetaMin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	plan, err := forward.Compile(m)
+	prog, err := forward.Compile(m)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("bisection", func(b *testing.B) {
 		var got float64
 		for b.Loop() {
-			if _, err := plan.Run(in, forward.Options{}); err != nil {
+			if _, err := prog.Run(in, forward.Options{}); err != nil {
 				b.Fatal(err)
 			}
-			if got, _, err = betaSearch(ctx, plan, in, want, l.NumOutputs(), beta); err != nil {
+			if got, _, err = betaSearch(ctx, prog, in, want, l.NumOutputs(), beta); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -64,11 +64,11 @@ func BenchmarkBetaMin(b *testing.B) {
 	b.Run("probe", func(b *testing.B) {
 		var got float64
 		for b.Loop() {
-			res, err := plan.Run(in, forward.Options{ProbeBeta: true})
+			res, err := prog.Run(in, forward.Options{ProbeBeta: true})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if got, _, _, _, err = betaMin(ctx, plan, res.Beta, in, want, l.NumOutputs(), beta, zerolog.Nop()); err != nil {
+			if got, _, _, _, err = betaMin(ctx, prog, res.Beta, in, want, l.NumOutputs(), beta, zerolog.Nop()); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/internal/point"
+	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -156,7 +157,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	}
 	t0 = time.Now()
 	mr.Samples = len(in)
-	plan, res, err := verifyModel(m, l, in, want, forward.Options{ProbeBeta: mr.Beta > 0})
+	prog, res, err := verifyModel(m, l, in, want, forward.Options{ProbeBeta: mr.Beta > 0})
 	mr.VerifyTime = time.Since(t0)
 	if res != nil {
 		mr.MinMargin = res.MinMargin
@@ -168,7 +169,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	mr.Verified = true
 	if mr.Beta > 0 {
 		t0 = time.Now()
-		mr.BetaMin, mr.BetaStep, mr.BetaBound, mr.BetaMethod, err = betaMin(ctx, plan, res.Beta, in, want, l.NumOutputs(), mr.Beta, log)
+		mr.BetaMin, mr.BetaStep, mr.BetaBound, mr.BetaMethod, err = betaMin(ctx, prog, res.Beta, in, want, l.NumOutputs(), mr.Beta, log)
 		mr.SearchTime = time.Since(t0)
 		if err != nil {
 			mr.Err = fmt.Errorf("mapper %q: β search: %w", b.Name, err)
@@ -176,7 +177,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		}
 	}
 	if r.Export != "" {
-		info, err := model.Export(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit)
+		info, err := safetensors.Export(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit)
 		if err != nil {
 			mr.Err = err
 			return
@@ -198,23 +199,23 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // output counts, then a float32 forward pass (options opt) on in against
 // l's outputs want, bit for bit. It returns the compiled model and the
 // pass's result (nil if it did not run).
-func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt forward.Options) (*forward.Plan, *forward.Result, error) {
+func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt forward.Options) (*forward.Program, *forward.Result, error) {
 	if m.NumInputs() != l.NumInputs || m.NumOutputs() != l.NumOutputs() {
 		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
 			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
 	}
-	plan, err := forward.Compile(m)
+	prog, err := forward.Compile(m)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := plan.Run(in, opt)
+	res, err := prog.Run(in, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("forward pass: %w", err)
 	}
 	if err := point.FirstMismatch("float32 model vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
-		return plan, res, err
+		return prog, res, err
 	}
-	return plan, res, nil
+	return prog, res, nil
 }
 
 // betaMin finds the smallest inverse temperature, on the grid k·β/2^betaSteps
@@ -226,14 +227,14 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt 
 // same answer as the bisection when exactness is monotone in β, usually in
 // two passes instead of six). Otherwise it bisects (method "bisection").
 // bound is the probe's bound (0 if none).
-func betaMin(ctx context.Context, plan *forward.Plan, bb *forward.BetaBound, in, want []bitvec.Vec, nOut int, beta float64, log zerolog.Logger) (betaMin, step, bound float64, method string, err error) {
+func betaMin(ctx context.Context, prog *forward.Program, bb *forward.BetaBound, in, want []bitvec.Vec, nOut int, beta float64, log zerolog.Logger) (betaMin, step, bound float64, method string, err error) {
 	n := 1 << betaSteps
 	step = beta / float64(n)
 	exact := func(k int) (bool, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		res, err := plan.Run(in, forward.Options{Beta: float64(k) * beta / float64(n)})
+		res, err := prog.Run(in, forward.Options{Beta: float64(k) * beta / float64(n)})
 		if err != nil {
 			return false, err
 		}
@@ -265,7 +266,7 @@ func betaMin(ctx context.Context, plan *forward.Plan, bb *forward.BetaBound, in,
 	} else if bb != nil && !bb.Supported {
 		log.Debug().Str("reason", bb.Reason).Msg("β probe does not apply; bisecting")
 	}
-	lo, step, err := betaSearch(ctx, plan, in, want, nOut, beta)
+	lo, step, err := betaSearch(ctx, prog, in, want, nOut, beta)
 	return lo, step, bound, "bisection", err
 }
 
@@ -273,14 +274,14 @@ func betaMin(ctx context.Context, plan *forward.Plan, bb *forward.BetaBound, in,
 // model's weights still compute every sample exactly, between 0 and the
 // model's own β (which is known to). It returns that β and the search's
 // resolution.
-func betaSearch(ctx context.Context, plan *forward.Plan, in, want []bitvec.Vec, nOut int, beta float64) (float64, float64, error) {
+func betaSearch(ctx context.Context, prog *forward.Program, in, want []bitvec.Vec, nOut int, beta float64) (float64, float64, error) {
 	lo, hi := 0.0, beta
 	for range betaSteps {
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
 		mid := (lo + hi) / 2
-		res, err := plan.Run(in, forward.Options{Beta: mid})
+		res, err := prog.Run(in, forward.Options{Beta: mid})
 		if err != nil {
 			return 0, 0, err
 		}
@@ -300,5 +301,19 @@ func exportName(p *config.Pipeline, pt config.Point, layerer, arch string) strin
 		parts = append(parts, strings.NewReplacer("=", "-", " ", "_").Replace(s))
 	}
 	parts = append(parts, layerer, strings.ReplaceAll(arch, "/", "-"))
-	return model.SafeName(filepath.Base(strings.Join(parts, ".")))
+	return safeName(filepath.Base(strings.Join(parts, ".")))
+}
+
+// safeName turns s into a file-name-safe string.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
 }

@@ -133,11 +133,11 @@ func TestBetaSearch(t *testing.T) {
 	}
 	in := sdktest.AllInputs(2)
 	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
-	plan, _, err := verifyModel(m, l, in, want, forward.Options{})
+	prog, _, err := verifyModel(m, l, in, want, forward.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bmin, step, err := betaSearch(context.Background(), plan, in, want, 1, 8)
+	bmin, step, err := betaSearch(context.Background(), prog, in, want, 1, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestBetaSearch(t *testing.T) {
 		beta  float64
 		exact bool
 	}{{bmin, true}, {bmin - step, false}} {
-		res, err := plan.Run(in, forward.Options{Beta: c.beta})
+		res, err := prog.Run(in, forward.Options{Beta: c.beta})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,15 +167,15 @@ func TestBetaMinProbe(t *testing.T) {
 	}
 	in := sdktest.AllInputs(2)
 	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
-	plan, res, err := verifyModel(m, l, in, want, forward.Options{ProbeBeta: true})
+	prog, res, err := verifyModel(m, l, in, want, forward.Options{ProbeBeta: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, step, bound, method, err := betaMin(context.Background(), plan, res.Beta, in, want, 1, 8, zerolog.Nop())
+	got, step, bound, method, err := betaMin(context.Background(), prog, res.Beta, in, want, 1, 8, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	bis, bstep, err := betaSearch(context.Background(), plan, in, want, 1, 8)
+	bis, bstep, err := betaSearch(context.Background(), prog, in, want, 1, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,14 +185,14 @@ func TestBetaMinProbe(t *testing.T) {
 	}
 	// Exact at the bound; a little below it, the probe reports a unit out
 	// of its exact region.
-	at, err := plan.Run(in, forward.Options{Beta: bound * (1 + 1e-6)})
+	at, err := prog.Run(in, forward.Options{Beta: bound * (1 + 1e-6)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := point.FirstMismatch("", at.Outputs, want, 1); err != nil {
 		t.Errorf("at the bound %v: %v", bound, err)
 	}
-	below, err := plan.Run(in, forward.Options{Beta: bound - 0.01, ProbeBeta: true})
+	below, err := prog.Run(in, forward.Options{Beta: bound - 0.01, ProbeBeta: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ type Runner struct {
 	// Jobs is how many points of a pipeline run at once (at least 1).
 	Jobs int
 	// Export, if set, is the directory mapped models are written to
-	// (safetensors + JSON config, see model.Export); ExportDenseLimit is
+	// (safetensors + JSON config, see safetensors.Export); ExportDenseLimit is
 	// the largest dense model in bytes written dense (0: always CSR).
 	Export           string
 	ExportDenseLimit int64

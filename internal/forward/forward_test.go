@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/internal/modeltest"
+	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -309,10 +310,10 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		limit  int64
 		layout string
-	}{{0, model.LayoutCSR}, {1 << 20, model.LayoutDense}, {100, model.LayoutCSR}} {
+	}{{0, safetensors.LayoutCSR}, {1 << 20, safetensors.LayoutDense}, {100, safetensors.LayoutCSR}} {
 		m := modeltest.RandomModel(rng, 1)
 		dir := t.TempDir()
-		info, err := model.Export(m, dir, "m", tc.limit)
+		info, err := safetensors.Export(m, dir, "m", tc.limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -322,7 +323,7 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 		if tc.limit == 100 && !contains(info.Note, "over the 100 B limit") {
 			t.Errorf("limit 100: note %q does not explain the refusal", info.Note)
 		}
-		got, err := model.Import(filepath.Join(dir, "m.json"))
+		got, err := safetensors.Import(filepath.Join(dir, "m.json"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // TestNeededTokens checks that skipping the tokens the readout does not
-// depend on (Plan.need) changes no readout value, bit for bit, and that on
+// depend on (Program.need) changes no readout value, bit for bit, and that on
 // a tokens-as-gates model with hard attention it skips what the circuit's
 // levels say: block t computes only tokens at levels ≥ t.
 func TestNeededTokens(t *testing.T) {

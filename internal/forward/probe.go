@@ -38,9 +38,9 @@ type probeSub struct {
 	lam []float64
 }
 
-// probePlan checks that the probe applies to sublayer s (a softmax
+// prepareProbe checks that the probe applies to sublayer s (a softmax
 // attention sublayer) and returns its per-query masses at β.
-func probePlan(s *sublayer, T int, beta float64) (*probeSub, error) {
+func prepareProbe(s *sublayer, T int, beta float64) (*probeSub, error) {
 	ps := &probeSub{n: make([]int32, T), m: make([]float64, T), lam: make([]float64, T)}
 	for hi, h := range s.heads {
 		if h.sc == nil {

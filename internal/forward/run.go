@@ -62,11 +62,11 @@ func Forward(m *model.Model, inputs []bitvec.Vec, opt Options) (*Result, error) 
 }
 
 // Model returns the compiled model.
-func (p *Plan) Model() *model.Model { return p.m }
+func (p *Program) Model() *model.Model { return p.m }
 
 // Run evaluates the model on every input vector (bit b of inputs[s] is
 // input bit b of sample s).
-func (p *Plan) Run(inputs []bitvec.Vec, opt Options) (*Result, error) {
+func (p *Program) Run(inputs []bitvec.Vec, opt Options) (*Result, error) {
 	for s, v := range inputs {
 		if len(v)*64 < p.nIn {
 			return nil, fmt.Errorf("model: sample %d has %d bits, the model reads %d", s, len(v)*64, p.nIn)
@@ -87,7 +87,7 @@ func (p *Plan) Run(inputs []bitvec.Vec, opt Options) (*Result, error) {
 	return run[float32](p, inputs, opt)
 }
 
-func run[F Float](p *Plan, inputs []bitvec.Vec, opt Options) (*Result, error) {
+func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error) {
 	n := len(inputs)
 	res := &Result{Outputs: make([]bitvec.Vec, n), MinMargin: math.Inf(1), WorstSample: -1, WorstOutput: -1}
 	if opt.KeepValues {

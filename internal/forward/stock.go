@@ -10,13 +10,13 @@ import (
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
-// stockPlan runs a model whose blocks are stock PyTorch encoder layers
+// stockProgram runs a model whose blocks are stock PyTorch encoder layers
 // (model.EncoderLayer): LayerNorm with affine weight and bias, multi-head
 // softmax attention scaled by 1/sqrt(head_dim) with biased in/out
 // projections, and a ReLU FFN with biases. It computes what PyTorch
 // computes, sample by sample over the dense T × d_model stream, with the
 // weight matrices kept sparse (CSR rows).
-type stockPlan struct {
+type stockProgram struct {
 	m      *model.Model
 	T, d   int
 	base   []float64 // T×d
@@ -46,12 +46,12 @@ func denseVec(t *model.Tensor) []float64 {
 }
 
 // compileStock prepares a stock model (validated by the caller).
-func compileStock(m *model.Model) (*stockPlan, error) {
+func compileStock(m *model.Model) (*stockProgram, error) {
 	if !m.IsStock() {
 		return nil, fmt.Errorf("model: stock encoder layers cannot be mixed with other blocks")
 	}
 	idx := m.TensorIndex()
-	p := &stockPlan{m: m, T: m.Tokens, d: m.DModel, base: denseVec(idx[m.Embed.Base]), in: idx[m.Embed.Input], inTok: m.Embed.InputToken}
+	p := &stockProgram{m: m, T: m.Tokens, d: m.DModel, base: denseVec(idx[m.Embed.Base]), in: idx[m.Embed.Input], inTok: m.Embed.InputToken}
 	for _, b := range m.Blocks {
 		l := b.Layer
 		v := func(n string) []float64 { return denseVec(idx[n]) }
@@ -64,7 +64,7 @@ func compileStock(m *model.Model) (*stockPlan, error) {
 }
 
 // stockRun runs the stock pass over every sample.
-func stockRun[F Float](p *stockPlan, inputs []bitvec.Vec, opt Options) (*Result, error) {
+func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, opt Options) (*Result, error) {
 	res := &Result{Outputs: make([]bitvec.Vec, len(inputs)), MinMargin: math.Inf(1)}
 	nOut := p.m.NumOutputs()
 	values := make([][]float64, len(inputs))
@@ -114,12 +114,12 @@ func stockRun[F Float](p *stockPlan, inputs []bitvec.Vec, opt Options) (*Result,
 
 // stockState is one worker's buffers.
 type stockState[F Float] struct {
-	p                   *stockPlan
+	p                   *stockProgram
 	x, h, qkv, att, hid []F
 	scores              []F
 }
 
-func newStockState[F Float](p *stockPlan) *stockState[F] {
+func newStockState[F Float](p *stockProgram) *stockState[F] {
 	F3, mf := 3*p.d, 0
 	for _, l := range p.layers {
 		mf = max(mf, l.ffn)

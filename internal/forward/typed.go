@@ -7,17 +7,17 @@ import (
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
-// typed holds the plan's weights converted to F, and the softmax weights
+// typed holds the program's weights converted to F, and the softmax weights
 // for the pass's temperatures.
 type typed[F Float] struct {
 	subs []tsub[F]
 	stSq []F
-	// need is Plan.need, or nil under Options.ProbeBeta (the probe's
+	// need is Program.need, or nil under Options.ProbeBeta (the probe's
 	// bound covers every token).
 	need []int32
 }
 
-// needed reports whether sublayer s must compute token t (see Plan.need).
+// needed reports whether sublayer s must compute token t (see Program.need).
 func (tp *typed[F]) needed(s *tsub[F], t int) bool { return tp.need == nil || tp.need[t] >= s.idx }
 
 type tproj[F Float] struct {
@@ -63,7 +63,7 @@ func typeProj[F Float](pr *proj) tproj[F] {
 	return tproj[F]{proj: pr, dynW: conv[F](pr.dyn.val), statVal: conv[F](pr.stat.val)}
 }
 
-func makeTyped[F Float](p *Plan, opt Options) (*typed[F], error) {
+func makeTyped[F Float](p *Program, opt Options) (*typed[F], error) {
 	tp := &typed[F]{stSq: conv[F](p.stSq)}
 	if !opt.ProbeBeta {
 		tp.need = p.need
@@ -115,7 +115,7 @@ func makeTyped[F Float](p *Plan, opt Options) (*typed[F], error) {
 				ts.heads = append(ts.heads, th)
 			}
 			if opt.ProbeBeta && s.mode == model.Softmax {
-				ps, err := probePlan(s, p.T, ts.beta)
+				ps, err := prepareProbe(s, p.T, ts.beta)
 				if err != nil {
 					return nil, err
 				}

@@ -10,7 +10,7 @@ import (
 
 // worker carries L samples through the model.
 type worker[F Float] struct {
-	p    *Plan
+	p    *Program
 	tp   *typed[F]
 	L, n int  // lane capacity, lanes in use
 	x    []F  // T × nd × L residual stream (dynamic part)
@@ -29,7 +29,7 @@ type worker[F Float] struct {
 	pr    *probeState[F] // Options.ProbeBeta
 }
 
-func newWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
+func newWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] {
 	w := &worker[F]{p: p, tp: tp, L: L}
 	w.x = make([]F, p.T*p.nd*L)
 	if p.delta {
@@ -61,9 +61,9 @@ func newWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
 	return w
 }
 
-// getWorker returns an idle worker of p for lanes L (see Plan.idle),
+// getWorker returns an idle worker of p for lanes L (see Program.idle),
 // ready for a pass over tp, or a new one.
-func getWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
+func getWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] {
 	p.idleMu.Lock()
 	for i, x := range p.idle {
 		w, ok := x.(*worker[F])
@@ -86,7 +86,7 @@ func getWorker[F Float](p *Plan, tp *typed[F], L int, probe bool) *worker[F] {
 }
 
 // putWorker keeps w for a later pass of p.
-func putWorker[F Float](p *Plan, w *worker[F]) {
+func putWorker[F Float](p *Program, w *worker[F]) {
 	w.tp = nil
 	p.idleMu.Lock()
 	p.idle = append(p.idle, w)

@@ -5,6 +5,7 @@ package modeltest
 import (
 	"fmt"
 	"math/rand/v2"
+	"testing"
 
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -117,4 +118,16 @@ func FixCSR(t *model.Tensor) {
 		panic(err)
 	}
 	*t = nt
+}
+
+// FuzzSeeds adds a few valid encodings of random models (and prefixes of
+// them) to a fuzz target.
+func FuzzSeeds(f *testing.F, encode func(*model.Model) []byte) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for variant := range 3 {
+		data := encode(RandomModel(rng, variant))
+		f.Add(data)
+		f.Add(data[:len(data)/2])
+	}
+	f.Add([]byte{})
 }

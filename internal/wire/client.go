@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/tcforge/tcforge/sdk/proto"
+	"github.com/tcforge/tcforge/internal/wire/proto"
 )
 
 // exitGrace is how long a call that lost its connection waits for the

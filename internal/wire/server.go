@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/tcforge/tcforge/sdk/proto"
+	"github.com/tcforge/tcforge/internal/wire/proto"
 )
 
 // Handler is what a plugin process serves: sdk.Serve implements it over a

@@ -17,9 +17,9 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 
-	"github.com/tcforge/tcforge/sdk/binenc"
+	"github.com/tcforge/tcforge/internal/binenc"
+	"github.com/tcforge/tcforge/internal/wire/proto"
 	"github.com/tcforge/tcforge/sdk/bitvec"
-	"github.com/tcforge/tcforge/sdk/proto"
 )
 
 // The go-plugin handshake cookie: a plugin executable serves only when its

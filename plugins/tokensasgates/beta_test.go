@@ -38,12 +38,12 @@ func TestBetaProbe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, err := forward.Compile(m)
+			prog, err := forward.Compile(m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			exact := func(b float64, probe bool) (*forward.Result, bool) {
-				res, err := plan.Run(in, forward.Options{Beta: b, ProbeBeta: probe})
+				res, err := prog.Run(in, forward.Options{Beta: b, ProbeBeta: probe})
 				if err != nil {
 					t.Fatal(err)
 				}

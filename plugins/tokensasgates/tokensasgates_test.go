@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -238,11 +239,11 @@ func TestExportReadBack(t *testing.T) {
 		}
 		dir := t.TempDir()
 		for _, limit := range []int64{0, 1 << 20} {
-			info, err := model.Export(m, dir, "m", limit)
+			info, err := safetensors.Export(m, dir, "m", limit)
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := model.Import(filepath.Join(dir, "m.json"))
+			back, err := safetensors.Import(filepath.Join(dir, "m.json"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/tcforge/tcforge/sdk/binenc"
+	"github.com/tcforge/tcforge/internal/binenc"
 )
 
 const (

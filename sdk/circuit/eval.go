@@ -3,7 +3,7 @@ package circuit
 import (
 	"fmt"
 
-	"github.com/tcforge/tcforge/sdk/bitslice"
+	"github.com/tcforge/tcforge/internal/bitslice"
 )
 
 // Eval evaluates the circuit on 64 input assignments at once: in[i] holds

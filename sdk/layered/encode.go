@@ -7,7 +7,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/tcforge/tcforge/sdk/binenc"
+	"github.com/tcforge/tcforge/internal/binenc"
 	"github.com/tcforge/tcforge/sdk/circuit"
 )
 

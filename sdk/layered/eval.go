@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/tcforge/tcforge/sdk/bitslice"
+	"github.com/tcforge/tcforge/internal/bitslice"
 )
 
 // Eval evaluates the circuit on 64 samples at once: in[i] holds input bit i

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/tcforge/tcforge/sdk/binenc"
+	"github.com/tcforge/tcforge/internal/binenc"
 )
 
 const (
@@ -175,7 +175,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 				return fmt.Errorf("decoding model: block %d layer has %d tensor names, want %d", i, len(s), len(StockNames))
 			}
 			if r.Err() == nil {
-				l.setNames(s)
+				l.SetNames(s)
 			}
 			b.Layer = l
 		}

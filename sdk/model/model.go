@@ -1,6 +1,6 @@
-// Package model holds the transformer model IR that mapper plugins produce,
-// a generic sparse float32/float64 forward pass over it, and a safetensors
-// export.
+// Package model holds the transformer model IR that mapper plugins produce
+// and its binary encoding (the forward pass is internal/forward, the
+// safetensors export internal/safetensors).
 //
 // A Model is an encoder stack acting on a fixed number of tokens:
 //
@@ -24,8 +24,8 @@
 // projections, a ReLU FFN with biases); a model is then all such layers.
 //
 // Every weight matrix is a sparse Tensor in CSR form; blocks refer to
-// tensors by name, so blocks may share weights. The forward pass (Compile,
-// Plan.Run) knows nothing of how a mapper made the weights: it multiplies
+// tensors by name, so blocks may share weights. The forward pass (forward.Compile,
+// Program.Run) knows nothing of how a mapper made the weights: it multiplies
 // sparse matrices, applies real SiLU and RMSNorm, and evaluates softmax
 // over the implicit zero scores exactly in O(nonzeros):
 //

@@ -44,8 +44,9 @@ func (l *EncoderLayer) Names() [12]string {
 		l.Norm2W, l.Norm2B, l.Linear1W, l.Linear1B, l.Linear2W, l.Linear2B}
 }
 
-// setNames is the inverse of Names.
-func (l *EncoderLayer) setNames(s []string) {
+// SetNames sets the layer's tensor names from s, in the order of StockNames
+// (the inverse of Names).
+func (l *EncoderLayer) SetNames(s []string) {
 	l.Norm1W, l.Norm1B, l.InProjW, l.InProjB, l.OutProjW, l.OutProjB = s[0], s[1], s[2], s[3], s[4], s[5]
 	l.Norm2W, l.Norm2B, l.Linear1W, l.Linear1B, l.Linear2W, l.Linear2B = s[6], s[7], s[8], s[9], s[10], s[11]
 }

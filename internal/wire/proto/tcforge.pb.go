@@ -1,6 +1,7 @@
 // The tcforge plugin protocol: what a host and a plugin say to each other
-// over go-plugin gRPC. Plugin authors never see these types; the sdk package
-// wraps them (sdk.Serve on the plugin side, sdk.Launch on the host side).
+// over go-plugin gRPC. Plugin authors never see these types; internal/wire
+// wraps them (wire.Serve behind sdk.Serve on the plugin side, wire.Launch on
+// the host side).
 //
 // Artifacts (logic circuits, layered circuits, models, bit vectors) cross as
 // blobs in tcforge's compact binary encoding, split into frames: one Header
@@ -455,7 +456,7 @@ const file_tcforge_proto_rawDesc = "" +
 	"\x05Layer\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01\x12=\n" +
 	"\x03Map\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01\x12?\n" +
 	"\x05Check\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01\x12B\n" +
-	"\bEstimate\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01B&Z$github.com/tcforge/tcforge/sdk/protob\x06proto3"
+	"\bEstimate\x12\x18.tcforge.plugin.v1.Frame\x1a\x18.tcforge.plugin.v1.Frame(\x010\x01B0Z.github.com/tcforge/tcforge/internal/wire/protob\x06proto3"
 
 var (
 	file_tcforge_proto_rawDescOnce sync.Once

@@ -8,7 +8,7 @@ import (
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
-// Plan is a model prepared for forward passes (see Compile). It is
+// Program is a model prepared for forward passes (see Compile). It is
 // read-only after Compile and safe for concurrent Runs.
 //
 // The residual stream of a token is split into dynamic dimensions — those
@@ -20,7 +20,7 @@ import (
 // Q and K read static dimensions only (and no norm), attention scores are
 // the same for every sample and block and are computed once as a sparse
 // T×T matrix; otherwise they are computed per sample.
-type Plan struct {
+type Program struct {
 	m      *model.Model
 	T, d   int
 	nIn    int
@@ -38,17 +38,17 @@ type Plan struct {
 	// scoreRows caches, per (Q, K) tensor pair, the rows both use and
 	// whether those read a dynamic dimension.
 	scoreRows map[[2]string]scoreRows
-	projs     map[string]*proj            // projections shared by sublayers with the same weights
-	norms     map[model.RMSNorm]*normPlan // norm plans by weight and ε
+	projs     map[string]*proj              // projections shared by sublayers with the same weights
+	norms     map[model.RMSNorm]*normParams // norm parameters by weight and ε
 	outTok    []int32
 	outDyn    []int32   // dynamic index read, or −1 for a static dimension
 	outStat   []float64 // the static value read (while the static part lives)
 	outThr    []float64
-	stLive    bool       // the static part survives the last sublayer
-	delta     bool       // some sublayer needs a separate output buffer
-	maxV      int        // largest Σ of V rows of one attention sublayer
-	maxVBuf   int        // the same without the rows read in place from the stream (proj.alias)
-	stock     *stockPlan // set for a model of stock encoder layers (stock.go)
+	stLive    bool          // the static part survives the last sublayer
+	delta     bool          // some sublayer needs a separate output buffer
+	maxV      int           // largest Σ of V rows of one attention sublayer
+	maxVBuf   int           // the same without the rows read in place from the stream (proj.alias)
+	stock     *stockProgram // set for a model of stock encoder layers (stock.go)
 	// need[t] is the last sublayer whose output at token t the readout
 	// depends on (−1: none); nil when every token's is needed throughout.
 	// A sublayer skips the tokens it is not needed at (see neededUntil).
@@ -108,11 +108,11 @@ type head struct {
 
 // sublayer is one attention or FFN sublayer.
 type sublayer struct {
-	idx      int32 // its index in Plan.subs
+	idx      int32 // its index in Program.subs
 	attn     bool
 	residual bool
 	stIn     bool // the static part lives at the input
-	norm     *normPlan
+	norm     *normParams
 	inPlace  bool
 	// attention
 	mode  model.AttnMode
@@ -124,13 +124,13 @@ type sublayer struct {
 	out         csr // per hidden unit: (dyn index, weight)
 }
 
-type normPlan struct {
+type normParams struct {
 	g   []float64 // per dimension
 	eps float64
 }
 
 // Compile validates m and prepares it for forward passes.
-func Compile(m *model.Model) (*Plan, error) {
+func Compile(m *model.Model) (*Program, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -139,11 +139,11 @@ func Compile(m *model.Model) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Plan{m: m, T: m.Tokens, d: m.DModel, nIn: sp.in.Rows, stock: sp}, nil
+		return &Program{m: m, T: m.Tokens, d: m.DModel, nIn: sp.in.Rows, stock: sp}, nil
 	}
 	idx := m.TensorIndex()
-	p := &Plan{m: m, T: m.Tokens, d: m.DModel, scores: map[[2]string]*scoreMat{},
-		projs: map[string]*proj{}, norms: map[model.RMSNorm]*normPlan{}, sels: map[*scoreMat]*scoreMat{},
+	p := &Program{m: m, T: m.Tokens, d: m.DModel, scores: map[[2]string]*scoreMat{},
+		projs: map[string]*proj{}, norms: map[model.RMSNorm]*normParams{}, sels: map[*scoreMat]*scoreMat{},
 		scoreRows: map[[2]string]scoreRows{}}
 	in := idx[m.Embed.Input]
 	p.nIn = in.Rows
@@ -263,14 +263,14 @@ func Compile(m *model.Model) (*Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) normOf(n *model.RMSNorm, idx map[string]*model.Tensor) *normPlan {
+func (p *Program) normOf(n *model.RMSNorm, idx map[string]*model.Tensor) *normParams {
 	if n == nil {
 		return nil
 	}
 	if np, ok := p.norms[*n]; ok {
 		return np
 	}
-	np := &normPlan{g: make([]float64, p.d), eps: n.Eps}
+	np := &normParams{g: make([]float64, p.d), eps: n.Eps}
 	p.norms[*n] = np
 	w := idx[n.Weight]
 	cols, vals := w.Row(0)
@@ -291,7 +291,7 @@ func nonzeroRows(t *model.Tensor) []bool {
 
 // cachedProject is project, shared between sublayers that apply the same
 // weights (key names the tensors that chose rows) under the same norm.
-func (p *Plan) cachedProject(key string, t, tt *model.Tensor, rows []int32, norm *normPlan, live bool) *proj {
+func (p *Program) cachedProject(key string, t, tt *model.Tensor, rows []int32, norm *normParams, live bool) *proj {
 	k := fmt.Sprintf("%s\x00%s\x00%p\x00%v", t.Name, key, norm, live)
 	if pr, ok := p.projs[k]; ok {
 		return pr
@@ -302,7 +302,7 @@ func (p *Plan) cachedProject(key string, t, tt *model.Tensor, rows []int32, norm
 }
 
 // hasDyn reports whether rows of t read a dynamic dimension.
-func (p *Plan) hasDyn(t *model.Tensor, rows []int32) bool {
+func (p *Program) hasDyn(t *model.Tensor, rows []int32) bool {
 	for _, r := range rows {
 		cols, _ := t.Row(int(r))
 		for _, c := range cols {
@@ -316,7 +316,7 @@ func (p *Plan) hasDyn(t *model.Tensor, rows []int32) bool {
 
 // project compiles matrix t (its transpose tt) restricted to rows for
 // inputs normalised by norm (nil: none), with the static part live or not.
-func (p *Plan) project(t, tt *model.Tensor, rows []int32, norm *normPlan, live bool) *proj {
+func (p *Program) project(t, tt *model.Tensor, rows []int32, norm *normParams, live bool) *proj {
 	pr := &proj{n: len(rows), isDyn: make([]bool, len(rows))}
 	g := func(c int32) float64 {
 		if norm == nil {
@@ -395,7 +395,7 @@ func (p *Plan) project(t, tt *model.Tensor, rows []int32, norm *normPlan, live b
 	return pr
 }
 
-func (p *Plan) compileFFN(f *model.FFN, idx map[string]*model.Tensor, tr func(*model.Tensor) *model.Tensor, live bool) *sublayer {
+func (p *Program) compileFFN(f *model.FFN, idx map[string]*model.Tensor, tr func(*model.Tensor) *model.Tensor, live bool) *sublayer {
 	s := &sublayer{residual: f.Residual, stIn: live, norm: p.normOf(f.Norm, idx)}
 	gate, value, out := idx[f.Gate], idx[f.Value], idx[f.Out]
 	outT := tr(out)
@@ -422,7 +422,7 @@ func (p *Plan) compileFFN(f *model.FFN, idx map[string]*model.Tensor, tr func(*m
 	return s
 }
 
-func (p *Plan) compileAttn(a *model.Attention, idx map[string]*model.Tensor, tr func(*model.Tensor) *model.Tensor, live bool) (*sublayer, error) {
+func (p *Program) compileAttn(a *model.Attention, idx map[string]*model.Tensor, tr func(*model.Tensor) *model.Tensor, live bool) (*sublayer, error) {
 	s := &sublayer{attn: true, residual: a.Residual, stIn: live, norm: p.normOf(a.Norm, idx), mode: a.Mode, beta: a.Beta}
 	vIndex := map[string]int{}
 	reads := map[int32]bool{}  // dyn dims read by V, Q, K
@@ -533,7 +533,7 @@ func (p *Plan) compileAttn(a *model.Attention, idx map[string]*model.Tensor, tr 
 
 // staticScores multiplies the static query and key projections: s_ij =
 // q_i·k_j over the rows they share, through an inverted index of the keys.
-func (p *Plan) staticScores(qp, kp *proj) *scoreMat {
+func (p *Program) staticScores(qp, kp *proj) *scoreMat {
 	sc := &scoreMat{ptr: make([]int32, p.T+1)}
 	if qp.stat.ptr == nil || kp.stat.ptr == nil || qp.n == 0 {
 		return sc
@@ -600,7 +600,7 @@ func (p *Plan) staticScores(qp, kp *proj) *scoreMat {
 // one index per token holds them. Skipping a token at a sublayer where it
 // is not needed leaves only values that nothing the readout depends on
 // reads: the readout is the same, bit for bit.
-func (p *Plan) neededUntil() []int32 {
+func (p *Program) neededUntil() []int32 {
 	S := int32(len(p.subs))
 	last := make([]int32, p.T)
 	for t := range last {

@@ -1,6 +1,7 @@
 // The tcforge plugin protocol: what a host and a plugin say to each other
-// over go-plugin gRPC. Plugin authors never see these types; the sdk package
-// wraps them (sdk.Serve on the plugin side, sdk.Launch on the host side).
+// over go-plugin gRPC. Plugin authors never see these types; internal/wire
+// wraps them (wire.Serve behind sdk.Serve on the plugin side, wire.Launch on
+// the host side).
 //
 // Artifacts (logic circuits, layered circuits, models, bit vectors) cross as
 // blobs in tcforge's compact binary encoding, split into frames: one Header

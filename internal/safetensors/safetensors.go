@@ -1,4 +1,9 @@
-package model
+// Package safetensors writes a model.Model as a safetensors file plus a
+// JSON config (Export), reads it back (Import), and parses safetensors
+// files (Read). The host exports verified models with it (tcforge run
+// --export); python/tcforge_torch loads the same files into PyTorch
+// (docs/export.md).
+package safetensors
 
 import (
 	"bufio"
@@ -12,7 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+
+	"github.com/tcforge/tcforge/sdk/model"
 )
 
 // A safetensors file is an 8-byte little-endian header length N, N bytes of
@@ -23,7 +29,7 @@ import (
 //
 // Export writes a model as DIR/NAME.safetensors plus DIR/NAME.json, the
 // config naming the architecture and how the tensors compose (see
-// ExportConfig). Each weight matrix W (rows × cols) is stored either
+// Config). Each weight matrix W (rows × cols) is stored either
 //
 //	csr:   W.crow_indices  int32 [rows+1]   row r spans [crow[r], crow[r+1])
 //	       W.col_indices   int32 [nnz]      strictly increasing within a row
@@ -33,8 +39,8 @@ import (
 // The csr triplet loads in PyTorch as
 // torch.sparse_csr_tensor(crow, col, values, size=(rows, cols)).
 
-// SafetensorsFormat is the "format" metadata value of exported files.
-const SafetensorsFormat = "tcforge-model"
+// Format is the "format" metadata value of exported files.
+const Format = "tcforge-model"
 
 // Layouts of exported tensors.
 const (
@@ -42,8 +48,8 @@ const (
 	LayoutDense = "dense"
 )
 
-// STensor is one tensor of a safetensors file.
-type STensor struct {
+// Tensor is one tensor of a safetensors file.
+type Tensor struct {
 	Name  string
 	DType string // "F32", "I32" or "I64"
 	Shape []int64
@@ -180,7 +186,7 @@ func writeF32s(xs []float32) func(io.Writer) error {
 }
 
 // writeDense writes t as a dense row-major float32 matrix.
-func writeDense(t *Tensor) func(io.Writer) error {
+func writeDense(t *model.Tensor) func(io.Writer) error {
 	return func(w io.Writer) error {
 		row := make([]byte, 4*t.Cols)
 		for r := 0; r < t.Rows; r++ {
@@ -197,9 +203,9 @@ func writeDense(t *Tensor) func(io.Writer) error {
 	}
 }
 
-// ReadSafetensors parses a safetensors blob: its tensors (in file order)
+// Read parses a safetensors blob: its tensors (in file order)
 // and metadata.
-func ReadSafetensors(data []byte) ([]STensor, map[string]string, error) {
+func Read(data []byte) ([]Tensor, map[string]string, error) {
 	if len(data) < 8 {
 		return nil, nil, errors.New("safetensors: shorter than its header length")
 	}
@@ -213,7 +219,7 @@ func ReadSafetensors(data []byte) ([]STensor, map[string]string, error) {
 	}
 	body := data[8+n:]
 	meta := map[string]string{}
-	var out []STensor
+	var out []Tensor
 	var offs []int64
 	for name, msg := range raw {
 		if name == "__metadata__" {
@@ -244,7 +250,7 @@ func ReadSafetensors(data []byte) ([]STensor, map[string]string, error) {
 		if b < 0 || end < b || end > int64(len(body)) || end-b != count*sz {
 			return nil, nil, fmt.Errorf("safetensors: tensor %q: data offsets [%d, %d) do not fit %d × %d bytes in a %d-byte body", name, b, end, count, sz, len(body))
 		}
-		out = append(out, STensor{Name: name, DType: e.DType, Shape: e.Shape, Data: body[b:end]})
+		out = append(out, Tensor{Name: name, DType: e.DType, Shape: e.Shape, Data: body[b:end]})
 		offs = append(offs, b)
 	}
 	idx := make([]int, len(out))
@@ -252,15 +258,15 @@ func ReadSafetensors(data []byte) ([]STensor, map[string]string, error) {
 		idx[i] = i
 	}
 	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(offs[a], offs[b]) })
-	sorted := make([]STensor, len(out))
+	sorted := make([]Tensor, len(out))
 	for i, k := range idx {
 		sorted[i] = out[k]
 	}
 	return sorted, meta, nil
 }
 
-// ExportConfig is the JSON config written next to the safetensors file.
-type ExportConfig struct {
+// Config is the JSON config written next to the safetensors file.
+type Config struct {
 	Format       string            `json:"format"`
 	Version      int               `json:"version"`
 	Architecture string            `json:"architecture"`
@@ -269,10 +275,10 @@ type ExportConfig struct {
 	Tokens       int               `json:"tokens"`
 	DModel       int               `json:"d_model"`
 	Attrs        map[string]int64  `json:"attrs,omitempty"`
-	Stats        Stats             `json:"stats"`
-	Embedding    ExportEmbedding   `json:"embedding"`
-	Blocks       []ExportBlock     `json:"blocks"`
-	Readout      ExportReadout     `json:"readout"`
+	Stats        model.Stats       `json:"stats"`
+	Embedding    Embedding         `json:"embedding"`
+	Blocks       []Block           `json:"blocks"`
+	Readout      Readout           `json:"readout"`
 	Tensors      map[string]Shape  `json:"tensors"`
 	Notes        map[string]string `json:"notes,omitempty"`
 }
@@ -284,70 +290,70 @@ type Shape struct {
 	NNZ  int `json:"nnz"`
 }
 
-// ExportEmbedding is Embedding in the config.
-type ExportEmbedding struct {
+// Embedding is model.Embedding in the config.
+type Embedding struct {
 	Base       string  `json:"base"`
 	Input      string  `json:"input"`
 	InputToken []int32 `json:"input_token"`
 }
 
-// ExportNorm is RMSNorm in the config.
-type ExportNorm struct {
+// Norm is model.RMSNorm in the config.
+type Norm struct {
 	Weight string  `json:"weight"`
 	Eps    float64 `json:"eps"`
 }
 
-// ExportHead is Head in the config.
-type ExportHead struct {
+// Head is model.Head in the config.
+type Head struct {
 	Q string `json:"q"`
 	K string `json:"k"`
 	V string `json:"v"`
 	O string `json:"o"`
 }
 
-// ExportAttention is Attention in the config.
-type ExportAttention struct {
-	Mode     AttnMode     `json:"mode"`
-	Beta     float64      `json:"beta,omitempty"`
-	Residual bool         `json:"residual"`
-	Norm     *ExportNorm  `json:"norm,omitempty"`
-	Heads    []ExportHead `json:"heads"`
+// Attention is model.Attention in the config.
+type Attention struct {
+	Mode     model.AttnMode `json:"mode"`
+	Beta     float64        `json:"beta,omitempty"`
+	Residual bool           `json:"residual"`
+	Norm     *Norm          `json:"norm,omitempty"`
+	Heads    []Head         `json:"heads"`
 }
 
-// ExportFFN is FFN in the config.
-type ExportFFN struct {
-	Gate     string      `json:"w_gate"`
-	Value    string      `json:"w_value"`
-	Out      string      `json:"w_out"`
-	Residual bool        `json:"residual"`
-	Norm     *ExportNorm `json:"norm,omitempty"`
+// FFN is model.FFN in the config.
+type FFN struct {
+	Gate     string `json:"w_gate"`
+	Value    string `json:"w_value"`
+	Out      string `json:"w_out"`
+	Residual bool   `json:"residual"`
+	Norm     *Norm  `json:"norm,omitempty"`
 }
 
-// ExportBlock is Block in the config.
-type ExportBlock struct {
-	Attention *ExportAttention `json:"attention,omitempty"`
-	FFN       *ExportFFN       `json:"ffn,omitempty"`
-	Layer     *ExportLayer     `json:"layer,omitempty"`
+// Block is model.Block in the config.
+type Block struct {
+	Attention *Attention `json:"attention,omitempty"`
+	FFN       *FFN       `json:"ffn,omitempty"`
+	Layer     *Layer     `json:"layer,omitempty"`
 }
 
-// ExportLayer is a stock EncoderLayer in the config: Tensors maps each
-// PyTorch state-dict suffix (StockNames) to the tensor holding it (vectors
+// Layer is a stock model.EncoderLayer in the config: Tensors maps each
+// PyTorch state-dict suffix (model.StockNames) to the tensor holding it (vectors
 // are stored 1×n; PyTorch wants them flat).
-type ExportLayer struct {
+type Layer struct {
 	Heads   int               `json:"nhead"`
 	Eps     float64           `json:"layer_norm_eps"`
 	Tensors map[string]string `json:"tensors"`
 }
 
-// ExportReadout is Readout in the config.
-type ExportReadout struct {
+// Readout is model.Readout in the config.
+type Readout struct {
 	Token     []int32   `json:"token"`
 	Dim       []int32   `json:"dim"`
 	Threshold []float32 `json:"threshold"`
 }
 
-// ExportInfo says what Export wrote.
-type ExportInfo struct {
+// Info says what Export wrote.
+type Info struct {
 	Weights, Config string // file paths
 	Layout          string
 	Bytes           int64 // size of the safetensors file
@@ -357,7 +363,7 @@ type ExportInfo struct {
 }
 
 // DenseBytes returns the bytes of all of m's tensors as dense float32.
-func (m *Model) DenseBytes() int64 {
+func DenseBytes(m *model.Model) int64 {
 	var n int64
 	for i := range m.Tensors {
 		n += 4 * m.Tensors[i].Dense()
@@ -365,27 +371,27 @@ func (m *Model) DenseBytes() int64 {
 	return n
 }
 
-func exportNorm(n *RMSNorm) *ExportNorm {
+func normOut(n *model.RMSNorm) *Norm {
 	if n == nil {
 		return nil
 	}
-	return &ExportNorm{Weight: n.Weight, Eps: n.Eps}
+	return &Norm{Weight: n.Weight, Eps: n.Eps}
 }
 
-func importNorm(n *ExportNorm) *RMSNorm {
+func normIn(n *Norm) *model.RMSNorm {
 	if n == nil {
 		return nil
 	}
-	return &RMSNorm{Weight: n.Weight, Eps: n.Eps}
+	return &model.RMSNorm{Weight: n.Weight, Eps: n.Eps}
 }
 
-// Config returns m's export config for the given layout and weights file.
-func (m *Model) Config(layout, weights string) ExportConfig {
-	c := ExportConfig{
-		Format: SafetensorsFormat, Version: 1, Architecture: m.Arch, Layout: layout, Weights: weights,
+// NewConfig returns m's export config for the given layout and weights file.
+func NewConfig(m *model.Model, layout, weights string) Config {
+	c := Config{
+		Format: Format, Version: 1, Architecture: m.Arch, Layout: layout, Weights: weights,
 		Tokens: m.Tokens, DModel: m.DModel, Attrs: m.Attrs, Stats: m.Stats(),
-		Embedding: ExportEmbedding{Base: m.Embed.Base, Input: m.Embed.Input, InputToken: m.Embed.InputToken},
-		Readout:   ExportReadout{Token: m.Readout.Token, Dim: m.Readout.Dim, Threshold: m.Readout.Threshold},
+		Embedding: Embedding{Base: m.Embed.Base, Input: m.Embed.Input, InputToken: m.Embed.InputToken},
+		Readout:   Readout{Token: m.Readout.Token, Dim: m.Readout.Dim, Threshold: m.Readout.Threshold},
 		Tensors:   map[string]Shape{},
 		Notes: map[string]string{
 			"forward": "x = base; x[input_token[b]] += input[b] for each input bit b = 1; per block: x = x + Attn(Norm(x)) (x = Attn(..) if not residual), then x = x + FFN(Norm(x)); bit k = x[readout.token[k], readout.dim[k]] >= readout.threshold[k]",
@@ -397,21 +403,21 @@ func (m *Model) Config(layout, weights string) ExportConfig {
 		},
 	}
 	for _, b := range m.Blocks {
-		var eb ExportBlock
+		var eb Block
 		if a := b.Attn; a != nil {
-			ea := &ExportAttention{Mode: a.Mode, Beta: a.Beta, Residual: a.Residual, Norm: exportNorm(a.Norm)}
+			ea := &Attention{Mode: a.Mode, Beta: a.Beta, Residual: a.Residual, Norm: normOut(a.Norm)}
 			for _, h := range a.Heads {
-				ea.Heads = append(ea.Heads, ExportHead(h))
+				ea.Heads = append(ea.Heads, Head(h))
 			}
 			eb.Attention = ea
 		}
 		if f := b.FFN; f != nil {
-			eb.FFN = &ExportFFN{Gate: f.Gate, Value: f.Value, Out: f.Out, Residual: f.Residual, Norm: exportNorm(f.Norm)}
+			eb.FFN = &FFN{Gate: f.Gate, Value: f.Value, Out: f.Out, Residual: f.Residual, Norm: normOut(f.Norm)}
 		}
 		if l := b.Layer; l != nil {
-			el := &ExportLayer{Heads: l.Heads, Eps: l.Eps, Tensors: map[string]string{}}
+			el := &Layer{Heads: l.Heads, Eps: l.Eps, Tensors: map[string]string{}}
 			for k, n := range l.Names() {
-				el.Tensors[StockNames[k]] = n
+				el.Tensors[model.StockNames[k]] = n
 			}
 			eb.Layer = el
 		}
@@ -428,8 +434,8 @@ func (m *Model) Config(layout, weights string) ExportConfig {
 // are dense float32 if the whole model's dense form takes at most
 // denseLimit bytes, CSR otherwise (denseLimit ≤ 0: always CSR); Info.Note
 // says why when a dense export was refused.
-func Export(m *Model, dir, name string, denseLimit int64) (ExportInfo, error) {
-	info := ExportInfo{Layout: LayoutCSR, DenseBytes: m.DenseBytes()}
+func Export(m *model.Model, dir, name string, denseLimit int64) (Info, error) {
+	info := Info{Layout: LayoutCSR, DenseBytes: DenseBytes(m)}
 	if denseLimit > 0 {
 		if info.DenseBytes <= denseLimit {
 			info.Layout = LayoutDense
@@ -442,7 +448,7 @@ func Export(m *Model, dir, name string, denseLimit int64) (ExportInfo, error) {
 	}
 	info.Weights = filepath.Join(dir, name+".safetensors")
 	info.Config = filepath.Join(dir, name+".json")
-	sw := &stWriter{meta: map[string]string{"format": SafetensorsFormat, "architecture": m.Arch, "layout": info.Layout, "config": name + ".json"}}
+	sw := &stWriter{meta: map[string]string{"format": Format, "architecture": m.Arch, "layout": info.Layout, "config": name + ".json"}}
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		if info.Layout == LayoutDense {
@@ -469,7 +475,7 @@ func Export(m *Model, dir, name string, denseLimit int64) (ExportInfo, error) {
 		return info, fmt.Errorf("export %s: %w", info.Weights, err)
 	}
 	info.Bytes = n
-	cfg, err := json.MarshalIndent(m.Config(info.Layout, name+".safetensors"), "", " ")
+	cfg, err := json.MarshalIndent(NewConfig(m, info.Layout, name+".safetensors"), "", " ")
 	if err != nil {
 		return info, fmt.Errorf("export: encoding the config: %w", err)
 	}
@@ -493,17 +499,17 @@ func humanBytes(n int64) string {
 }
 
 // Import reads a model written by Export from its JSON config path.
-func Import(configPath string) (*Model, error) {
+func Import(configPath string) (*model.Model, error) {
 	cb, err := os.ReadFile(configPath)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
-	var c ExportConfig
+	var c Config
 	if err := json.Unmarshal(cb, &c); err != nil {
 		return nil, fmt.Errorf("import %s: %w", configPath, err)
 	}
-	if c.Format != SafetensorsFormat {
-		return nil, fmt.Errorf("import %s: format %q, want %q", configPath, c.Format, SafetensorsFormat)
+	if c.Format != Format {
+		return nil, fmt.Errorf("import %s: format %q, want %q", configPath, c.Format, Format)
 	}
 	wpath := c.Weights
 	if !filepath.IsAbs(wpath) {
@@ -513,39 +519,39 @@ func Import(configPath string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
-	ts, meta, err := ReadSafetensors(data)
+	ts, meta, err := Read(data)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", wpath, err)
 	}
-	if meta["format"] != SafetensorsFormat {
-		return nil, fmt.Errorf("import %s: metadata format %q, want %q", wpath, meta["format"], SafetensorsFormat)
+	if meta["format"] != Format {
+		return nil, fmt.Errorf("import %s: metadata format %q, want %q", wpath, meta["format"], Format)
 	}
-	byName := map[string]*STensor{}
+	byName := map[string]*Tensor{}
 	for i := range ts {
 		byName[ts[i].Name] = &ts[i]
 	}
-	m := &Model{Arch: c.Architecture, Attrs: c.Attrs, Tokens: c.Tokens, DModel: c.DModel,
-		Embed:   Embedding{Base: c.Embedding.Base, Input: c.Embedding.Input, InputToken: c.Embedding.InputToken},
-		Readout: Readout{Token: c.Readout.Token, Dim: c.Readout.Dim, Threshold: c.Readout.Threshold}}
+	m := &model.Model{Arch: c.Architecture, Attrs: c.Attrs, Tokens: c.Tokens, DModel: c.DModel,
+		Embed:   model.Embedding{Base: c.Embedding.Base, Input: c.Embedding.Input, InputToken: c.Embedding.InputToken},
+		Readout: model.Readout{Token: c.Readout.Token, Dim: c.Readout.Dim, Threshold: c.Readout.Threshold}}
 	for _, b := range c.Blocks {
-		var mb Block
+		var mb model.Block
 		if a := b.Attention; a != nil {
-			ma := &Attention{Mode: a.Mode, Beta: a.Beta, Residual: a.Residual, Norm: importNorm(a.Norm)}
+			ma := &model.Attention{Mode: a.Mode, Beta: a.Beta, Residual: a.Residual, Norm: normIn(a.Norm)}
 			for _, h := range a.Heads {
-				ma.Heads = append(ma.Heads, Head(h))
+				ma.Heads = append(ma.Heads, model.Head(h))
 			}
 			mb.Attn = ma
 		}
 		if f := b.FFN; f != nil {
-			mb.FFN = &FFN{Gate: f.Gate, Value: f.Value, Out: f.Out, Residual: f.Residual, Norm: importNorm(f.Norm)}
+			mb.FFN = &model.FFN{Gate: f.Gate, Value: f.Value, Out: f.Out, Residual: f.Residual, Norm: normIn(f.Norm)}
 		}
 		if l := b.Layer; l != nil {
-			ml := &EncoderLayer{Heads: l.Heads, Eps: l.Eps}
-			names := make([]string, len(StockNames))
-			for k, sn := range StockNames {
+			ml := &model.EncoderLayer{Heads: l.Heads, Eps: l.Eps}
+			names := make([]string, len(model.StockNames))
+			for k, sn := range model.StockNames {
 				names[k] = l.Tensors[sn]
 			}
-			ml.setNames(names)
+			ml.SetNames(names)
 			mb.Layer = ml
 		}
 		m.Blocks = append(m.Blocks, mb)
@@ -569,8 +575,8 @@ func Import(configPath string) (*Model, error) {
 	return m, nil
 }
 
-func importTensor(name string, sh Shape, layout string, byName map[string]*STensor) (Tensor, error) {
-	get := func(n, dtype string, count int64) (*STensor, error) {
+func importTensor(name string, sh Shape, layout string, byName map[string]*Tensor) (model.Tensor, error) {
+	get := func(n, dtype string, count int64) (*Tensor, error) {
 		st, ok := byName[n]
 		if !ok {
 			return nil, fmt.Errorf("no tensor %q", n)
@@ -587,7 +593,7 @@ func importTensor(name string, sh Shape, layout string, byName map[string]*STens
 		}
 		return st, nil
 	}
-	t := Tensor{Name: name, Rows: sh.Rows, Cols: sh.Cols}
+	t := model.Tensor{Name: name, Rows: sh.Rows, Cols: sh.Cols}
 	switch layout {
 	case LayoutCSR:
 		crow, err := get(name+".crow_indices", "I32", int64(sh.Rows)+1)
@@ -641,18 +647,4 @@ func readF32s(b []byte) []float32 {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return out
-}
-
-// SafeName turns s into a file-name-safe string.
-func SafeName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcforge/tcforge/sdk/binenc"
+	"github.com/tcforge/tcforge/internal/binenc"
 )
 
 const (
