@@ -18,6 +18,7 @@
 #
 #   depth  fusion (objective "depth")  n_b·((1 + c)·r + 1)           SHA-256: 193, SHA-512: 401
 #          fusion (objective "size")   n_b·(2(1 + c)·r + 2) − (1 + c)  SHA-256: 383, SHA-512: 797
+#          fusion (objective "round")  as "depth" (it keeps the depth-first plan) SHA-256: 193
 #          reifier                     n_b·(2(1 + c)·r + 2) + 2       SHA-256: 388, SHA-512: 804
 #   width  reifier, one block          SHA-224/256, r ≥ 32: 1952 + 32·⌊(r − 31)/2⌋   (2,464)
 #                                      SHA-384/512/512-t, r ≥ 41: 2561 + 64·⌊(r − 1)/2⌋ (5,057)
@@ -206,6 +207,34 @@ pipeline "sha2-size" {
 
   expect "fusion" {
     depth = construction.blocks * (2 * (1 + construction.w / 16) * construction.rounds + 2) - (1 + construction.w / 16)
+  }
+}
+
+pipeline "sha2-round" {
+  # Fusion's "round" objective (values only parities read kept as integer
+  # forms known modulo 2; one level a Keccak round) beside depth first.
+  # Every SUMBIT reads its operands exact, and in SHA-2 nearly every
+  # parity (Σ, σ, the XOR in Ch) feeds an addition, so the round plan is
+  # not shallower and the objective keeps the depth-first plan: the same
+  # depth n_b·((1 + c)·r + 1), width and gates (docs/fusion.md).
+  samples = 64
+  matrix {
+    preset    = ["sha256"]
+    rounds    = [1, 2, 3, 4, 5, 6, 7, 8, 17, 64]
+    objective = ["depth", "round"]
+  }
+
+  construction "sha2" {
+    preset = matrix.preset
+    rounds = matrix.rounds
+  }
+
+  layerer "fusion" {
+    objective = matrix.objective
+  }
+
+  expect "fusion" {
+    depth = construction.blocks * ((1 + construction.w / 16) * construction.rounds + 1)
   }
 }
 

@@ -8,7 +8,7 @@ import (
 // Values known only modulo 2 (the "round" objective, rule 9).
 //
 // A value whose every reader is a parity (an XOR node, never a threshold
-// op or an output) is only ever needed modulo 2: a parity of it adds it to
+// op, a SUMBIT or an output) is only ever needed modulo 2: a parity of it adds it to
 // an integer sum and reads that sum's parity. Such a value may therefore
 // be any integer form congruent to its bit, not the bit itself. With the
 // round objective the planner realises a parity node v = c ⊕ u₁ ⊕ … ⊕ uₖ
@@ -58,7 +58,11 @@ func (p *planner) initModular(outputs []int32) {
 		p.xorOnly[v] = p.n.uses[v] > 0
 	}
 	for v := int32(0); v < int32(nn); v++ {
-		if p.n.kind[v] == nkThr {
+		// Every reader but a parity needs its operands exact: a threshold
+		// op compares their weighted sum, and a SUMBIT reads bit k of it
+		// (its switch points assume operands in [0, 1]; a parity a ⊕ b
+		// kept as the sum a + b would add 2, not 0, when both are 1).
+		if k := p.n.kind[v]; k == nkThr || k == nkSum {
 			ops, _ := p.n.ops(v)
 			for _, u := range ops {
 				p.xorOnly[u] = false

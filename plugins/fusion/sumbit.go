@@ -82,6 +82,13 @@ func (p *planner) planSum(v int32) error {
 	if sumAbs(ws) > maxWeightSum {
 		return fmt.Errorf("node %d: SUMBIT weights too large (Σ|w| > %d)", v, maxWeightSum)
 	}
+	for _, u := range ops {
+		if p.hi[u] != 1 {
+			// initModular keeps SUMBIT operands exact; a form known only
+			// modulo 2 here would make the sum's switch points wrong.
+			return fmt.Errorf("node %d: SUMBIT operand %d is a form known only modulo 2", v, u)
+		}
+	}
 	k := uint(p.n.bit[v])
 	cst := p.n.val[v]
 	lo, hi := cst, cst

@@ -69,7 +69,7 @@ func TestRandomSums(t *testing.T) {
 				t.Fatalf("trial %d bound %d: reifier: %v", trial, bound, err)
 			}
 			ls := map[string]*layered.Circuit{"reifier": ref}
-			for _, opt := range []fusion.Options{{MaxSum: bound}, {Objective: fusion.Size, MaxSum: bound}} {
+			for _, opt := range []fusion.Options{{MaxSum: bound}, {Objective: fusion.Size, MaxSum: bound}, {Objective: fusion.Round, MaxSum: bound}} {
 				l, err := fusion.Compile(context.Background(), c, opt)
 				if err != nil {
 					t.Fatalf("trial %d %+v: %v", trial, opt, err)
