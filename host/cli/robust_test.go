@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -702,4 +703,143 @@ func TestMemoryBound(t *testing.T) {
 			t.Log(l)
 		}
 	}
+}
+
+// TestFailuresInOneLine: a plugin the Go runtime kills for running out of
+// memory (a fatal error and a dump of every goroutine, hundreds of lines)
+// and a plugin that writes to its standard output before the go-plugin
+// handshake (13 lines of go-plugin's advice) each fail their rows with one
+// line naming the plugin and the cause; the full text is saved, atomically,
+// to logs/ in --out and listed in the run manifest, or without --out to a
+// directory $TMPDIR/tcforge-logs-*. Each line gives the file.
+func TestFailuresInOneLine(t *testing.T) {
+	t.Setenv(chattyEnv, "1")
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", `pipeline "oom" {
+  construction "oom" {
+    log_w = 0
+    rate  = 12
+  }
+  layerer "reifier" {}
+}
+`+smallPipeline("chat", "chatty")+smallPipeline("fine", "reifier"))
+	out := filepath.Join(dir, "out")
+	type failure struct {
+		pipeline, line, file string // the row's error line and the log file
+	}
+	// check runs cfg and returns each failed row's line, with the file it
+	// names, after checking that nothing else was said about them.
+	check := func(t *testing.T, args ...string) []failure {
+		r := tcforge(t, append(append([]string{"run", "--log-level", "warn"}, args...), cfg)...)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		for _, flood := range []string{"goroutine ", "This usually means", "runtime.", "plugin process exited"} {
+			if strings.Contains(r.stdout+r.stderr, flood) {
+				t.Errorf("the output has %q:\n%s%s", flood, r.stdout, r.stderr)
+			}
+		}
+		if !strings.Contains(r.stdout, "3 pipelines, 5 points, 5 rows: 2 verified") {
+			t.Errorf("the good pipeline did not run:\n%s", r.stdout)
+		}
+		// One log event per failed row, on stderr.
+		events := 0
+		for _, l := range strings.Split(r.stderr, "\n") {
+			if strings.Contains(l, `"message":"point `) {
+				events++
+			}
+		}
+		if events != 3 {
+			t.Errorf("%d error events on stderr, want one for each of the 3 failed rows:\n%s", events, r.stderr)
+		}
+		var got []failure
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if !strings.HasPrefix(l, "  error [") {
+				continue
+			}
+			_, file, ok := strings.Cut(l, " (full output: ")
+			if !ok || !strings.HasSuffix(file, ")") {
+				t.Errorf("the error line names no file: %s", l)
+				continue
+			}
+			p := "chat"
+			if strings.Contains(l, `"oom"`) {
+				p = "oom"
+			}
+			got = append(got, failure{p, l, strings.TrimSuffix(file, ")")})
+		}
+		if len(got) != 3 {
+			t.Fatalf("%d error lines on stdout, want 3:\n%s", len(got), r.stdout)
+		}
+		for _, f := range got {
+			t.Log(f.line)
+			want := map[string][]string{
+				"oom":  {`plugin "oom" exited during Build: exit status 2: fatal error: `, "goroutine ", "runtime.throw"},
+				"chat": {`plugin "chatty" wrote "hello from chatty, before the handshake" to its standard output before the start-up handshake`, "This usually means"},
+			}[f.pipeline]
+			if !strings.Contains(f.line, want[0]) {
+				t.Errorf("the line does not name the plugin and the cause %q: %s", want[0], f.line)
+			}
+			text, err := os.ReadFile(f.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range want {
+				if !bytes.Contains(text, []byte(w)) {
+					t.Errorf("%s lacks %q:\n%s", f.file, w, text)
+				}
+			}
+			if f.pipeline == "oom" && bytes.Count(text, []byte("\n")) < 50 {
+				t.Errorf("%s holds %d lines, not the whole dump", f.file, bytes.Count(text, []byte("\n")))
+			}
+		}
+		return got
+	}
+
+	t.Run("out", func(t *testing.T) {
+		got := check(t, "--out", out)
+		var m struct {
+			Pipelines []struct {
+				Name  string
+				Files []string
+			}
+			Files []string
+		}
+		readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+		for _, f := range got {
+			rel, err := filepath.Rel(out, f.file)
+			if err != nil || !strings.HasPrefix(rel, "logs"+string(filepath.Separator)) {
+				t.Errorf("%s is not in %s/logs", f.file, out)
+				continue
+			}
+			for _, p := range m.Pipelines {
+				if p.Name == f.pipeline && !slices.Contains(p.Files, filepath.ToSlash(rel)) {
+					t.Errorf("the manifest does not list %s among pipeline %s's files: %v", rel, p.Name, p.Files)
+				}
+			}
+		}
+		ents, _ := os.ReadDir(filepath.Join(out, "logs"))
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("a temporary file is left: %s", e.Name())
+			}
+		}
+		// A second run into the same folder clears the first's logs.
+		os.WriteFile(filepath.Join(out, "logs", "oom.log"), []byte("old"), 0o644)
+		r := tcforge(t, "run", "--log-level", "warn", "--out", out, writeFile(t, dir, "fine.hcl", smallPipeline("oom", "reifier")))
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(out, "logs", "oom.log")); !os.IsNotExist(err) {
+			t.Error("an earlier run's log of the pipeline was left")
+		}
+	})
+	t.Run("no-out", func(t *testing.T) {
+		for _, f := range check(t) {
+			if d := filepath.Dir(filepath.Dir(f.file)); !strings.HasPrefix(filepath.Base(d), "tcforge-logs-") || filepath.Dir(d) != os.TempDir() {
+				t.Errorf("%s is not in $TMPDIR/tcforge-logs-*/logs", f.file)
+			}
+		}
+	})
 }
