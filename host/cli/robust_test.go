@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tcforge/tcforge/host/builtin"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -648,7 +651,9 @@ pipeline "chain" {
 }
 
 // TestOverrideWarned: an external tcforge-plugin-NAME on the plugin path
-// replaces the bundled NAME, with a warning naming it and its path.
+// replaces the bundled NAME, with a warning naming it, its path and its
+// SHA-256; every row of the CSV, JSON and report.html says which plugin
+// produced it: name, version and source (bundled, or path and SHA-256).
 func TestOverrideWarned(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "tcforge-plugin-reifier")
@@ -657,18 +662,85 @@ func TestOverrideWarned(t *testing.T) {
 	if err := os.Chmod(exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	script, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := fmt.Sprintf("%x", sha256.Sum256(script))
 	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
-	r := tcforge(t, "run", "--log-level", "warn", "--log-format", "console", "--plugin-dir", dir, "--lock", filepath.Join(dir, "none.lock.hcl"), cfg)
+	out := filepath.Join(dir, "out")
+	r := tcforge(t, "run", "--log-level", "warn", "--log-format", "console", "--plugin-dir", dir, "--lock", filepath.Join(dir, "none.lock.hcl"), "--out", out, cfg)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "an external plugin overrides the bundled one of the same name") || !strings.Contains(r.stderr, exe) {
-		t.Errorf("no warning naming the override:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "an external plugin overrides the bundled one of the same name") || !strings.Contains(r.stderr, exe) || !strings.Contains(r.stderr, sum) {
+		t.Errorf("no warning naming the override, its path and SHA-256 %s:\n%s", sum, r.stderr)
 	}
-	r = tcforge(t, "run", "--log-level", "warn", cfg)
+	version := builtin.Plugins()["keccak"].Describe().Version
+	rversion := builtin.Plugins()["reifier"].Describe().Version
+	// provenance checks the CSV, JSON and HTML of a run into out: the
+	// keccak plugin is bundled, the reifier one's source is reifier.
+	provenance := func(t *testing.T, out, reifier string) {
+		t.Helper()
+		cell := "keccak " + version + " bundled; reifier " + rversion + " " + reifier
+		b, err := os.ReadFile(filepath.Join(out, "p.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := slices.Index(recs[0], "plugins")
+		if col < 0 || len(recs) != 3 {
+			t.Fatalf("p.csv has no plugins column or not 2 rows: %v", recs)
+		}
+		for _, rec := range recs[1:] {
+			if rec[col] != cell {
+				t.Errorf("plugins cell %q, want %q", rec[col], cell)
+			}
+		}
+		var js struct {
+			Rows []struct {
+				Plugins []struct{ Kind, Name, Version, Source, SHA256 string }
+			}
+		}
+		readJSON(t, filepath.Join(out, "p.json"), &js)
+		for _, row := range js.Rows {
+			got := []string{}
+			for _, p := range row.Plugins {
+				s := p.Kind + " " + p.Name + " " + p.Version + " " + p.Source
+				if p.SHA256 != "" {
+					s += " sha256:" + p.SHA256
+				}
+				got = append(got, s)
+			}
+			if want := []string{"construction keccak " + version + " bundled", "layerer reifier " + rversion + " " + reifier}; !slices.Equal(got, want) {
+				t.Errorf("JSON row plugins %q, want %q", got, want)
+			}
+		}
+		html, err := os.ReadFile(filepath.Join(out, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, hash, _ := strings.Cut(reifier, " sha256:")
+		want := "<tr><td>layerer</td><td>reifier</td><td>" + rversion + "</td><td>"
+		if hash == "" {
+			want += "bundled</td><td></td></tr>"
+		} else {
+			want += "<code>" + src + "</code></td><td><code>" + hash + "</code></td></tr>"
+		}
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report.html lacks %s", want)
+		}
+	}
+	provenance(t, out, exe+" sha256:"+sum)
+
+	r = tcforge(t, "run", "--log-level", "warn", "--out", out, cfg)
 	if strings.Contains(r.stderr, "overrides") {
 		t.Errorf("a warning without an override:\n%s", r.stderr)
 	}
+	provenance(t, out, "bundled")
 }
 
 // TestMemoryBound: a plugin that cannot estimate and grows without bound

@@ -7,6 +7,7 @@ package registry
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -35,6 +36,9 @@ const PathEnv = "TCFORGE_PLUGIN_PATH"
 type Source struct {
 	Bundled bool
 	Path    string // executable of an external plugin
+	// SHA256 is the hex SHA-256 of an external plugin's executable, as
+	// it was started (set by Open; "" for a bundled plugin).
+	SHA256 string
 	// InProcess is set by Open for a bundled plugin called in this
 	// process (Options.InProcess). Otherwise the plugin runs in its own
 	// process and every artifact its funcs return has been decoded, and
@@ -232,7 +236,7 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	defer e.mu.Unlock()
 	if e.c != nil {
 		if !e.c.Exited() {
-			return e.pl, src, nil
+			return e.pl, e.src, nil
 		}
 		e.c.Close()
 		e.c, e.pl = nil, nil
@@ -249,8 +253,15 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		if sum, err = r.pinned(name, src.Path); err != nil {
 			return nil, src, err
 		}
+		// What the row's provenance names: the file go-plugin checks
+		// against sum, if pinned, right before it starts it.
+		if sum != nil {
+			src.SHA256 = hex.EncodeToString(sum)
+		} else if src.SHA256, err = FileSHA256(src.Path); err != nil {
+			return nil, src, fmt.Errorf("plugin %q: %w", name, err)
+		}
 		if _, ok := r.opts.Builtins[name]; ok {
-			r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).
+			r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).Str("sha256", src.SHA256).
 				Msg("an external plugin overrides the bundled one of the same name")
 		}
 		cmd = exec.Command(src.Path)
@@ -273,7 +284,7 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	}
 	c.SetCallTimeout(r.opts.CallTimeout)
 	c.SetMemoryLimit(r.opts.MemoryLimit)
-	e.c, e.pl = c, pl
+	e.c, e.pl, e.src = c, pl, src
 	return pl, src, nil
 }
 
@@ -319,8 +330,9 @@ func (r *Registry) searchPath() string {
 // client is one plugin's process, started at most once at a time.
 type client struct {
 	mu sync.Mutex
-	c  *wire.Client
-	pl sdk.Plugin // c's plugin value
+	c   *wire.Client
+	pl  sdk.Plugin // c's plugin value
+	src Source     // where c was started from
 }
 
 // Close stops every plugin process.

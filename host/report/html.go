@@ -108,6 +108,8 @@ type htmlSection struct {
 	Errors       []string
 	Plots        []htmlPlot
 	Drawings     []htmlDrawing
+	// Plugins are the pipeline's plugins (see provenancePlugins).
+	Plugins []run.PluginInfo
 }
 
 type htmlCell struct{ Text, Class string }
@@ -149,6 +151,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 			Files:        sec.Files,
 			Expectations: Expectations(res),
 			NotPlotted:   NotPlotted(res),
+			Plugins:      res.Plugins,
 		}
 		if !res.Complete {
 			hs.Incomplete = incomplete(res)
@@ -273,6 +276,7 @@ details { margin: 6px 0 18px; }
 {{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 {{if .Errors}}<ul class="errors">{{range .Errors}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{template "plugins" .}}
 {{if .Plots}}<h3>Plots</h3>
 <div class="plots">
 {{range .Plots}}<figure class="plot">{{.SVG}}<figcaption>{{.Title}}{{if .Mismatches}} — <b>{{.Mismatches}} points miss their expectation</b>{{end}} · <a href="{{.File}}">SVG</a>{{if .PNG}} · <a href="{{.PNG}}">PNG</a>{{end}}</figcaption></figure>

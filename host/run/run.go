@@ -65,6 +65,10 @@ type Result struct {
 	// Stopped says why an incomplete run stopped ("interrupted"): the
 	// context's cancellation cause, which the caller may reword.
 	Stopped string
+	// Plugins are the plugins of the pipeline's blocks (construction,
+	// layerers, mappers, in file order, each once): name, version and
+	// source. RowPlugins gives a row's.
+	Plugins []PluginInfo
 }
 
 // OK reports whether every row is OK and there is at least one.
@@ -140,6 +144,8 @@ type plugins struct {
 	// passes are the prepared calls of every point (by point index): each
 	// block was decoded and its plugin's Prepare ran before any point.
 	passes []pointPasses
+	// infos are the plugins' provenance, for the result.
+	infos []PluginInfo
 }
 
 // pointPasses are one point's prepared calls, one a block.
@@ -185,6 +191,9 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 		pl, src, err := r.Registry.Open(ctx, b.Name)
 		if err == nil {
 			out.checked[b.Name] = !src.InProcess
+		}
+		if !slices.ContainsFunc(out.infos, func(pi PluginInfo) bool { return pi.Kind == kind && pi.Name == b.Name }) {
+			out.infos = append(out.infos, pluginInfo(kind, b.Name, pl, src))
 		}
 		var nf *registry.NotFoundError
 		switch {
@@ -354,6 +363,7 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 		r.report(diags)
 		return res, fmt.Errorf("pipeline %q: %w", p.Name, diags)
 	}
+	res.Plugins = pl.infos
 	if pl.broken != nil {
 		pl.broken = r.detail(p, nil, "", pl.broken)
 	}
