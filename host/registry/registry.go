@@ -329,7 +329,7 @@ func (r *Registry) searchPath() string {
 
 // client is one plugin's process, started at most once at a time.
 type client struct {
-	mu sync.Mutex
+	mu  sync.Mutex
 	c   *wire.Client
 	pl  sdk.Plugin // c's plugin value
 	src Source     // where c was started from
