@@ -521,10 +521,18 @@ func TestStartTimeout(t *testing.T) {
 	}
 	t.Logf("plugins with a plugin that never starts: %v", took)
 
-	cfg := writeFile(t, t.TempDir(), "p.hcl", smallPipeline("slow", "neverstarts"))
+	// Two pipelines use it: it is started once, not once for each (and
+	// again for the run after the check).
+	dir := t.TempDir()
+	launches := filepath.Join(dir, "launches")
+	t.Setenv(checkLogEnv, launches)
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("slow", "neverstarts")+smallPipeline("slow2", "neverstarts"))
 	r = tcforge(t, "--start-timeout", "1s", "run", "--log-level", "warn", cfg)
 	if r.code != 1 || !strings.Contains(r.stderr, `plugin "neverstarts" did not complete its start-up handshake within 1s`) {
 		t.Errorf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(launches); string(b) != "launched\n" {
+		t.Errorf("the plugin that never starts was launched %d times, want once", strings.Count(string(b), "\n"))
 	}
 	r = tcforge(t, "--start-timeout", "-1s", "plugins")
 	if r.code != 2 || !strings.Contains(r.stderr, "--start-timeout must be a duration of at least 0") {
@@ -914,4 +922,36 @@ func TestFailuresInOneLine(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReadmeFirstRun: the README says what the first `go run` costs, the
+// Go version go.mod needs (its go line, as it is now) and how to build the
+// binary once for repeated use (issue 16 item 13).
+func TestReadmeFirstRun(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goLine string
+	for l := range strings.Lines(string(mod)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "go "); ok {
+			goLine = v
+		}
+	}
+	if goLine == "" {
+		t.Fatal("go.mod has no go line")
+	}
+	for _, want := range []string{
+		"Go " + goLine + " or newer",
+		"The first `go run` on a machine compiles tcforge",
+		"go build -o bin/tcforge ./host/cmd/tcforge",
+	} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q", want)
+		}
+	}
 }

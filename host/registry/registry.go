@@ -234,6 +234,12 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	r.mu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.startErr != nil {
+		// It failed to start: say so again rather than wait for it
+		// again (a plugin that never completes its handshake would cost
+		// --start-timeout at every pipeline using it).
+		return nil, e.src, e.startErr
+	}
 	if e.c != nil {
 		if !e.c.Exited() {
 			return e.pl, e.src, nil
@@ -274,13 +280,18 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	}
 	c, pl, err := Launch(lctx, name, cmd, sum, r.opts.Log)
 	if err != nil && ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
-		return nil, src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
+		e.src, e.startErr = src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
+		return nil, src, e.startErr
 	}
 	if errors.Is(err, wire.ErrChecksum) {
 		return nil, src, r.lock.mismatch(name, src.Path)
 	}
 	if err != nil {
-		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
+		err = fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
+		if ctx.Err() == nil {
+			e.src, e.startErr = src, err
+		}
+		return nil, src, err
 	}
 	c.SetCallTimeout(r.opts.CallTimeout)
 	c.SetMemoryLimit(r.opts.MemoryLimit)
@@ -333,6 +344,9 @@ type client struct {
 	c   *wire.Client
 	pl  sdk.Plugin // c's plugin value
 	src Source     // where c was started from
+	// startErr is why the plugin failed to start, if it did: it is not
+	// started again.
+	startErr error
 }
 
 // Close stops every plugin process.

@@ -428,6 +428,11 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 			// propagated deadline, say) before this side noticed it.
 			return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
 		}
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			// The same, before this side's timer even fired (a busy
+			// machine): the deadline has passed by the clock.
+			return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, context.DeadlineExceeded)
+		}
 		return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, fromProtoError(remote))
 	}
 	return out, nil
