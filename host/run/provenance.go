@@ -1,6 +1,7 @@
 package run
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/tcforge/tcforge/host/registry"
@@ -21,21 +22,33 @@ type PluginInfo struct {
 }
 
 // String is the plugin in one phrase: "keccak 0.1.0 bundled",
-// "reifier 0.1.0 /path/tcforge-plugin-reifier sha256:…".
+// "reifier 0.1.0 /path/tcforge-plugin-reifier sha256:…" (without the
+// version for a plugin that did not start).
 func (p PluginInfo) String() string {
-	s := p.Name + " " + p.Version + " " + p.Source
-	if p.SHA256 != "" {
-		s += " sha256:" + p.SHA256
+	parts := []string{p.Name}
+	if p.Version != "" {
+		parts = append(parts, p.Version)
 	}
-	return s
+	if p.Source != "" {
+		parts = append(parts, p.Source)
+	}
+	if p.SHA256 != "" {
+		parts = append(parts, "sha256:"+p.SHA256)
+	}
+	return strings.Join(parts, " ")
 }
 
 // pluginInfo is the provenance of plugin name opened from src (pl nil if
 // it did not start).
 func pluginInfo(kind sdk.Kind, name string, pl sdk.Plugin, src registry.Source) PluginInfo {
 	pi := PluginInfo{Kind: kind, Name: name, Source: src.String(), SHA256: src.SHA256}
-	if src == (registry.Source{}) {
+	switch {
+	case src == (registry.Source{}):
 		pi.Source = ""
+	case !src.Bundled:
+		if abs, err := filepath.Abs(src.Path); err == nil {
+			pi.Source = abs
+		}
 	}
 	if pl != nil {
 		pi.Version = pl.Describe().Version
