@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +76,11 @@ type result struct {
 // subprocesses of the test binary.
 func tcforge(t *testing.T, args ...string) result {
 	t.Helper()
+	if raceEnabled && !slices.Contains(args, "--start-timeout") {
+		// Instrumented plugin processes, started many at once on a busy
+		// machine, can take longer than the default to start.
+		args = append([]string{"--start-timeout", "5m"}, args...)
+	}
 	var out, errb bytes.Buffer
 	code := cli.Main(context.Background(), cli.Env{Stdout: &out, Stderr: &errb, Builtins: testBuiltins()}, args)
 	return result{code, out.String(), errb.String()}

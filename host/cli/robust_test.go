@@ -498,8 +498,12 @@ func TestHostKilled(t *testing.T) {
 // `tcforge plugins` lists the others; run fails that pipeline by name.
 func TestStartTimeout(t *testing.T) {
 	t.Setenv(neverStartsEnv, "1")
+	timeout := time.Second
+	if raceEnabled {
+		timeout = time.Minute // the others must start within it
+	}
 	start := time.Now()
-	r := tcforge(t, "--start-timeout", "1s", "plugins")
+	r := tcforge(t, "--start-timeout", timeout.String(), "plugins")
 	took := time.Since(start)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
@@ -507,7 +511,7 @@ func TestStartTimeout(t *testing.T) {
 	// One line for it (and one for the "oldproto" fixture, which
 	// speaks another protocol); nothing from go-plugin about the kill.
 	want := []string{
-		`neverstarts: plugin "neverstarts" did not complete its start-up handshake within 1s (--start-timeout)`,
+		`neverstarts: plugin "neverstarts" did not complete its start-up handshake within ` + timeout.String() + ` (--start-timeout)`,
 		`oldproto: starting plugin "oldproto" (bundled): plugin "oldproto" speaks tcforge plugin protocol`,
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
@@ -527,8 +531,8 @@ func TestStartTimeout(t *testing.T) {
 	launches := filepath.Join(dir, "launches")
 	t.Setenv(checkLogEnv, launches)
 	cfg := writeFile(t, dir, "p.hcl", smallPipeline("slow", "neverstarts")+smallPipeline("slow2", "neverstarts"))
-	r = tcforge(t, "--start-timeout", "1s", "run", "--log-level", "warn", cfg)
-	if r.code != 1 || !strings.Contains(r.stderr, `plugin "neverstarts" did not complete its start-up handshake within 1s`) {
+	r = tcforge(t, "--start-timeout", timeout.String(), "run", "--log-level", "warn", cfg)
+	if r.code != 1 || !strings.Contains(r.stderr, `plugin "neverstarts" did not complete its start-up handshake within `+timeout.String()) {
 		t.Errorf("run: exit %d\n%s", r.code, r.stderr)
 	}
 	if b, _ := os.ReadFile(launches); string(b) != "launched\n" {
