@@ -465,7 +465,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	reg := g.registry(env, log)
 	defer reg.Close()
 	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs,
-		Export: g.export, ExportDenseLimit: g.exportMax}
+		Export: g.export, ExportDenseLimit: g.exportMax, SaveDetail: ro.saveDetail}
 	var shard *shardRecord
 	if g.shard != "" {
 		spec, err := parseShard(g.shard)

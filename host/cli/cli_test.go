@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,8 +38,17 @@ func TestMain(m *testing.M) {
 			os.Exit(0)
 		}
 		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "neverstarts" && os.Getenv(neverStartsEnv) == "1" {
+			if path := os.Getenv(checkLogEnv); path != "" { // count the launches
+				if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+					fmt.Fprintln(f, "launched")
+					f.Close()
+				}
+			}
 			time.Sleep(10 * time.Minute) // no handshake: the host kills it
 			os.Exit(0)
+		}
+		if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[3] == "chatty" && os.Getenv(chattyEnv) == "1" {
+			fmt.Println("hello from chatty, before the handshake") // where go-plugin wants the handshake
 		}
 		os.Exit(cli.Main(context.Background(), cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Builtins: testBuiltins()}, os.Args[1:]))
 	}
@@ -66,6 +76,11 @@ type result struct {
 // subprocesses of the test binary.
 func tcforge(t *testing.T, args ...string) result {
 	t.Helper()
+	if raceEnabled && !slices.Contains(args, "--start-timeout") {
+		// Instrumented plugin processes, started many at once on a busy
+		// machine, can take longer than the default to start.
+		args = append([]string{"--start-timeout", "5m"}, args...)
+	}
 	var out, errb bytes.Buffer
 	code := cli.Main(context.Background(), cli.Env{Stdout: &out, Stderr: &errb, Builtins: testBuiltins()}, args)
 	return result{code, out.String(), errb.String()}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -131,7 +132,11 @@ func mergePipeline(p *config.Pipeline, shards []*shardManifest) (*run.Result, er
 			if sp.Name != p.Name {
 				continue
 			}
+			if found && !slices.Equal(res.Plugins, sp.Plugins) {
+				return nil, fmt.Errorf("pipeline %q: shard %d/%d ran other plugins (%v) than another shard (%v): its rows would not say which produced them", p.Name, m.Shard, m.Of, sp.Plugins, res.Plugins)
+			}
 			found = true
+			res.Plugins = sp.Plugins
 			res.ExpectNames, res.PredictNames = sp.ExpectNames, sp.PredictNames
 			res.Complete = res.Complete && sp.Complete
 			for _, sr := range sp.Rows {

@@ -8,7 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -32,6 +34,59 @@ type runOutput struct {
 	sections []*report.Section
 	summary  report.Summary
 	manifest *report.Manifest // with --out: what this run wrote
+
+	logMu   sync.Mutex
+	logs    map[string][]string // with --out: the logs/ files of each pipeline
+	tmpLogs string              // without --out: the directory logs/ is in
+}
+
+// saveDetail is the runner's SaveDetail: the full text behind a failed
+// row's one-line error (a plugin's crash report, go-plugin's account of a
+// failed start) is written atomically to
+// logs/<pipeline>[.<point>][.<block>].log in --out, listed in the
+// manifest among the pipeline's files, or, without --out, in a
+// directory $TMPDIR/tcforge-logs-* made for the run. The row's error line
+// gives the path.
+func (o *runOutput) saveDetail(p *config.Pipeline, pt *config.Point, block, text string) (string, error) {
+	name := p.Name
+	if pt != nil {
+		if s := pointSlug(*pt); s != "" {
+			name += "." + s
+		}
+	}
+	if block != "" {
+		name += "." + block
+	}
+	rel := filepath.Join("logs", slugClean.ReplaceAllString(name, "_")+".log")
+	o.logMu.Lock()
+	defer o.logMu.Unlock()
+	dir := o.dir
+	if dir == "" {
+		if o.tmpLogs == "" {
+			d, err := os.MkdirTemp("", "tcforge-logs-")
+			if err != nil {
+				return "", err
+			}
+			o.tmpLogs = d
+		}
+		dir = o.tmpLogs
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, rel)
+	if err := report.WriteFileAtomic(path, []byte(text)); err != nil {
+		return "", err
+	}
+	if o.dir != "" {
+		if o.logs == nil {
+			o.logs = map[string][]string{}
+		}
+		if !slices.Contains(o.logs[p.Name], rel) {
+			o.logs[p.Name] = append(o.logs[p.Name], rel)
+		}
+	}
+	return path, nil
 }
 
 // checking shows the pre-run check's progress on the bar (on a terminal):
@@ -153,6 +208,9 @@ func (o *runOutput) pipeline(ctx context.Context, runner *run.Runner, res *run.R
 	}
 	defer func() {
 		files := append(append([]string(nil), sec.Files...), sec.Plots...)
+		o.logMu.Lock()
+		files = append(files, o.logs[res.Pipeline.Name]...)
+		o.logMu.Unlock()
 		for _, d := range sec.Drawings {
 			files = append(files, d.File)
 		}

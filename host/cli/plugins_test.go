@@ -42,6 +42,11 @@ func logCall(what string, pass *sdk.Pass) error {
 // reifier.
 const neverStartsEnv = "TCFORGE_TEST_NEVER_STARTS"
 
+// chattyEnv, set to 1, makes the "chatty" layerer's process write a line
+// to its standard output before the go-plugin handshake (see TestMain);
+// unset, it is reifier.
+const chattyEnv = "TCFORGE_TEST_CHATTY"
+
 // noPrepare is the Prepare of the test layerers: nothing to resolve.
 func noPrepare(context.Context, *sdk.Pass) (any, error) { return nil, nil }
 
@@ -148,7 +153,31 @@ func testBuiltins() map[string]sdk.Plugin {
 			}
 			return nil, fmt.Errorf("still running with %d MiB", len(held)*32)
 		}}
+	// keccak whose Build runs the Go runtime out of memory: it reserves
+	// ever larger blocks (touching one byte of each, so the resident size
+	// stays small) until the address space or the kernel's overcommit
+	// refuses one, and the runtime dies with "fatal error: out of memory"
+	// and a dump of every goroutine, hundreds of lines on stderr.
+	m["oom"] = &sdk.Construction{Name: "oom", Version: "0.0.1", Doc: "keccak whose Build runs the Go runtime out of memory",
+		Params: keccak.Plugin.Params, Prepare: keccak.Plugin.Prepare, Reference: keccak.Plugin.Reference,
+		Build: func(ctx context.Context, p *sdk.Pass) (*circuit.Circuit, error) {
+			// Goroutines for the dump to list, as a real plugin has.
+			for range 20 {
+				go func() { <-ctx.Done() }()
+			}
+			var held [][]byte
+			for shift := 36; shift < 48; shift++ {
+				b := make([]byte, 1<<shift)
+				b[0] = 1
+				held = append(held, b)
+			}
+			return nil, fmt.Errorf("still running with %d blocks", len(held))
+		}}
 	m["neverstarts"] = &sdk.Layerer{Name: "neverstarts", Version: "0.0.1", Doc: "with $" + neverStartsEnv + "=1, never completes its start-up handshake",
+		Prepare: noPrepare, Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+			return reifier.Compile(ctx, c)
+		}}
+	m["chatty"] = &sdk.Layerer{Name: "chatty", Version: "0.0.1", Doc: "with $" + chattyEnv + "=1, writes to stdout before its start-up handshake",
 		Prepare: noPrepare, Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			return reifier.Compile(ctx, c)
 		}}

@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,12 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tcforge/tcforge/host/builtin"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -494,8 +498,15 @@ func TestHostKilled(t *testing.T) {
 // `tcforge plugins` lists the others; run fails that pipeline by name.
 func TestStartTimeout(t *testing.T) {
 	t.Setenv(neverStartsEnv, "1")
+	// The others must start within it, many test binaries at once on a
+	// machine perhaps busy with other work: the default, 10 s (1 s failed
+	// at load average 25), and more for instrumented binaries.
+	timeout := 10 * time.Second
+	if raceEnabled {
+		timeout = time.Minute
+	}
 	start := time.Now()
-	r := tcforge(t, "--start-timeout", "1s", "plugins")
+	r := tcforge(t, "--start-timeout", timeout.String(), "plugins")
 	took := time.Since(start)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
@@ -503,7 +514,7 @@ func TestStartTimeout(t *testing.T) {
 	// One line for it (and one for the "oldproto" fixture, which
 	// speaks another protocol); nothing from go-plugin about the kill.
 	want := []string{
-		`neverstarts: plugin "neverstarts" did not complete its start-up handshake within 1s (--start-timeout)`,
+		`neverstarts: plugin "neverstarts" did not complete its start-up handshake within ` + timeout.String() + ` (--start-timeout)`,
 		`oldproto: starting plugin "oldproto" (bundled): plugin "oldproto" speaks tcforge plugin protocol`,
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
@@ -517,10 +528,18 @@ func TestStartTimeout(t *testing.T) {
 	}
 	t.Logf("plugins with a plugin that never starts: %v", took)
 
-	cfg := writeFile(t, t.TempDir(), "p.hcl", smallPipeline("slow", "neverstarts"))
-	r = tcforge(t, "--start-timeout", "1s", "run", "--log-level", "warn", cfg)
-	if r.code != 1 || !strings.Contains(r.stderr, `plugin "neverstarts" did not complete its start-up handshake within 1s`) {
+	// Two pipelines use it: it is started once, not once for each (and
+	// again for the run after the check).
+	dir := t.TempDir()
+	launches := filepath.Join(dir, "launches")
+	t.Setenv(checkLogEnv, launches)
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("slow", "neverstarts")+smallPipeline("slow2", "neverstarts"))
+	r = tcforge(t, "--start-timeout", timeout.String(), "run", "--log-level", "warn", cfg)
+	if r.code != 1 || !strings.Contains(r.stderr, `plugin "neverstarts" did not complete its start-up handshake within `+timeout.String()) {
 		t.Errorf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(launches); string(b) != "launched\n" {
+		t.Errorf("the plugin that never starts was launched %d times, want once", strings.Count(string(b), "\n"))
 	}
 	r = tcforge(t, "--start-timeout", "-1s", "plugins")
 	if r.code != 2 || !strings.Contains(r.stderr, "--start-timeout must be a duration of at least 0") {
@@ -647,7 +666,9 @@ pipeline "chain" {
 }
 
 // TestOverrideWarned: an external tcforge-plugin-NAME on the plugin path
-// replaces the bundled NAME, with a warning naming it and its path.
+// replaces the bundled NAME, with a warning naming it, its path and its
+// SHA-256; every row of the CSV, JSON and report.html says which plugin
+// produced it: name, version and source (bundled, or path and SHA-256).
 func TestOverrideWarned(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "tcforge-plugin-reifier")
@@ -656,18 +677,85 @@ func TestOverrideWarned(t *testing.T) {
 	if err := os.Chmod(exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	script, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := fmt.Sprintf("%x", sha256.Sum256(script))
 	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
-	r := tcforge(t, "run", "--log-level", "warn", "--log-format", "console", "--plugin-dir", dir, "--lock", filepath.Join(dir, "none.lock.hcl"), cfg)
+	out := filepath.Join(dir, "out")
+	r := tcforge(t, "run", "--log-level", "warn", "--log-format", "console", "--plugin-dir", dir, "--lock", filepath.Join(dir, "none.lock.hcl"), "--out", out, cfg)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "an external plugin overrides the bundled one of the same name") || !strings.Contains(r.stderr, exe) {
-		t.Errorf("no warning naming the override:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "an external plugin overrides the bundled one of the same name") || !strings.Contains(r.stderr, exe) || !strings.Contains(r.stderr, sum) {
+		t.Errorf("no warning naming the override, its path and SHA-256 %s:\n%s", sum, r.stderr)
 	}
-	r = tcforge(t, "run", "--log-level", "warn", cfg)
+	version := builtin.Plugins()["keccak"].Describe().Version
+	rversion := builtin.Plugins()["reifier"].Describe().Version
+	// provenance checks the CSV, JSON and HTML of a run into out: the
+	// keccak plugin is bundled, the reifier one's source is reifier.
+	provenance := func(t *testing.T, out, reifier string) {
+		t.Helper()
+		cell := "keccak " + version + " bundled; reifier " + rversion + " " + reifier
+		b, err := os.ReadFile(filepath.Join(out, "p.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := slices.Index(recs[0], "plugins")
+		if col < 0 || len(recs) != 3 {
+			t.Fatalf("p.csv has no plugins column or not 2 rows: %v", recs)
+		}
+		for _, rec := range recs[1:] {
+			if rec[col] != cell {
+				t.Errorf("plugins cell %q, want %q", rec[col], cell)
+			}
+		}
+		var js struct {
+			Rows []struct {
+				Plugins []struct{ Kind, Name, Version, Source, SHA256 string }
+			}
+		}
+		readJSON(t, filepath.Join(out, "p.json"), &js)
+		for _, row := range js.Rows {
+			got := []string{}
+			for _, p := range row.Plugins {
+				s := p.Kind + " " + p.Name + " " + p.Version + " " + p.Source
+				if p.SHA256 != "" {
+					s += " sha256:" + p.SHA256
+				}
+				got = append(got, s)
+			}
+			if want := []string{"construction keccak " + version + " bundled", "layerer reifier " + rversion + " " + reifier}; !slices.Equal(got, want) {
+				t.Errorf("JSON row plugins %q, want %q", got, want)
+			}
+		}
+		html, err := os.ReadFile(filepath.Join(out, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, hash, _ := strings.Cut(reifier, " sha256:")
+		want := "<tr><td>layerer</td><td>reifier</td><td>" + rversion + "</td><td>"
+		if hash == "" {
+			want += "bundled</td><td></td></tr>"
+		} else {
+			want += "<code>" + src + "</code></td><td><code>" + hash + "</code></td></tr>"
+		}
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report.html lacks %s", want)
+		}
+	}
+	provenance(t, out, exe+" sha256:"+sum)
+
+	r = tcforge(t, "run", "--log-level", "warn", "--out", out, cfg)
 	if strings.Contains(r.stderr, "overrides") {
 		t.Errorf("a warning without an override:\n%s", r.stderr)
 	}
+	provenance(t, out, "bundled")
 }
 
 // TestMemoryBound: a plugin that cannot estimate and grows without bound
@@ -700,6 +788,177 @@ func TestMemoryBound(t *testing.T) {
 	for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
 		if strings.Contains(l, want) {
 			t.Log(l)
+		}
+	}
+}
+
+// TestFailuresInOneLine: a plugin the Go runtime kills for running out of
+// memory (a fatal error and a dump of every goroutine, hundreds of lines)
+// and a plugin that writes to its standard output before the go-plugin
+// handshake (13 lines of go-plugin's advice) each fail their rows with one
+// line naming the plugin and the cause; the full text is saved, atomically,
+// to logs/ in --out and listed in the run manifest, or without --out to a
+// directory $TMPDIR/tcforge-logs-*. Each line gives the file.
+func TestFailuresInOneLine(t *testing.T) {
+	t.Setenv(chattyEnv, "1")
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", `pipeline "oom" {
+  construction "oom" {
+    log_w = 0
+    rate  = 12
+  }
+  layerer "reifier" {}
+}
+`+smallPipeline("chat", "chatty")+smallPipeline("fine", "reifier"))
+	out := filepath.Join(dir, "out")
+	type failure struct {
+		pipeline, line, file string // the row's error line and the log file
+	}
+	// check runs cfg and returns each failed row's line, with the file it
+	// names, after checking that nothing else was said about them.
+	check := func(t *testing.T, args ...string) []failure {
+		r := tcforge(t, append(append([]string{"run", "--log-level", "warn"}, args...), cfg)...)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		for _, flood := range []string{"goroutine ", "This usually means", "runtime.", "plugin process exited"} {
+			if strings.Contains(r.stdout+r.stderr, flood) {
+				t.Errorf("the output has %q:\n%s%s", flood, r.stdout, r.stderr)
+			}
+		}
+		if !strings.Contains(r.stdout, "3 pipelines, 5 points, 5 rows: 2 verified") {
+			t.Errorf("the good pipeline did not run:\n%s", r.stdout)
+		}
+		// One log event per failed row, on stderr.
+		events := 0
+		for _, l := range strings.Split(r.stderr, "\n") {
+			if strings.Contains(l, `"message":"point `) {
+				events++
+			}
+		}
+		if events != 3 {
+			t.Errorf("%d error events on stderr, want one for each of the 3 failed rows:\n%s", events, r.stderr)
+		}
+		var got []failure
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if !strings.HasPrefix(l, "  error [") {
+				continue
+			}
+			_, file, ok := strings.Cut(l, " (full output: ")
+			if !ok || !strings.HasSuffix(file, ")") {
+				t.Errorf("the error line names no file: %s", l)
+				continue
+			}
+			p := "chat"
+			if strings.Contains(l, `"oom"`) {
+				p = "oom"
+			}
+			got = append(got, failure{p, l, strings.TrimSuffix(file, ")")})
+		}
+		if len(got) != 3 {
+			t.Fatalf("%d error lines on stdout, want 3:\n%s", len(got), r.stdout)
+		}
+		for _, f := range got {
+			t.Log(f.line)
+			want := map[string][]string{
+				"oom":  {`plugin "oom" exited during Build: exit status 2: fatal error: `, "goroutine ", "runtime.throw"},
+				"chat": {`plugin "chatty" wrote "hello from chatty, before the handshake" to its standard output before the start-up handshake`, "This usually means"},
+			}[f.pipeline]
+			if !strings.Contains(f.line, want[0]) {
+				t.Errorf("the line does not name the plugin and the cause %q: %s", want[0], f.line)
+			}
+			text, err := os.ReadFile(f.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range want {
+				if !bytes.Contains(text, []byte(w)) {
+					t.Errorf("%s lacks %q:\n%s", f.file, w, text)
+				}
+			}
+			if f.pipeline == "oom" && bytes.Count(text, []byte("\n")) < 50 {
+				t.Errorf("%s holds %d lines, not the whole dump", f.file, bytes.Count(text, []byte("\n")))
+			}
+		}
+		return got
+	}
+
+	t.Run("out", func(t *testing.T) {
+		got := check(t, "--out", out)
+		var m struct {
+			Pipelines []struct {
+				Name  string
+				Files []string
+			}
+			Files []string
+		}
+		readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+		for _, f := range got {
+			rel, err := filepath.Rel(out, f.file)
+			if err != nil || !strings.HasPrefix(rel, "logs"+string(filepath.Separator)) {
+				t.Errorf("%s is not in %s/logs", f.file, out)
+				continue
+			}
+			for _, p := range m.Pipelines {
+				if p.Name == f.pipeline && !slices.Contains(p.Files, filepath.ToSlash(rel)) {
+					t.Errorf("the manifest does not list %s among pipeline %s's files: %v", rel, p.Name, p.Files)
+				}
+			}
+		}
+		ents, _ := os.ReadDir(filepath.Join(out, "logs"))
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("a temporary file is left: %s", e.Name())
+			}
+		}
+		// A second run into the same folder clears the first's logs.
+		os.WriteFile(filepath.Join(out, "logs", "oom.log"), []byte("old"), 0o644)
+		r := tcforge(t, "run", "--log-level", "warn", "--out", out, writeFile(t, dir, "fine.hcl", smallPipeline("oom", "reifier")))
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(out, "logs", "oom.log")); !os.IsNotExist(err) {
+			t.Error("an earlier run's log of the pipeline was left")
+		}
+	})
+	t.Run("no-out", func(t *testing.T) {
+		for _, f := range check(t) {
+			if d := filepath.Dir(filepath.Dir(f.file)); !strings.HasPrefix(filepath.Base(d), "tcforge-logs-") || filepath.Dir(d) != os.TempDir() {
+				t.Errorf("%s is not in $TMPDIR/tcforge-logs-*/logs", f.file)
+			}
+		}
+	})
+}
+
+// TestReadmeFirstRun: the README says what the first `go run` costs, the
+// Go version go.mod needs (its go line, as it is now) and how to build the
+// binary once for repeated use (issue 16 item 13).
+func TestReadmeFirstRun(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goLine string
+	for l := range strings.Lines(string(mod)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "go "); ok {
+			goLine = v
+		}
+	}
+	if goLine == "" {
+		t.Fatal("go.mod has no go line")
+	}
+	for _, want := range []string{
+		"Go " + goLine + " or newer",
+		"The first `go run` on a machine compiles tcforge",
+		"go build -o bin/tcforge ./host/cmd/tcforge",
+	} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q", want)
 		}
 	}
 }

@@ -86,6 +86,7 @@ type shardPipeline struct {
 	ExpectNames  []string
 	PredictNames []string
 	Complete     bool
+	Plugins      []run.PluginInfo
 	Rows         []shardRow
 }
 
@@ -147,7 +148,7 @@ func newShardRecord(spec *shardSpec, paths []string, seed uint64, samples int) (
 }
 
 func (r *shardRecord) add(res *run.Result) {
-	sp := shardPipeline{Name: res.Pipeline.Name, ExpectNames: res.ExpectNames, PredictNames: res.PredictNames, Complete: res.Complete}
+	sp := shardPipeline{Name: res.Pipeline.Name, ExpectNames: res.ExpectNames, PredictNames: res.PredictNames, Complete: res.Complete, Plugins: res.Plugins}
 	for _, row := range res.Rows {
 		sr := shardRow{Point: row.Point.Index, Layerer: row.Layerer, Stats: row.Stats, Logic: row.Logic, Verified: row.Verified,
 			Expect: row.Expect, Actual: row.Actual, Predict: row.Predict, ExpectOK: row.ExpectOK, Err: errText(row.Err),

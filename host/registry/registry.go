@@ -7,6 +7,7 @@ package registry
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -35,6 +36,9 @@ const PathEnv = "TCFORGE_PLUGIN_PATH"
 type Source struct {
 	Bundled bool
 	Path    string // executable of an external plugin
+	// SHA256 is the hex SHA-256 of an external plugin's executable, as
+	// it was started (set by Open; "" for a bundled plugin).
+	SHA256 string
 	// InProcess is set by Open for a bundled plugin called in this
 	// process (Options.InProcess). Otherwise the plugin runs in its own
 	// process and every artifact its funcs return has been decoded, and
@@ -230,9 +234,15 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	r.mu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.startErr != nil {
+		// It failed to start: say so again rather than wait for it
+		// again (a plugin that never completes its handshake would cost
+		// --start-timeout at every pipeline using it).
+		return nil, e.src, e.startErr
+	}
 	if e.c != nil {
 		if !e.c.Exited() {
-			return e.pl, src, nil
+			return e.pl, e.src, nil
 		}
 		e.c.Close()
 		e.c, e.pl = nil, nil
@@ -249,8 +259,15 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		if sum, err = r.pinned(name, src.Path); err != nil {
 			return nil, src, err
 		}
+		// What the row's provenance names: the file go-plugin checks
+		// against sum, if pinned, right before it starts it.
+		if sum != nil {
+			src.SHA256 = hex.EncodeToString(sum)
+		} else if src.SHA256, err = FileSHA256(src.Path); err != nil {
+			return nil, src, fmt.Errorf("plugin %q: %w", name, err)
+		}
 		if _, ok := r.opts.Builtins[name]; ok {
-			r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).
+			r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).Str("sha256", src.SHA256).
 				Msg("an external plugin overrides the bundled one of the same name")
 		}
 		cmd = exec.Command(src.Path)
@@ -267,17 +284,22 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	// having passed is what counts.
 	deadline, timed := lctx.Deadline()
 	if err != nil && ctx.Err() == nil && r.opts.StartTimeout > 0 && timed && (errors.Is(lctx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline)) {
-		return nil, src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
+		e.src, e.startErr = src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
+		return nil, src, e.startErr
 	}
 	if errors.Is(err, wire.ErrChecksum) {
 		return nil, src, r.lock.mismatch(name, src.Path)
 	}
 	if err != nil {
-		return nil, src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
+		err = fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
+		if ctx.Err() == nil {
+			e.src, e.startErr = src, err
+		}
+		return nil, src, err
 	}
 	c.SetCallTimeout(r.opts.CallTimeout)
 	c.SetMemoryLimit(r.opts.MemoryLimit)
-	e.c, e.pl = c, pl
+	e.c, e.pl, e.src = c, pl, src
 	return pl, src, nil
 }
 
@@ -322,9 +344,13 @@ func (r *Registry) searchPath() string {
 
 // client is one plugin's process, started at most once at a time.
 type client struct {
-	mu sync.Mutex
-	c  *wire.Client
-	pl sdk.Plugin // c's plugin value
+	mu  sync.Mutex
+	c   *wire.Client
+	pl  sdk.Plugin // c's plugin value
+	src Source     // where c was started from
+	// startErr is why the plugin failed to start, if it did: it is not
+	// started again.
+	startErr error
 }
 
 // Close stops every plugin process.

@@ -501,9 +501,12 @@ func TestPanicIsRecovered(t *testing.T) {
 }
 
 func TestPluginExitMidCall(t *testing.T) {
+	// An escaped panic ends the process with the runtime's report on its
+	// stderr: the error is one line with the cause, the report its Detail
+	// (and debug lines of the log, not a flood of errors).
 	for _, tc := range []struct{ mode, status string }{
 		{"exit", "exit status 3"},
-		{"escaped-panic", "exit status 2"},
+		{"escaped-panic", "exit status 2: panic: escaped"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			c, logs := mustLaunch(t, "toy", "toy")
@@ -520,8 +523,11 @@ func TestPluginExitMidCall(t *testing.T) {
 				t.Error("Exited() = false")
 			}
 			if tc.mode == "escaped-panic" {
-				if e := logs.waitEvent(t, "panic: escaped"); e["plugin"] != "toy" || e["level"] != "error" {
+				if e := logs.waitEvent(t, "panic: escaped"); e["plugin"] != "toy" || e["level"] != "debug" {
 					t.Errorf("crash log event = %v", e)
+				}
+				if d := ee.Detail(); !strings.Contains(d, "panic: escaped") || !strings.Contains(d, "goroutine ") {
+					t.Errorf("Detail() lacks the panic and its goroutine:\n%s", d)
 				}
 			}
 			_, err = p.Build(context.Background(), params(t, p, nil))
@@ -659,14 +665,19 @@ func TestLaunchFailures(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `plugin "ghost"`) {
 		t.Errorf("missing executable: error = %v, want it to name the plugin", err)
 	}
-	// The fixture exits with status 2 before the handshake; what it wrote
-	// to stderr reaches the log.
+	// The fixture exits with status 2 before the handshake; the last line
+	// it wrote to stderr is the error's cause, the whole its Detail (and
+	// debug lines of the log).
 	buf := &syncBuffer{}
-	_, err = launch(t, "no-such-fixture", "ghost", zerolog.New(buf).Level(zerolog.WarnLevel))
-	if want := `plugin "ghost" exited during startup: exit status 2`; err == nil || err.Error() != want {
+	_, err = launch(t, "no-such-fixture", "ghost", zerolog.New(buf).Level(zerolog.DebugLevel))
+	if want := `plugin "ghost" exited during startup: exit status 2: no test fixture "no-such-fixture"`; err == nil || err.Error() != want {
 		t.Errorf("early exit: error = %v, want %q", err, want)
 	}
-	if e := buf.waitEvent(t, `no test fixture "no-such-fixture"`); e["plugin"] != "ghost" || e["level"] != "warn" {
+	var ee *wire.ExitError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Detail(), `no test fixture "no-such-fixture"`) {
+		t.Errorf("early exit: error %v has no Detail with the plugin's stderr", err)
+	}
+	if e := buf.waitEvent(t, `no test fixture "no-such-fixture"`); e["plugin"] != "ghost" || e["level"] != "debug" {
 		t.Errorf("stderr log event = %v", e)
 	}
 	// A canceled context aborts the start.

@@ -110,6 +110,8 @@ type htmlSection struct {
 	Drawings     []htmlDrawing
 	// Shapes is the shape comparison (Shapes), nil without models.
 	Shapes []ShapeRow
+	// Plugins are the pipeline's plugins (see provenancePlugins).
+	Plugins []run.PluginInfo
 }
 
 type htmlCell struct{ Text, Class string }
@@ -151,6 +153,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 			Files:        sec.Files,
 			Expectations: Expectations(res),
 			NotPlotted:   NotPlotted(res),
+			Plugins:      res.Plugins,
 		}
 		if !res.Complete {
 			hs.Incomplete = incomplete(res)
@@ -281,6 +284,7 @@ details { margin: 6px 0 18px; }
 {{range .Shapes}}<tr{{if .Reference}} class="reference"{{end}}><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
 {{end}}</table>
 <p class="meta">Reference rows are published shapes; their parameters are computed from the shapes (embeddings included).</p>{{end}}
+{{template "plugins" .}}
 {{if .Plots}}<h3>Plots</h3>
 <div class="plots">
 {{range .Plots}}<figure class="plot">{{.SVG}}<figcaption>{{.Title}}{{if .Mismatches}} — <b>{{.Mismatches}} points miss their expectation</b>{{end}} · <a href="{{.File}}">SVG</a>{{if .PNG}} · <a href="{{.PNG}}">PNG</a>{{end}}</figcaption></figure>

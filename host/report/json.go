@@ -56,6 +56,10 @@ type JSONRow struct {
 	VerifySec float64 `json:"verify_seconds"`
 	// Models are the row's mapped models, one per mapper block.
 	Models []JSONModel `json:"models,omitempty"`
+	// Plugins are the plugins that produced the row: construction,
+	// layerer, mappers, each with its version and source ("bundled", or
+	// an external executable's path and SHA-256).
+	Plugins []run.PluginInfo `json:"plugins"`
 }
 
 // Expectation is one figure of an expect block with its formula as
@@ -171,6 +175,10 @@ func JSON(res *run.Result) JSONReport {
 			jr.Error = row.Err.Error()
 		}
 		jr.Models = jsonModels(row)
+		jr.Plugins = res.RowPlugins(row)
+		if jr.Plugins == nil {
+			jr.Plugins = []run.PluginInfo{}
+		}
 		out.Rows = append(out.Rows, jr)
 	}
 	return out

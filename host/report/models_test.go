@@ -74,11 +74,11 @@ func TestCSVWithModels(t *testing.T) {
 	}
 	want := [][]string{
 		{"blocks", "layerer", "depth", "width", "gates", "copies", "edges", "forms", "nonzeros", "verified", "expect_ok",
-			"mapper", "arch", "tokens", "d_model", "model_blocks", "heads", "ffn_hidden", "params_nonzero", "params_dense", "min_margin", "beta", "beta_min", "model_verified", "exact_in", "error"},
-		{"1", "reifier", "10", "550", "0", "0", "0", "0", "0", "true", "true", "no-attention", "no-attention/mlp", "1", "551", "10", "0", "1101", "20366", "3340162", "0.5", "", "", "true", "", ""},
-		{"1", "reifier", "10", "550", "0", "0", "0", "0", "0", "true", "true", "tokens-as-gates", "tokens-as-gates/softmax", "1111", "1115", "10", "2", "4", "18510", "4999660", "0.5", "11.5", "8.25", "true", "", ""},
-		{"2", "reifier", "20", "550", "0", "0", "0", "0", "0", "true", "true", "no-attention", "no-attention/mlp", "1", "551", "10", "0", "1101", "20366", "3340162", "0.5", "", "", "true", "", ""},
-		{"2", "reifier", "20", "550", "0", "0", "0", "0", "0", "true", "true", "tokens-as-gates", "tokens-as-gates/softmax", "1111", "1115", "10", "2", "4", "18510", "4999660", "", "11.5", "", "false", "", "float32 model vs layered circuit: sample 3, output bit 0 is 0, want 1"},
+			"mapper", "arch", "tokens", "d_model", "model_blocks", "heads", "ffn_hidden", "params_nonzero", "params_dense", "min_margin", "beta", "beta_min", "model_verified", "exact_in", "plugins", "error"},
+		{"1", "reifier", "10", "550", "0", "0", "0", "0", "0", "true", "true", "no-attention", "no-attention/mlp", "1", "551", "10", "0", "1101", "20366", "3340162", "0.5", "", "", "true", "", "", ""},
+		{"1", "reifier", "10", "550", "0", "0", "0", "0", "0", "true", "true", "tokens-as-gates", "tokens-as-gates/softmax", "1111", "1115", "10", "2", "4", "18510", "4999660", "0.5", "11.5", "8.25", "true", "", "", ""},
+		{"2", "reifier", "20", "550", "0", "0", "0", "0", "0", "true", "true", "no-attention", "no-attention/mlp", "1", "551", "10", "0", "1101", "20366", "3340162", "0.5", "", "", "true", "", "", ""},
+		{"2", "reifier", "20", "550", "0", "0", "0", "0", "0", "true", "true", "tokens-as-gates", "tokens-as-gates/softmax", "1111", "1115", "10", "2", "4", "18510", "4999660", "", "11.5", "", "false", "", "", "float32 model vs layered circuit: sample 3, output bit 0 is 0, want 1"},
 	}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d:\n%v", len(recs), len(want), recs)

@@ -25,7 +25,10 @@ import (
 // layer_ms and the ratios to the first layerer (depth_vs_<first>,
 // width_vs_…, gates_vs_…, edges_vs_…, time_vs_…; empty in the first
 // layerer's rows); then, for a pipeline with mappers, the model columns
-// run.ModelColumns (one row per point × layerer × mapper); last, error:
+// run.ModelColumns (one row per point × layerer × mapper); then plugins:
+// the plugins that produced the row (construction, layerer, mappers), each
+// "name version source" where source is "bundled" or an external
+// executable's path and "sha256:<hex>", joined by "; "; last, error:
 // empty when the row is fine, else what went wrong (a failed row's
 // figures are empty, not 0: failed rows are not data). An incomplete
 // result (an interrupted run) ends with one row per point that did not
@@ -47,7 +50,7 @@ func Header(res *run.Result) []string {
 	if hasModels(res) {
 		h = append(h, run.ModelColumns...)
 	}
-	return append(h, "error")
+	return append(h, "plugins", "error")
 }
 
 // Value formats a matrix value for a table cell.
@@ -111,7 +114,7 @@ func Records(res *run.Result) [][]string {
 			case i < len(row.Models) && row.Models[i].Err != nil:
 				msg = oneLine(row.Models[i].Err.Error())
 			}
-			out = append(out, append(r, msg))
+			out = append(out, append(r, res.PluginsCell(row), msg))
 		}
 	}
 	// The points an interrupted run did not finish: named, not data.
@@ -133,10 +136,10 @@ func Records(res *run.Result) [][]string {
 				rec = append(rec, "", "")
 			}
 			rec = append(rec, "false") // expect_ok
-			for len(rec) < width-1 {
+			for len(rec) < width-2 {
 				rec = append(rec, "")
 			}
-			out = append(out, append(rec, notRun(res)))
+			out = append(out, append(rec, res.PluginsCell(run.Row{Layerer: b.Name}), notRun(res)))
 		}
 	}
 	return out

@@ -427,15 +427,15 @@ func TestCSVComparison(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	wantHead := "rounds,log_w,layerer,depth,width,gates,copies,edges,forms,nonzeros,verified,expect_depth,actual_depth,expect_width,actual_width,expect_ok," +
-		"layer_ms,depth_vs_reifier,width_vs_reifier,gates_vs_reifier,edges_vs_reifier,time_vs_reifier,error"
+		"layer_ms,depth_vs_reifier,width_vs_reifier,gates_vs_reifier,edges_vs_reifier,time_vs_reifier,plugins,error"
 	if lines[0] != wantHead {
 		t.Fatalf("header\n%s\nwant\n%s", lines[0], wantHead)
 	}
 	// rounds = 1, log_w = 1: reifier depth 8, width 275; fusion depth 3, width 100.
-	if want := "1,1,reifier,8,275,2200,0,0,0,0,true,8,8,275,275,true,10.0,,,,,,"; lines[1] != want {
+	if want := "1,1,reifier,8,275,2200,0,0,0,0,true,8,8,275,275,true,10.0,,,,,,,"; lines[1] != want {
 		t.Errorf("reifier row %q, want %q", lines[1], want)
 	}
-	if want := "1,1,fusion,3,100,0,0,0,0,0,true,,,,,true,20.0,0.38,0.36,0.00,,2.00,"; lines[2] != want {
+	if want := "1,1,fusion,3,100,0,0,0,0,0,true,,,,,true,20.0,0.38,0.36,0.00,,2.00,,"; lines[2] != want {
 		t.Errorf("fusion row %q, want %q", lines[2], want)
 	}
 }

@@ -134,7 +134,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	m, err := mp.Map(ctx, pass, l)
 	mr.MapTime = time.Since(t0)
 	if err != nil {
-		mr.Err = r.paramErr(b, pt, err)
+		mr.Err = r.detail(p, &pt, layerer+"."+b.Name, r.paramErr(b, pt, err))
 		return
 	}
 	if m == nil {

@@ -65,6 +65,10 @@ type Result struct {
 	// Stopped says why an incomplete run stopped ("interrupted"): the
 	// context's cancellation cause, which the caller may reword.
 	Stopped string
+	// Plugins are the plugins of the pipeline's blocks (construction,
+	// layerers, mappers, in file order, each once): name, version and
+	// source. RowPlugins gives a row's.
+	Plugins []PluginInfo
 }
 
 // OK reports whether every row is OK and there is at least one.
@@ -111,6 +115,11 @@ type Runner struct {
 	// others are left out of the result, which is then Complete when every
 	// point of the shard finished); see tcforge run --shard.
 	Shard func(p *config.Pipeline, pt config.Point) bool
+	// SaveDetail, if set, saves the full text behind a failed row's
+	// error (a plugin's crash report and goroutine dump, go-plugin's
+	// explanation of a failed start): the row's error is then one line
+	// naming the plugin, the cause and the file (a *DetailedError).
+	SaveDetail DetailSaver
 	// reportMu serialises Diagnostics calls from concurrent points.
 	reportMu sync.Mutex
 	// checked holds what Check opened and prepared for a pipeline, so
@@ -135,6 +144,8 @@ type plugins struct {
 	// passes are the prepared calls of every point (by point index): each
 	// block was decoded and its plugin's Prepare ran before any point.
 	passes []pointPasses
+	// infos are the plugins' provenance, for the result.
+	infos []PluginInfo
 }
 
 // pointPasses are one point's prepared calls, one a block.
@@ -180,6 +191,9 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 		pl, src, err := r.Registry.Open(ctx, b.Name)
 		if err == nil {
 			out.checked[b.Name] = !src.InProcess
+		}
+		if !slices.ContainsFunc(out.infos, func(pi PluginInfo) bool { return pi.Kind == kind && pi.Name == b.Name }) {
+			out.infos = append(out.infos, pluginInfo(kind, b.Name, pl, src))
 		}
 		var nf *registry.NotFoundError
 		switch {
@@ -349,6 +363,10 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 		r.report(diags)
 		return res, fmt.Errorf("pipeline %q: %w", p.Name, diags)
 	}
+	res.Plugins = pl.infos
+	if pl.broken != nil {
+		pl.broken = r.detail(p, nil, "", pl.broken)
+	}
 	samplesN := p.Samples
 	if r.Samples > 0 {
 		samplesN = r.Samples
@@ -455,7 +473,7 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 	passes := pl.passes[i]
 	lg, err := point.Build(ctx, pl.construction, passes.construction, r.pointSeed(p, pt), nSamples, pl.checked[p.Construction.Name])
 	if err != nil {
-		return fail(r.paramErr(p.Construction, pt, err))
+		return fail(r.detail(p, &pt, "", r.paramErr(p.Construction, pt, err)))
 	}
 	logic := lg.Circuit.Stats()
 	log.Debug().Int("nodes", logic.Nodes).Int("inputs", logic.Inputs).Int("outputs", logic.Outputs).Dur("took", lg.BuildTime).Msg("built logic circuit")
@@ -469,7 +487,7 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 		row.LayerTime = ly.LayerTime
 		row.VerifyTime = lg.VerifyTime + ly.VerifyTime
 		if ly.Circuit == nil {
-			row.Err = r.paramErr(b, pt, err)
+			row.Err = r.detail(p, &pt, b.Name, r.paramErr(b, pt, err))
 			continue
 		}
 		l := ly.Circuit

@@ -41,6 +41,7 @@ type Client struct {
 	closed atomic.Bool
 	log    zerolog.Logger // for the per-call timings, at debug level
 	quiet  *atomic.Bool   // see hcLogger.quiet
+	stderr *output        // what the process wrote to its standard error
 
 	// callTimeout bounds each call (0: none); see SetCallTimeout.
 	callTimeout time.Duration
@@ -83,6 +84,9 @@ type ExitError struct {
 	Call   string // the call that found the process gone: "Build", …
 	Status string // how the process ended, e.g. "exit status 3"
 	Before bool   // the process was gone before the call started
+	// Output is what the process wrote to its standard error (see
+	// Detail), with the Go runtime's crash report if it crashed.
+	Output string
 }
 
 // Error implements error.
@@ -91,7 +95,11 @@ func (e *ExitError) Error() string {
 	if e.Before {
 		when = "before"
 	}
-	return fmt.Sprintf("plugin %q exited %s %s: %s", e.Plugin, when, e.Call, e.Status)
+	msg := fmt.Sprintf("plugin %q exited %s %s: %s", e.Plugin, when, e.Call, e.Status)
+	if cause := crashCause(e.Output, e.Call == "startup"); cause != "" {
+		msg += ": " + cause
+	}
+	return msg
 }
 
 // Launch starts the plugin executable cmd (a fresh, unstarted *exec.Cmd),
@@ -113,6 +121,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 	shown := &atomic.Pointer[string]{}
 	shown.Store(&label)
 	quiet := &atomic.Bool{}
+	stderr := &output{}
 
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
@@ -148,6 +157,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path), quiet: quiet},
 		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
 		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
+		Stderr:              stderr,
 		SecureConfig:        secure(checksum),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
@@ -193,13 +203,13 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 			quiet.Store(true)
 			pc.Kill()
 			removeDir()
-			return nil, startError(label, cmd, protocol, s.err)
+			return nil, startError(label, cmd, protocol, s.err, stderr)
 		}
 		rpc = s.rpc
 	}
 	t1 := time.Now()
 
-	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log, quiet: quiet, dir: dir}
+	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log, quiet: quiet, dir: dir, stderr: stderr}
 	desc, descName, descProtocol, files, err := c.describe(ctx)
 	if err != nil {
 		c.Close()
@@ -243,9 +253,10 @@ func secure(checksum []byte) *plugin.SecureConfig {
 }
 
 // startError explains a failed start of cmd (killed by now): a protocol
-// version mismatch in the handshake, a process that exited on its own (its
-// stderr is in the log), or go-plugin's own error.
-func startError(name string, cmd *exec.Cmd, protocol int, err error) error {
+// version mismatch in the handshake, a line on its standard output that is
+// not the handshake (a *StartError), a process that exited on its own (an
+// *ExitError with its standard error), or go-plugin's own error.
+func startError(name string, cmd *exec.Cmd, protocol int, err error, stderr *output) error {
 	const mismatch = "incompatible API version with plugin. Plugin version: "
 	if _, rest, ok := strings.Cut(err.Error(), mismatch); ok {
 		var v int
@@ -253,8 +264,18 @@ func startError(name string, cmd *exec.Cmd, protocol int, err error) error {
 			return fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK: %w", name, v, protocol, err)
 		}
 	}
+	const unrecognized = "Unrecognized remote plugin message: "
+	if _, rest, ok := strings.Cut(err.Error(), unrecognized); ok {
+		if line, _, _ := strings.Cut(rest, "\n"); line != "" {
+			if r := []rune(line); len(r) > 120 {
+				line = string(r[:120]) + "…"
+			}
+			return &StartError{Plugin: name, Full: err.Error(), Output: stderr.String(),
+				Reason: fmt.Sprintf("wrote %q to its standard output before the start-up handshake (nothing may write there before sdk.Serve)", line)}
+		}
+	}
 	if st := cmd.ProcessState; st != nil && st.Exited() {
-		return &ExitError{Plugin: name, Call: "startup", Status: st.String()}
+		return &ExitError{Plugin: name, Call: "startup", Status: st.String(), Output: stderr.String()}
 	}
 	return fmt.Errorf("plugin %q: starting: %w", name, err)
 }
@@ -329,7 +350,7 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 			if rss := c.overMemory.Load(); rss > 0 {
 				return &MemoryError{Plugin: c.name, Call: method, Limit: c.memLimit, RSS: rss}
 			}
-			return &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus()}
+			return &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Output: c.stderr.String()}
 		}
 		if time.Now().After(deadline) {
 			break
@@ -386,7 +407,7 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 		return nil, fmt.Errorf("plugin %q: %s: the client is closed", c.name, method)
 	}
 	if c.pc.Exited() {
-		return nil, &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Before: true}
+		return nil, &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Before: true, Output: c.stderr.String()}
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -456,6 +477,11 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 			// propagated deadline, say) before this side noticed it.
 			return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
 		}
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			// The same, before this side's timer even fired (a busy
+			// machine): the deadline has passed by the clock.
+			return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, context.DeadlineExceeded)
+		}
 		return nil, fmt.Errorf("plugin %q: %s: %w", c.name, method, fromProtoError(remote))
 	}
 	return out, nil
@@ -510,17 +536,23 @@ func (h *hcLogger) Log(level hclog.Level, msg string, args ...any) {
 	if !h.fromPlugin && zl <= zerolog.InfoLevel && zl > zerolog.TraceLevel {
 		zl--
 	}
-	if !h.fromPlugin && h.quiet != nil && h.quiet.Load() {
+	if !h.fromPlugin && (h.quiet != nil && h.quiet.Load() || msg == "plugin process exited") {
+		// The host is killing the process, or the process ended: the
+		// error of the call that finds it gone says how, in one line.
 		zl = min(zl, zerolog.DebugLevel)
 	}
 	kv := append(slices.Clip(h.implied), args...)
 	if h.fromPlugin {
 		if len(kv) >= 2 && kv[len(kv)-2] == "timestamp" {
 			kv = kv[:len(kv)-2] // go-plugin's copy of the plugin's timestamp
-		} else if zl < zerolog.WarnLevel {
+		} else {
 			// A raw stderr line (not JSON from Logger): written before
-			// Serve or by the runtime, so likely why the plugin fails.
-			zl = zerolog.WarnLevel
+			// Serve or by the runtime (a panic, a fatal error and its
+			// goroutine dump, hundreds of lines). It is kept (see
+			// output) and comes with the error of a process that
+			// fails, in one line with the whole text saved apart, so
+			// here it is a debug line.
+			zl = zerolog.DebugLevel
 		}
 	}
 	ev := h.log.WithLevel(zl)
