@@ -1,0 +1,67 @@
+package tokensasstates
+
+import (
+	"slices"
+
+	"github.com/tcforge/tcforge/sdk/model"
+)
+
+// tensor collects a sparse matrix row by row.
+type tensor struct {
+	name       string
+	rows, cols int
+	ent        []map[int32]float64
+}
+
+func newTensor(name string, rows, cols int) *tensor {
+	t := &tensor{name: name, rows: rows, cols: cols, ent: make([]map[int32]float64, rows)}
+	return t
+}
+
+func (t *tensor) add(r, c int, v float64) {
+	if t.ent[r] == nil {
+		t.ent[r] = map[int32]float64{}
+	}
+	t.ent[r][int32(c)] += v
+}
+
+// readLN makes row r a read of LayerNorm's output: the sink gets minus the
+// sum of the row's other weights.
+func (t *tensor) readLN(r int) {
+	var s float64
+	for c, v := range t.ent[r] {
+		if c != dimSink {
+			s += v
+		}
+	}
+	if s != 0 {
+		t.add(r, dimSink, -s)
+	}
+}
+
+func (t *tensor) build() model.Tensor {
+	m := model.Tensor{Name: t.name, Rows: t.rows, Cols: t.cols, RowPtr: make([]int32, t.rows+1)}
+	for r, e := range t.ent {
+		cols := make([]int32, 0, len(e))
+		for c, v := range e {
+			if v != 0 {
+				cols = append(cols, c)
+			}
+		}
+		slices.Sort(cols)
+		for _, c := range cols {
+			m.Col = append(m.Col, c)
+			m.Val = append(m.Val, float32(e[c]))
+		}
+		m.RowPtr[r+1] = int32(len(m.Col))
+	}
+	return m
+}
+
+// fill sets every entry of a 1×n tensor to v.
+func fill(t *tensor, v float64) *tensor {
+	for c := range t.cols {
+		t.add(0, c, v)
+	}
+	return t
+}
