@@ -156,6 +156,13 @@ type Size struct {
 	Edges int64 `json:"edges"` // operand references
 }
 
+// SizeOf returns the size of a built circuit, the figure Estimate
+// predicts (an Estimate that builds a smaller instance to extrapolate
+// from measures it with SizeOf).
+func SizeOf(c *circuit.Circuit) Size {
+	return Size{Nodes: int64(len(c.Ops)), Edges: int64(len(c.Args))}
+}
+
 // NewPass checks values against pl's schema, runs pl's Prepare on them and
 // returns the Pass the plugin's other funcs are called with: what the host
 // does before every call, and what a plugin's own tests do (see sdktest).

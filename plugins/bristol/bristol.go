@@ -67,7 +67,7 @@ func prepare(_ context.Context, pass *sdk.Pass) (any, error) {
 func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	cfg := pass.Prepared.(config)
 	c := toCircuit(cfg.nl, cfg.maxArity)
-	return sdk.Size{Nodes: int64(len(c.Ops)), Edges: int64(len(c.Args))}, nil
+	return sdk.SizeOf(c), nil
 }
 
 // build returns the netlist as a logic circuit (see toCircuit).

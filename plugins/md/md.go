@@ -178,7 +178,7 @@ func sizeOf(ctx context.Context, cfg config) (sdk.Size, error) {
 	if err != nil {
 		return sdk.Size{}, err
 	}
-	return sdk.Size{Nodes: int64(len(c.Ops)), Edges: int64(len(c.Args))}, nil
+	return sdk.SizeOf(c), nil
 }
 
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {

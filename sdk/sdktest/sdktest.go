@@ -56,10 +56,11 @@ func CheckEstimate(t testing.TB, c *sdk.Construction, values map[string]any, wit
 	if err != nil {
 		t.Fatalf("%s %v: Estimate: %v", c.Name, values, err)
 	}
+	built := sdk.SizeOf(circ)
 	for _, f := range []struct {
 		name      string
 		got, want int64
-	}{{"nodes", e.Nodes, int64(len(circ.Ops))}, {"edges", e.Edges, int64(len(circ.Args))}} {
+	}{{"nodes", e.Nodes, built.Nodes}, {"edges", e.Edges, built.Edges}} {
 		if d := f.got - f.want; d*within > f.want || -d*within > f.want {
 			t.Errorf("%s %v: estimated %d %s, built %d", c.Name, values, f.got, f.name, f.want)
 		}
