@@ -36,14 +36,20 @@
 //  9. (round objective) A value only parities read is needed modulo 2: a
 //     parity read only by parities is the integer sum of its operands'
 //     forms, no gate, no level (modular.go).
-//  10. (round objective) A parity of two switching functions of level-T
-//     sums is one switching function of their sums' projection: one level.
+//  10. (round objective) A parity x ⊕ y of two switching functions of
+//     level-T sums is x + y − 2·[x ∧ y], the AND one switching function of
+//     their sums' projection: one level (Options.NoPair turns it off).
 //
 // The objective option picks the end of the depth/size trade-off:
 // "depth" ranks candidate realisations by level, then gates, then edges;
 // "size" ranks them by gates + edges and materialises multi-gate forms
 // read by many gates, which cuts edges (weights) at the cost of levels;
 // "round" is depth first with rules 9 and 10, trading width for depth.
+// A width budget (max_width, Options.MaxWidth) picks the shallowest of
+// the plans round, round without rule 10, depth first and size first
+// (from the objective's on) whose widest level fits; a plan whose width
+// bound, computed without realising it, is over the budget is not
+// realised (budget.go).
 package fusion
 
 import (
