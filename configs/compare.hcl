@@ -33,6 +33,9 @@
 #                          Merkle  depth = 2·rounds·(log₂ n + 1) + 1
 #                                  width = n·11·25w
 #   fusion, size first:    Keccak  depth = 4·rounds·n_b, width as above
+#   fusion, round:         Keccak  depth = rounds·n_b + 1 (width: no closed form)
+#     with max_width = 286·25w:    depth = rounds + 2, width = 286·25w
+#     with max_width = 286·25w − 1: depth first          (one block, rounds ≥ 3)
 #   SHA-256 (c = w/16 = 2 chunks a modular addition; docs/sha2.md):
 #     reifier depth = n_b·(2(1 + c)·rounds + 2) + 2
 #             width = 1952 + 32·⌊(rounds − 31)/2⌋        (one block, rounds ≥ 32)
@@ -123,6 +126,83 @@ pipeline "compare-keccak-rounds" {
   expect "fusion" {
     depth = 2 * matrix.rounds + 1
     width = matrix.rounds >= 3 ? 11 * construction.b : (matrix.rounds == 2 ? 11 * construction.message_bits : 64 * 35 + 2 * (construction.message_bits - 1024))
+  }
+}
+
+pipeline "compare-keccak-round" {
+  # fusion's round objective, one threshold level a round (values only
+  # parities read kept as integer forms known modulo 2, rule 9; the last
+  # round's output bits exact in the same level, rule 10), on toy sponges
+  # of one block. Its width has no closed form: the widest level is the
+  # last round's, about 3,190 gates a digest bit, in classes set by how the
+  # θ sums of χ's operands overlap (docs/fusion.md, "Laws"); only the
+  # depth is a law here.
+  matrix {
+    log_w  = [0, 1, 2, 3]
+    rounds = [3, 6]
+  }
+
+  construction "keccak" {
+    log_w   = matrix.log_w
+    rate    = floor(25 * pow(2, matrix.log_w) / 2)
+    rounds  = matrix.rounds
+    padding = "none"
+  }
+
+  layerer "reifier" {
+    mode = "current"
+  }
+  layerer "fusion" {
+    objective = "round"
+  }
+
+  expect "reifier" {
+    depth = 5 * construction.rounds + 1
+    width = 11 * construction.b
+  }
+  expect "fusion" {
+    depth = construction.rounds + 1
+  }
+}
+
+pipeline "compare-keccak-budget" {
+  # The round objective under a width budget (max_width): the shallowest
+  # plan whose widest level fits. With max_width = 286·25w the round plan
+  # (its last level about 3,190 gates a digest bit) does not fit; without
+  # rule 10 the last round's output bits are exact one level later (depth
+  # rounds + 2) and the widest levels are the middle rounds', 286 gates a
+  # state bit (22 counters of a θ sum in [0, 22], 264 switch points of
+  # [S_b even ∧ S_c odd]). One gate less and that does not fit either:
+  # depth first, two levels a round, as wide as a θ level. rounds ≥ 3: a
+  # middle round exists, and all its state bits are read.
+  matrix {
+    log_w  = [0, 1, 2, 3]
+    rounds = [3, 4, 6]
+    budget = ["middle", "tight"]
+  }
+
+  construction "keccak" {
+    log_w   = matrix.log_w
+    rate    = floor(25 * pow(2, matrix.log_w) / 2)
+    rounds  = matrix.rounds
+    padding = "none"
+  }
+
+  layerer "reifier" {
+    mode = "current"
+  }
+  layerer "fusion" {
+    objective = "round"
+    max_width = matrix.budget == "middle" ? 286 * 25 * pow(2, matrix.log_w) : 286 * 25 * pow(2, matrix.log_w) - 1
+  }
+
+  expect "reifier" {
+    depth = 5 * construction.rounds + 1
+    width = 11 * construction.b
+  }
+  expect "fusion" {
+    depth = matrix.budget == "middle" ? construction.rounds + 2 : 2 * construction.rounds + 1
+    width = matrix.budget == "middle" ? 286 * construction.b : 11 * construction.b
   }
 }
 

@@ -4,6 +4,7 @@
 //
 //	pipeline "keccak-arbitrary-input" {
 //	  samples = 256                  # optional, default 256, at least 1
+//	  jobs    = 1                    # optional: at most this many points at once
 //	  matrix {                       # optional, repeatable
 //	    log_w  = [1, 2]
 //	    blocks = [1, 2, 4]
@@ -69,6 +70,10 @@ type Pipeline struct {
 	DefRange hcl.Range // the `pipeline "name"` header
 	// Samples is the number of random inputs used for verification.
 	Samples int
+	// Jobs, if positive, bounds how many of the pipeline's points run at
+	// once, below the run's own bound (for points too heavy to run side
+	// by side); 0: the run's bound.
+	Jobs int
 
 	Construction *Block
 	Layerers     []*Block
@@ -223,7 +228,7 @@ func pipelineBlocks() []string {
 	return []string{KindMatrix, string(sdk.KindConstruction), string(sdk.KindLayerer), string(sdk.KindMapper), KindExpect, KindPredict}
 }
 
-func pipelineAttrs() []string { return []string{"samples"} }
+func pipelineAttrs() []string { return []string{"samples", "jobs"} }
 
 func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 	name, diags := oneLabel(b, "pipeline")
@@ -244,10 +249,16 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 	for _, a := range sortedSyntaxAttrs(b.Body.Attributes) {
 		switch a.Name {
 		case "samples":
-			n, d := evalSamples(a)
+			n, d := evalCount(a, "samples", "the number of random inputs used to verify each point")
 			diags = append(diags, d...)
 			if !d.HasErrors() {
 				p.Samples = n
+			}
+		case "jobs":
+			n, d := evalCount(a, "jobs", "how many of the pipeline's points may run at once")
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				p.Jobs = n
 			}
 		default:
 			diags = append(diags, unsupportedAttr(a.Name, a.NameRange))
@@ -475,7 +486,9 @@ func unsupportedBlock(b *hclsyntax.Block) *hcl.Diagnostic {
 	}
 }
 
-func evalSamples(a *hclsyntax.Attribute) (int, hcl.Diagnostics) {
+// evalCount evaluates pipeline attribute a, named name and meaning what,
+// as a whole number of at least 1.
+func evalCount(a *hclsyntax.Attribute, name, what string) (int, hcl.Diagnostics) {
 	v, diags := a.Expr.Value(&hcl.EvalContext{Functions: Functions()})
 	if diags.HasErrors() {
 		return 0, diags
@@ -484,8 +497,8 @@ func evalSamples(a *hclsyntax.Attribute) (int, hcl.Diagnostics) {
 	if !ok || n < 1 || n > 1<<31-1 {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
-			Summary:  "Invalid samples",
-			Detail:   fmt.Sprintf("samples is the number of random inputs used to verify each point: a whole number, at least 1; got %s.", describeValue(v)),
+			Summary:  "Invalid " + name,
+			Detail:   fmt.Sprintf("%s is %s: a whole number, at least 1; got %s.", name, what, describeValue(v)),
 			Subject:  a.Expr.Range().Ptr(),
 		})
 		return 0, diags

@@ -95,6 +95,7 @@ func TestPoints(t *testing.T) {
 	tests := []struct {
 		pipeline string
 		samples  int
+		jobs     int
 		vars     []string
 		points   []string
 	}{
@@ -120,13 +121,16 @@ func TestPoints(t *testing.T) {
 				"preset=shake128 output_bits=3000", "preset=shake128 output_bits=6000",
 			},
 		},
-		{pipeline: "single", samples: DefaultSamples, vars: nil, points: []string{""}},
+		{pipeline: "single", samples: DefaultSamples, jobs: 1, vars: nil, points: []string{""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pipeline, func(t *testing.T) {
 			p := pipeline(t, f, tt.pipeline)
 			if p.Samples != tt.samples {
 				t.Errorf("Samples = %d, want %d", p.Samples, tt.samples)
+			}
+			if p.Jobs != tt.jobs {
+				t.Errorf("Jobs = %d, want %d", p.Jobs, tt.jobs)
 			}
 			if got := p.Vars(); !reflect.DeepEqual(got, tt.vars) {
 				t.Errorf("Vars() = %q, want %q", got, tt.vars)
@@ -382,6 +386,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate_layerer.hcl", []wantDiag{{"duplicate_layerer.hcl:4:11", `Duplicate layerer "reifier"`, ""}}},
 		{"syntax.hcl", []wantDiag{{"syntax.hcl:4:3", "Invalid expression", ""}}},
 		{"samples_zero.hcl", []wantDiag{{"samples_zero.hcl:2:13", "Invalid samples", "at least 1; got number 0"}}},
+		{"jobs_zero.hcl", []wantDiag{{"jobs_zero.hcl:2:10", "Invalid jobs", "points may run at once: a whole number, at least 1; got number 0"}}},
 		{"matrix_var.hcl", []wantDiag{{"matrix_var.hcl:4:10", "Variables not allowed", ""}}},
 		{"matrix_empty.hcl", []wantDiag{{"matrix_empty.hcl:3:9", `Invalid matrix variable "a"`, "empty list"}}},
 		{"top_level.hcl", []wantDiag{

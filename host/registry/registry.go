@@ -272,6 +272,9 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		}
 		cmd = exec.Command(src.Path)
 	}
+	if r.opts.MemoryLimit > 0 {
+		cmd.Env = goMemLimit(cmd.Environ(), r.opts.MemoryLimit)
+	}
 	lctx := ctx
 	if r.opts.StartTimeout > 0 {
 		var cancel context.CancelFunc
@@ -301,6 +304,21 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 	c.SetMemoryLimit(r.opts.MemoryLimit)
 	e.c, e.pl, e.src = c, pl, src
 	return pl, src, nil
+}
+
+// goMemLimit returns env with GOMEMLIMIT set to 7/8 of limit bytes, unless
+// env sets it already: a Go plugin's garbage collector then works to keep
+// its heap under the memory bound it would be killed at. Without it, a
+// long-lived plugin's heap grows to twice what was live after the last
+// collection before the next one; after a call that built a 4 GB circuit,
+// garbage alone can carry the next such call over the bound.
+func goMemLimit(env []string, limit int64) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GOMEMLIMIT=") {
+			return env
+		}
+	}
+	return append(env, fmt.Sprintf("GOMEMLIMIT=%d", limit/8*7))
 }
 
 // Start launches the named plugins concurrently (each process once), so a

@@ -81,3 +81,21 @@ func TestLockRefusesUnpinned(t *testing.T) {
 		t.Errorf("Open(ext) = %v, want it refused as not pinned", err)
 	}
 }
+
+// TestGoMemLimit checks the GOMEMLIMIT a plugin process is started with
+// under a memory bound: 7/8 of it, unless the environment sets one.
+func TestGoMemLimit(t *testing.T) {
+	for _, tt := range []struct {
+		env   []string
+		limit int64
+		want  []string
+	}{
+		{[]string{"A=1"}, 8 << 30, []string{"A=1", "GOMEMLIMIT=7516192768"}},
+		{[]string{"GOMEMLIMIT=1GiB", "A=1"}, 8 << 30, []string{"GOMEMLIMIT=1GiB", "A=1"}},
+		{nil, 1 << 20, []string{"GOMEMLIMIT=917504"}},
+	} {
+		if got := registry.GoMemLimit(slices.Clone(tt.env), tt.limit); !slices.Equal(got, tt.want) {
+			t.Errorf("GoMemLimit(%q, %d) = %q, want %q", tt.env, tt.limit, got, tt.want)
+		}
+	}
+}

@@ -108,6 +108,7 @@ func (c Chart) frontierPlot() (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 	lo, hi := math.Inf(1), math.Inf(-1)
 	ymax := 0.0
+	var labelled plotter.XYLabels // the first series' points and labels, by depth
 	for i, s := range c.Series {
 		if len(s.Points) == 0 {
 			continue
@@ -133,23 +134,55 @@ func (c Chart) frontierPlot() (*plot.Plot, error) {
 		p.Add(l, sc)
 		p.Legend.Add(s.Layerer, l, sc)
 		if i == 0 {
-			labels, err := plotter.NewLabels(lab)
-			if err != nil {
-				return nil, fmt.Errorf("labelling %s: %w", s.Layerer, err)
-			}
-			for k := range labels.TextStyle {
-				labels.TextStyle[k].Font.Typeface, labels.TextStyle[k].Font.Variant = plot.DefaultFont.Typeface, plot.DefaultFont.Variant
-				labels.TextStyle[k].Font.Size = vg.Points(9)
-			}
-			labels.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(3)}
-			p.Add(labels)
+			labelled = lab
 		}
+	}
+	// A label goes above its point, or below it when the next deeper
+	// point's label would be on the same line (depths closer than a
+	// thirtieth of the axis: 25 and 26 of 171).
+	span := ymax*1.15 + 1
+	below := labelBelow(labelled.XYs, span/30)
+	for _, side := range []bool{false, true} {
+		var lab plotter.XYLabels
+		for k, xy := range labelled.XYs {
+			if below[k] == side {
+				lab.XYs = append(lab.XYs, xy)
+				lab.Labels = append(lab.Labels, labelled.Labels[k])
+			}
+		}
+		if len(lab.XYs) == 0 {
+			continue
+		}
+		labels, err := plotter.NewLabels(lab)
+		if err != nil {
+			return nil, fmt.Errorf("labelling: %w", err)
+		}
+		for k := range labels.TextStyle {
+			labels.TextStyle[k].Font.Typeface, labels.TextStyle[k].Font.Variant = plot.DefaultFont.Typeface, plot.DefaultFont.Variant
+			labels.TextStyle[k].Font.Size = vg.Points(9)
+		}
+		labels.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(3)}
+		if side {
+			labels.Offset.Y = vg.Points(-12)
+		}
+		p.Add(labels)
 	}
 	if hi > 0 {
 		p.X.Min, p.X.Max = lo/1.5, hi*1.5
 	}
 	p.Y.Min, p.Y.Max = 0, ymax*1.15+1
 	return p, nil
+}
+
+// labelBelow returns, for points sorted by depth (Y), which labels go
+// below their point: those whose next point is less than gap deeper, so
+// that the two labels are not written over each other.
+func labelBelow(xys plotter.XYs, gap float64) []bool {
+	below := make([]bool, len(xys))
+	for k := 0; k+1 < len(xys); k++ {
+		below[k] = xys[k+1].Y-xys[k].Y < gap
+	}
+	return below
 }
 
 // decadeTicks marks the powers of ten of a logarithmic axis, labelled

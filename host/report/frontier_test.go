@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/run"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -77,6 +79,36 @@ func TestFrontierChart(t *testing.T) {
 	for _, s := range []string{"reifier mode=paper", "fusion objective=depth", "nonzeros", "depth vs width, gates, nonzeros"} {
 		if !strings.Contains(string(svg), s) {
 			t.Errorf("SVG lacks %q", s)
+		}
+	}
+}
+
+// TestLabelBelow checks which frontier labels go below their points: the
+// shallower of two points whose depths would put their labels on one line.
+func TestLabelBelow(t *testing.T) {
+	for _, tt := range []struct {
+		depths []float64
+		want   string
+	}{
+		{[]float64{25, 26, 49, 96, 121, 148}, "x-----"},
+		{[]float64{25, 49, 96, 121, 148}, "-----"},
+		{[]float64{5, 6, 7}, "xx-"},
+		{nil, ""},
+	} {
+		xys := make(plotter.XYs, len(tt.depths))
+		for k, d := range tt.depths {
+			xys[k].Y = d
+		}
+		var got strings.Builder
+		for _, b := range labelBelow(xys, 171.0/30) {
+			if b {
+				got.WriteByte('x')
+			} else {
+				got.WriteByte('-')
+			}
+		}
+		if got.String() != tt.want {
+			t.Errorf("%v: %q, want %q", tt.depths, got.String(), tt.want)
 		}
 	}
 }

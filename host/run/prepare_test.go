@@ -55,6 +55,7 @@ var impossible = map[string][]struct{ src, param, reason string }{
 	"fusion": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { objective = matrix.rate == 1 ? \"depth\" : \"fast\" }", "objective", "must be one of"},
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { max_weight = 3 - matrix.rate }", "max_weight", "must be at least 2"},
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" { max_width = matrix.rate - 2 }", "max_width", "must be at least 0"},
 	},
 	"tokens-as-states": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"fusion\" {}\nmapper \"tokens-as-states\" { assign = matrix.rate == 1 ? \"chunks\" : \"diagonal\" }", "assign", "must be one of"},

@@ -378,14 +378,19 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 			todo = append(todo, i)
 		}
 	}
-	// Points run on up to Jobs goroutines against the same plugin
+	// Points run on up to Jobs goroutines (at most the pipeline's own
+	// jobs, if it sets them) against the same plugin
 	// processes; rows are kept in point order. A point cut short by
 	// cancellation is dropped, so the rows returned are all complete.
 	perPoint := make([][]Row, len(points))
 	finished := make([]bool, len(points))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(max(r.Jobs, 1), len(todo)) {
+	jobs := max(r.Jobs, 1)
+	if p.Jobs > 0 {
+		jobs = min(jobs, p.Jobs)
+	}
+	for range min(jobs, len(todo)) {
 		wg.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)

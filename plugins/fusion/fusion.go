@@ -36,14 +36,20 @@
 //  9. (round objective) A value only parities read is needed modulo 2: a
 //     parity read only by parities is the integer sum of its operands'
 //     forms, no gate, no level (modular.go).
-//  10. (round objective) A parity of two switching functions of level-T
-//     sums is one switching function of their sums' projection: one level.
+//  10. (round objective) A parity x ⊕ y of two switching functions of
+//     level-T sums is x + y − 2·[x ∧ y], the AND one switching function of
+//     their sums' projection: one level (Options.NoPair turns it off).
 //
 // The objective option picks the end of the depth/size trade-off:
 // "depth" ranks candidate realisations by level, then gates, then edges;
 // "size" ranks them by gates + edges and materialises multi-gate forms
 // read by many gates, which cuts edges (weights) at the cost of levels;
 // "round" is depth first with rules 9 and 10, trading width for depth.
+// A width budget (max_width, Options.MaxWidth) picks the shallowest of
+// the plans round, round without rule 10, depth first and size first
+// (from the objective's on) whose widest level fits; a plan whose width
+// bound, computed without realising it, is over the budget is not
+// realised (budget.go).
 package fusion
 
 import (
@@ -92,6 +98,21 @@ type Options struct {
 	// ones are split into chunks with carries first (circuit.SplitSums).
 	// 0 means circuit.DefaultMaxSum.
 	MaxSum int64
+	// NoPair disables rule 10 (round objective): a parity of two
+	// switching functions of level-T sums is then realised exactly one
+	// level later, as the parity of the two forms, instead of as
+	// x + y − 2·[x ∧ y] on level T+1. On Keccak the last round then takes
+	// two levels (depth rounds·blocks + 2) but no level is wider than the
+	// middle rounds' 286·25w.
+	NoPair bool
+	// MaxWidth, if positive, is a width budget: Compile returns the
+	// shallowest of its plans whose widest level has at most MaxWidth
+	// gates (copies included), or an error naming the narrowest plan. The
+	// plans it tries are Objective's and the narrower ones after it: for
+	// Round, the round objective, the round objective without rule 10
+	// (NoPair), depth first and size first; for Depth, depth first and
+	// size first; for Size, size first (budget.go).
+	MaxWidth int
 }
 
 // Plugin is the fusion layerer.
@@ -104,11 +125,13 @@ var Plugin = &sdk.Layerer{
 			Doc: "\"depth\": fewest levels, then fewest gates, then edges; \"size\": fewest gates + edges, materialising multi-gate forms that many gates read (more levels, still never deeper than reifier); \"round\": fewest levels at any width, values only parities read kept as integer forms known modulo 2 (one level a Keccak round; never deeper than \"depth\")"},
 		{Name: "schedule", Type: sdk.Bool, Default: true,
 			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
+		{Name: "max_width", Type: sdk.Int, Default: int64(0), Min: sdk.Bound(0),
+			Doc: "width budget: the widest level (gates and copies) may have at most this many gates; fusion returns the shallowest of its plans that fits — for objective \"round\": the round objective, the round objective with the last round exact one level later (no rule 10), depth first, size first; for \"depth\": depth first, size first — and refuses if none does; 0: no budget"},
 		{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
 			Doc: "bound on the reachable sum of a modular addition (SUMBIT) before its operands' forms are substituted: wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"},
 	},
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
-		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int("max_weight"))}
+		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int("max_weight")), MaxWidth: pass.Params.Int("max_width")}
 		switch pass.Params.String("objective") {
 		case "size":
 			opts.Objective = Size
@@ -124,8 +147,26 @@ var Plugin = &sdk.Layerer{
 
 // Compile lowers and layers c.
 func Compile(ctx context.Context, c *circuit.Circuit, opts Options) (*layered.Circuit, error) {
+	c, n, err := lower(ctx, c, opts)
+	if err != nil {
+		return nil, err
+	}
+	outputs := n.outputs(c)
+	if opts.MaxWidth > 0 {
+		return compileBudget(ctx, c, n, outputs, opts)
+	}
+	pl, err := plan(ctx, n, outputs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("fusion: %w", err)
+	}
+	return buildPlan(ctx, c, n, pl, opts)
+}
+
+// lower validates c, cuts its wide sums (circuit.SplitSums) and
+// normalises it (rules 1, 2).
+func lower(ctx context.Context, c *circuit.Circuit, opts Options) (*circuit.Circuit, *normal, error) {
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("fusion: invalid logic circuit: %w", err)
+		return nil, nil, fmt.Errorf("fusion: invalid logic circuit: %w", err)
 	}
 	maxSum := opts.MaxSum
 	if maxSum == 0 {
@@ -133,19 +174,28 @@ func Compile(ctx context.Context, c *circuit.Circuit, opts Options) (*layered.Ci
 	}
 	c, err := circuit.SplitSums(c, maxSum)
 	if err != nil {
-		return nil, fmt.Errorf("fusion: %w", err)
+		return nil, nil, fmt.Errorf("fusion: %w", err)
 	}
 	n, err := normalize(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("fusion: %w", err)
+		return nil, nil, fmt.Errorf("fusion: %w", err)
 	}
-	pl, err := planAll(ctx, n, n.outputs(c), opts)
+	return c, n, nil
+}
+
+// plan runs the first pass with opts (for the round objective, the
+// depth-first plan where that is as shallow: shallower).
+func plan(ctx context.Context, n *normal, outputs []int32, opts Options) (*plans, error) {
+	pl, err := planAll(ctx, n, outputs, opts)
 	if err != nil {
-		return nil, fmt.Errorf("fusion: %w", err)
+		return nil, err
 	}
-	if pl, err = shallower(ctx, n, n.outputs(c), opts, pl); err != nil {
-		return nil, fmt.Errorf("fusion: %w", err)
-	}
+	return shallower(ctx, n, outputs, opts, pl)
+}
+
+// buildPlan realises plan pl, schedules its gates and writes the layered
+// circuit.
+func buildPlan(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans, opts Options) (*layered.Circuit, error) {
 	g, err := realise(ctx, c, n, pl)
 	if err != nil {
 		return nil, fmt.Errorf("fusion: %w", err)

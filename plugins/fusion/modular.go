@@ -94,7 +94,7 @@ func (p *planner) planXor(v int32) error {
 		return err
 	}
 	if p.xorOnly != nil && p.pk[v] != pkConst && p.pk[v] != pkSum {
-		if !p.trySum(v, p.lev[v]) {
+		if !p.trySum(v, p.lev[v]) && !p.opts.NoPair {
 			p.tryPair(v)
 		}
 	}

@@ -78,6 +78,10 @@ type plans struct {
 	xorOnly []bool
 	// pair holds the operands of rule 10's plans (modular.go).
 	pair map[int32][2]int32
+	// objective is the objective the plan was made with (a round plan
+	// that is not shallower than depth first is the depth-first plan:
+	// shallower).
+	objective Objective
 }
 
 // nsw returns the number of switch points (gates) of node v's plan.
@@ -121,6 +125,7 @@ func planAll(ctx context.Context, n *normal, outputs []int32, opts Options) (*pl
 			// The all-plain plan has one switch point per parity operand
 			// and per threshold node; fused plans rarely have more.
 			swAt: make([]int64, 0, len(n.opNode)+nn), swSign: make([]int8, 0, len(n.opNode)+nn),
+			objective: opts.Objective,
 		},
 		n: n, opts: opts, sol: newSolver(opts),
 		mark: make([]int32, nn), cnt: make([]int64, nn),

@@ -58,6 +58,7 @@ pipeline "union" {
 }
 
 pipeline "single" {
+  jobs = 1
   construction "keccak" {}
   layerer "reifier" {}
 }

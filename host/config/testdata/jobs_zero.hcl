@@ -1,0 +1,5 @@
+pipeline "p" {
+  jobs = 0
+  construction "keccak" {}
+  layerer "reifier" {}
+}

@@ -1,0 +1,4 @@
+package registry
+
+// GoMemLimit is goMemLimit, for tests.
+var GoMemLimit = goMemLimit
