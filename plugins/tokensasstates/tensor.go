@@ -39,6 +39,36 @@ func (t *tensor) readLN(r int) {
 	}
 }
 
+// balanceRows makes every row sum to zero by adding minus its sum in
+// column c (an embedding whose rows are written to the stream).
+func (t *tensor) balanceRows(c int) {
+	for r, e := range t.ent {
+		var s float64
+		for _, v := range e {
+			s += v
+		}
+		if s != 0 {
+			t.add(r, c, -s)
+		}
+	}
+}
+
+// balanceCols makes every column sum to zero by adding minus its sum in
+// row r (a projection whose rows are the stream dimensions it writes).
+func (t *tensor) balanceCols(r int) {
+	sum := map[int32]float64{}
+	for _, e := range t.ent {
+		for c, v := range e {
+			sum[c] += v
+		}
+	}
+	for c, s := range sum {
+		if s != 0 {
+			t.add(r, int(c), -s)
+		}
+	}
+}
+
 func (t *tensor) build() model.Tensor {
 	m := model.Tensor{Name: t.name, Rows: t.rows, Cols: t.cols, RowPtr: make([]int32, t.rows+1)}
 	for r, e := range t.ent {
