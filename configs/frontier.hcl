@@ -76,13 +76,19 @@ pipeline "frontier-sha3-256" {
 }
 
 # The round objective on a toy Keccak (w = 2, four rounds, one block),
-# beside depth first, mapped to the no-attention transformer and verified
-# by the float32 forward pass: the model rows show the depth — the number
-# of FFN blocks — going from 2·rounds + 1 to rounds + 1. (The "residual"
-# variant maps it too but does not verify in float32, min margin 0.009:
-# the round objective's mixed-radix weights and forms of thousands of
-# gates exceed what its RMS-normalised stream keeps exact. docs/fusion.md,
-# "The depth frontier".)
+# beside depth first, mapped to the no-attention transformer and to
+# tokens-as-states (stock PyTorch encoder layers, one token a slice) and
+# verified by the float32 forward pass: the model rows show the depth — the
+# number of FFN blocks — going from 2·rounds + 1 to rounds + 1, and
+# tokens-as-states' stock layers from 2·rounds to rounds (the last level
+# is folded into its readout), at a width cost: the last round's level has
+# thousands of gates a digest bit, and its switch points differ per slice
+# (ι's constant), so its units are not shared across tokens
+# (docs/mappers.md).
+# (The no-attention "residual" variant maps it too but does not verify in
+# float32, min margin 0.009: the round objective's mixed-radix weights and
+# forms of thousands of gates exceed what its RMS-normalised stream keeps
+# exact. docs/fusion.md, "The depth frontier".)
 pipeline "frontier-toy-mapped" {
   samples = 64
 
@@ -102,6 +108,10 @@ pipeline "frontier-toy-mapped" {
   }
 
   mapper "no-attention" { variant = "mlp" }
+  mapper "tokens-as-states" {
+    tokens = 2
+    assign = "interleave"
+  }
 
   # Depth first: two levels a round; round: one (the last one's output
   # bits exact in one level), and one output level either way. Between the

@@ -23,11 +23,13 @@ import (
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
-// TestStockTokensAsStates maps toy Keccak (w = 1, 2, 8), an MD and a Merkle
-// point and the adder with tokens-as-states, exports them, and runs each in
-// stock PyTorch modules (nn.TransformerEncoder loaded with strict=True, an
-// nn.Linear input map, the position embedding and an nn.Linear readout) on
-// 32 random inputs, bit for bit against the layered circuit and the host's
+// TestStockTokensAsStates maps toy Keccak (w = 1, 2, 8; and w = 1, three
+// rounds, over fusion's round objective: one block a round, mixed-radix
+// weights, a balance dimension), an MD and a Merkle point and the adder
+// with tokens-as-states, exports them, and runs each in stock PyTorch
+// modules (nn.TransformerEncoder loaded with strict=True, an nn.Linear
+// input map, the position embedding and an nn.Linear readout) on 32
+// random inputs, bit for bit against the layered circuit and the host's
 // own float32 pass.
 func TestStockTokensAsStates(t *testing.T) {
 	needTorch(t)
@@ -37,20 +39,22 @@ func TestStockTokensAsStates(t *testing.T) {
 		plugin *sdk.Construction
 		values map[string]any
 		cfg    tokensasstates.Config
+		opts   fusion.Options
 	}{
-		{"keccak-w1", keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(2)}, tokensasstates.Config{Tokens: 4}},
-		{"keccak-w2", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2)}, tokensasstates.Config{Tokens: 2, Interleave: true}},
-		{"keccak-w8", keccak.Plugin, map[string]any{"log_w": int64(3), "rate": int64(100), "rounds": int64(2)}, tokensasstates.Config{Tokens: 8, Interleave: true}},
-		{"md", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, tokensasstates.Config{Tokens: 4}},
-		{"merkle", merkle.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "leaves": int64(2)}, tokensasstates.Config{Tokens: 4}},
-		{"adder", adder.Plugin, map[string]any{"n": int64(8)}, tokensasstates.Config{Tokens: 8, Interleave: true}},
+		{"keccak-w1", keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}},
+		{"keccak-w2", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2)}, tokensasstates.Config{Tokens: 2, Interleave: true}, fusion.Options{}},
+		{"keccak-w8", keccak.Plugin, map[string]any{"log_w": int64(3), "rate": int64(100), "rounds": int64(2)}, tokensasstates.Config{Tokens: 8, Interleave: true}, fusion.Options{}},
+		{"keccak-w1-round", keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(3), "padding": "none"}, tokensasstates.Config{Tokens: 1}, fusion.Options{Objective: fusion.Round}},
+		{"md", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}},
+		{"merkle", merkle.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "leaves": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}},
+		{"adder", adder.Plugin, map[string]any{"n": int64(8)}, tokensasstates.Config{Tokens: 8, Interleave: true}, fusion.Options{}},
 	}
 	dir := t.TempDir()
 	var args []string
 	want := map[string]string{}
 	for i, p := range points {
 		c := sdktest.Build(t, p.plugin, p.values)
-		l, err := fusion.Compile(ctx, c, fusion.Options{})
+		l, err := fusion.Compile(ctx, c, p.opts)
 		if err != nil {
 			t.Fatal(err)
 		}

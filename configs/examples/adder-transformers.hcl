@@ -1,7 +1,8 @@
 # The example external adder through the tokens-as-states mapper (one token
-# a bit position, from the adder's hints), verified in float32. From n = 15
-# on, fusion's carry sums (Σ|w·x| up to 5.7·10⁶) are refused: a float32
-# LayerNorm output's relative error would exceed a step's margin.
+# a bit position, from the adder's hints), verified in float32. Larger n
+# map too (n = 32: plugins/tokensasstates TestBalance): the mapper bounds
+# fusion's carry partials by their steps (Σ|w·x| ≤ 17,982) and, from
+# n = 14, adds a balance dimension that keeps LayerNorm's mean at 0.
 #
 #   go build -o bin/tcforge-plugin-adder ./plugins/adder/cmd/tcforge-plugin-adder
 #   go run ./host/cmd/tcforge run --plugin-dir bin configs/examples/adder-transformers.hcl

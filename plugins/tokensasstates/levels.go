@@ -1,6 +1,7 @@
 package tokensasstates
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 
@@ -323,6 +324,72 @@ func overlap(a, b []int64) int {
 		}
 	}
 	return n
+}
+
+// rowIDs numbers a level's gates by their rows: gates reading the same
+// sources with the same weights share an id (they compare one sum with
+// their thresholds).
+func rowIDs(gs []gate) []int32 {
+	ids := make([]int32, len(gs))
+	seen := map[string]int32{}
+	var kb []byte
+	for g, x := range gs {
+		kb = kb[:0]
+		for k := range x.src {
+			kb = strconv.AppendInt(kb, int64(x.src[k]), 36)
+			kb = append(kb, ':')
+			kb = strconv.AppendInt(kb, x.w[k], 36)
+			kb = append(kb, ' ')
+		}
+		id, ok := seen[string(kb)]
+		if !ok {
+			id = int32(len(seen))
+			seen[string(kb)] = id
+		}
+		ids[g] = id
+	}
+	return ids
+}
+
+// span returns the least and the greatest value Σ coef·gate over the
+// gates src can take. Gates of one row are steps [s ≥ θ] of one sum s, so
+// their share, as s grows, runs through the prefix sums of their
+// coefficients in threshold order (from 0): its extremes are the least
+// and greatest prefix sum. Rows are bounded apart. (Fusion's forms are
+// such sums: a parity counter of a θ sum, Σ (−1)^k [S ≥ k], spans [0, 1]
+// where its coefficients alone would give [−11, 11].)
+func span(src []int32, coef []int64, gs []gate, row []int32) (lo, hi int64) {
+	type step struct {
+		row int32
+		thr int64
+		c   int64
+	}
+	steps := make([]step, len(src))
+	for k, g := range src {
+		steps[k] = step{row[g], gs[g].thr, coef[k]}
+	}
+	slices.SortFunc(steps, func(a, b step) int {
+		if a.row != b.row {
+			return int(a.row - b.row)
+		}
+		return cmp.Compare(a.thr, b.thr)
+	})
+	for i := 0; i < len(steps); {
+		var p, mn, mx int64
+		j := i
+		for j < len(steps) && steps[j].row == steps[i].row {
+			k := j
+			for k < len(steps) && steps[k].row == steps[j].row && steps[k].thr == steps[j].thr {
+				p += steps[k].c
+				k++
+			}
+			mn, mx = min(mn, p), max(mx, p)
+			j = k
+		}
+		lo, hi = lo+mn, hi+mx
+		i = j
+	}
+	return lo, hi
 }
 
 // normalize divides a combination by the gcd of its coefficients, made

@@ -212,18 +212,33 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		}
 	}
 	S := slices.Max(nSlots)
-	// bound[L] is the largest magnitude a partial of level L takes: a unit
-	// off its token reads whatever sits in its dimensions there.
-	bound := make([]float64, top+1)
+	// bound[L][s] is the largest magnitude a partial in slot s of level L
+	// takes (span: steps of one sum add up to their prefix sums), over
+	// every token: a unit reads its dimensions on every token, its gate's
+	// or not.
+	bound := make([][]float64, top+1)
 	for L := range bound {
-		bound[L] = 1
-		for _, pt := range parts[L] {
-			var lo, hi float64
-			for _, k := range pt.coef {
-				lo, hi = lo+float64(min(k, 0)), hi+float64(max(k, 0))
-			}
-			bound[L] = max(bound[L], -lo, hi)
+		bound[L] = make([]float64, nSlots[L])
+		for s := range bound[L] {
+			bound[L][s] = 1
 		}
+		if L == 0 {
+			continue
+		}
+		row := rowIDs(gs[L])
+		for q, pt := range parts[L] {
+			lo, hi := span(pt.src, pt.coef, gs[L], row)
+			s := slot[L][q]
+			bound[L][s] = max(bound[L][s], float64(-lo), float64(hi))
+		}
+	}
+	// mass returns Σ|w|·bound over a combination of slots of level L.
+	mass := func(L int, slot []int32, w []int64) float64 {
+		var m float64
+		for k, s := range slot {
+			m += math.Abs(float64(w[k])) * bound[L][s]
+		}
+		return m
 	}
 
 	// Per level: the fetched combinations (an offset r ≠ 0 and a
@@ -239,7 +254,8 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		outs  [][2]int64 // (slot, coef)
 		toks  []int32
 		thr   []int64 // per entry of toks
-		bound float64
+		bound float64 // Σ|w·x| over the gate's terms
+		wabs  float64 // Σ|w| over the stream dimensions its terms read
 	}
 	type level struct {
 		combos  []combo
@@ -336,7 +352,8 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 				if rel(in.t, parts[L-1][s].tok) == 0 {
 					u.dims = append(u.dims, slot[L-1][s])
 					u.w = append(u.w, g.w[k])
-					u.bound += math.Abs(float64(g.w[k])) * bound[L-1]
+					u.bound += math.Abs(float64(g.w[k])) * bound[L-1][slot[L-1][s]]
+					u.wabs += math.Abs(float64(g.w[k]))
 				}
 			}
 			for _, x := range rem[n] {
@@ -345,20 +362,20 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 						j := fetch(x.r, []int32{s}, []int64{1})
 						u.dims = append(u.dims, int32(-(j + 1)))
 						u.w = append(u.w, x.w[e])
-						u.bound += math.Abs(float64(x.w[e])) * bound[L-1]
+						u.bound += math.Abs(float64(x.w[e])) * bound[L-1][s]
+						u.wabs += math.Abs(float64(x.w[e]))
 					}
 					continue
 				}
 				w := slices.Clone(x.w)
 				f := normalize(w)
 				j := fetch(x.r, x.slot, w)
-				var mass float64
-				for _, y := range w {
-					mass += math.Abs(float64(y))
-				}
 				u.dims = append(u.dims, int32(-(j + 1)))
 				u.w = append(u.w, f)
-				u.bound += math.Abs(float64(f)) * mass * bound[L-1]
+				u.bound += math.Abs(float64(f)) * mass(L-1, x.slot, w)
+				for _, y := range w {
+					u.wabs += math.Abs(float64(f * y))
+				}
 			}
 			kb = kb[:0]
 			for k := range u.dims {
@@ -509,6 +526,51 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 		nF = max(nF, len(lv[L].combos))
 	}
 	dNeed := dimF + nF
+	// LayerNorm's mean. A row reading LN(x) sums wᵢ(xᵢ − μ) − (Σw)(0 − μ)
+	// (the sink cancels μ), so its float32 terms reach |wᵢ|(|xᵢ| + |μ|),
+	// |μ| ≤ Σ|x|/d: a step's budget is Σ|w|(|x| + 2|μ|) + |θ| over its
+	// weights, per-token biases included. Where |μ| would break it, a
+	// balance dimension (after the fetched ones) holds minus the sum of the token's other
+	// dimensions — every write to the stream writes its negation there —
+	// so μ = 0 and the budget is Σ|w·x| + |θ|.
+	sumAbs := make([]float64, top+1) // Σ|x| over a token's dimensions in block L
+	mu := 0.0
+	for L := 1; L <= top; L++ {
+		sumAbs[L] = 3 // cos, sin, an indicator
+		for _, b := range bound[L-1] {
+			sumAbs[L] += b
+		}
+		for _, cb := range lv[L].combos {
+			sumAbs[L] += mass(L-1, cb.slot, cb.w)
+		}
+		mu = max(mu, sumAbs[L]/float64(dNeed))
+	}
+	// budget returns a class's budget with |μ| ≤ mu, the largest over its
+	// tokens.
+	budget := func(cl *class, mu float64) float64 {
+		w := cl.wabs
+		b0 := steepBias(cl, rep[basePart])
+		for q, k := range indDim {
+			if k >= 0 && !uniform(cl) {
+				w += math.Abs(steepBias(cl, rep[q])-b0) / Steep
+			}
+		}
+		var thr float64
+		for _, th := range cl.thr {
+			thr = max(thr, math.Abs(float64(th)))
+		}
+		return cl.bound + thr + 2*mu*w
+	}
+	dimBal := -1
+	for L := 1; L <= top && dimBal < 0; L++ {
+		for _, cl := range lv[L].classes {
+			if budget(cl, mu) > MaxSum {
+				dimBal = dNeed
+				dNeed++
+				break
+			}
+		}
+	}
 	// Heads: a head carries head_dim fetched dimensions of one offset.
 	// Of the shapes (heads, head_dim) that carry every level's fetches and
 	// give d_model ≥ what the dimensions need, the fewest heads among
@@ -562,21 +624,30 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	// (adders' carries: sums up to 2^(n+1)).
 	dataSq := float64(nPart) + 1
 	maxS := 1.0
+	if dimBal >= 0 {
+		mu = 0
+	}
 	for L := 1; L <= top; L++ {
-		sq := float64(nSlots[L-1]) * bound[L-1] * bound[L-1]
+		for _, cl := range lv[L].classes {
+			maxS = max(maxS, budget(cl, mu))
+		}
+	}
+	if dimBal >= 0 {
+		m.Attrs["balance"] = 1
+	}
+	for L := 1; L <= top; L++ {
+		var sq float64
+		for _, b := range bound[L-1] {
+			sq += b * b
+		}
 		for _, cb := range lv[L].combos {
-			var mass float64
-			for _, w := range cb.w {
-				mass += math.Abs(float64(w))
-			}
-			sq += mass * mass * bound[L-1] * bound[L-1]
+			m := mass(L-1, cb.slot, cb.w)
+			sq += m * m
+		}
+		if dimBal >= 0 { // the balance: minus the sum of the rest
+			sq += sumAbs[L] * sumAbs[L]
 		}
 		dataSq = max(dataSq, float64(nPart)+1+sq)
-		for _, cl := range lv[L].classes {
-			for _, th := range cl.thr {
-				maxS = max(maxS, cl.bound+math.Abs(float64(th)))
-			}
-		}
 	}
 	cv := C
 	for cv*cv < 10*Steep*maxS*dataSq {
@@ -585,7 +656,7 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	m.Attrs["C"] = int64(cv)
 	m.Attrs["max_sum"] = int64(maxS)
 	if maxS > MaxSum {
-		return nil, fmt.Errorf("tokens-as-states: a gate's Σ|w·x| + |θ| reaches %d > %d: each LayerNorm output carries a relative float32 error of 2⁻²⁴, so a step's pre-activation K·Σ w·x would be uncertain by more than its margin (not exact in float32)", int64(maxS), int64(MaxSum))
+		return nil, fmt.Errorf("tokens-as-states: a gate's Σ|w·x| + |θ| (x bounded by the steps its forms add up) reaches %d > %d: each LayerNorm output carries a relative float32 error of 2⁻²⁴, so a step's pre-activation K·Σ w·x would be uncertain by more than its margin (not exact in float32)", int64(maxS), int64(MaxSum))
 	}
 	sigma0 := cv * math.Sqrt(2/float64(d))
 
@@ -608,6 +679,10 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	for i := range c.NumInputs {
 		in.add(i, dimR+int(slot[0][i]), 1)
 		m.Embed.InputToken[i] = tok[0][i]
+	}
+	if dimBal >= 0 {
+		base.balanceRows(dimBal)
+		in.balanceRows(dimBal)
 	}
 	tensors = append(tensors, base, in)
 
@@ -738,6 +813,10 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 				}
 				u++
 			}
+		}
+		if dimBal >= 0 {
+			outW.balanceCols(dimBal)
+			l2W.balanceCols(dimBal)
 		}
 		tensors = append(tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
 		m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: nhead, Eps: Eps,

@@ -1,6 +1,7 @@
 package tokensasstates
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/tcforge/tcforge/sdk/model"
@@ -29,13 +30,43 @@ func (t *tensor) add(r, c int, v float64) {
 // sum of the row's other weights.
 func (t *tensor) readLN(r int) {
 	var s float64
-	for c, v := range t.ent[r] {
+	for _, c := range slices.Sorted(maps.Keys(t.ent[r])) { // in order: the same model every run
 		if c != dimSink {
-			s += v
+			s += t.ent[r][c]
 		}
 	}
 	if s != 0 {
 		t.add(r, dimSink, -s)
+	}
+}
+
+// balanceRows makes every row sum to zero by adding minus its sum in
+// column c (an embedding whose rows are written to the stream).
+func (t *tensor) balanceRows(c int) {
+	for r, e := range t.ent {
+		var s float64
+		for _, c := range slices.Sorted(maps.Keys(e)) {
+			s += e[c]
+		}
+		if s != 0 {
+			t.add(r, c, -s)
+		}
+	}
+}
+
+// balanceCols makes every column sum to zero by adding minus its sum in
+// row r (a projection whose rows are the stream dimensions it writes).
+func (t *tensor) balanceCols(r int) {
+	sum := map[int32]float64{}
+	for _, e := range t.ent {
+		for _, c := range slices.Sorted(maps.Keys(e)) {
+			sum[c] += e[c]
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(sum)) {
+		if s := sum[c]; s != 0 {
+			t.add(r, int(c), -s)
+		}
 	}
 }
 

@@ -44,6 +44,7 @@
 //	         units are alike on all tokens)
 //	R …      S slots: the current level's partials on this token
 //	F …      fetched dimensions for one level
+//	B        balance, only where LayerNorm's mean must be 0 (below)
 //
 // LayerNorm. Every sublayer reads LN(x) = γ(x − μ)/σ + β. The ±C pair
 // makes σ = C·sqrt(2/d)·(1 + δ) with |δ| ≤ Σ data²/(4C²), and
@@ -53,6 +54,19 @@
 // power of two ≥ 2¹³ with C² ≥ 10·K·max|s|·Σ data² (bounds over the
 // model), so K·max|s|·δ' < 1/40 (Keccak: C = 2¹³, |δ'| < 10⁻⁵; the
 // 16-bit adder's carries need more).
+//
+// Float32. A row's terms are wᵢ(xᵢ − μ) rounded to 2⁻²⁴ of their size, so
+// every gate's Σ|w·x| + |θ| must stay within MaxSum, with x bounded by
+// what it is: gates of one row (same sources, same weights) are steps
+// [s ≥ θ] of one sum, so their share of a partial runs through the prefix
+// sums of its coefficients in threshold order (a parity counter
+// Σ (−1)ᵏ[S ≥ k]: [0, 1]; the round objective's mixed-radix projections
+// S_a + 23·S_b + 529·S_c: [0, 12166], where Σ|coef| gives 869,869). The
+// mean μ adds |w|·|μ| to every term (|μ| ≤ Σ|x|/d); where that would break
+// the budget, a balance dimension (after the fetched ones) holds minus the
+// sum of the token's other dimensions — every write to the stream writes
+// its negation there — so μ = 0 (fusion's round objective; the adder from
+// 14 bits: without it the 32-bit adder's carries go wrong in float32).
 //
 // Block b (computing level b from level b−1):
 //
@@ -133,8 +147,9 @@ const (
 	// the ramp's middle for integer s, and K/2 − 1 away from its kinks.
 	Steep = 4.0
 	// MaxSum bounds Σ|w·x| + |θ| over every gate: K·MaxSum·2⁻²⁴ stays
-	// below 1/16 of a step's margin (the 14-bit adder's carries reach
-	// 17,982, the 15-bit adder's 5.7·10⁶; Keccak's θ, 35).
+	// below 1/16 of a step's margin (the adder's carries reach 17,982 at
+	// every n; fusion's round objective on toy Keccak, 24,332 to 89,946;
+	// Keccak's θ at depth first, 35).
 	MaxSum = 1 << 18
 	// Eps is the layer-norm epsilon (PyTorch's default).
 	Eps = 1e-5

@@ -91,17 +91,61 @@ func TestPoints(t *testing.T) {
 	}
 }
 
-// TestRefusesInexact: the 15-bit adder's carry sums (fusion: Σ|w·x| up to
-// 5.7·10⁶) cannot be exact through float32 LayerNorm; the mapper says so
-// instead of building a model that is wrong on some inputs.
-func TestRefusesInexact(t *testing.T) {
-	c := sdktest.Build(t, adder.Plugin, map[string]any{"n": int64(15)})
+// TestBalance maps the 32-bit adder, whose carry partials (up to 972)
+// put LayerNorm's mean far from 0: the model carries a balance dimension
+// (without it the float32 pass gets carries wrong) and equals the layered
+// circuit on 256 random inputs.
+func TestBalance(t *testing.T) {
+	c := sdktest.Build(t, adder.Plugin, map[string]any{"n": int64(32)})
 	l, err := fusion.Compile(context.Background(), c, fusion.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tokensasstates.Map(context.Background(), l, tokensasstates.Config{Tokens: 15})
-	if err == nil || !strings.Contains(err.Error(), "reaches 5668218 > 262144") {
+	m, err := tokensasstates.Map(context.Background(), l, tokensasstates.Config{Tokens: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Attrs["balance"] != 1 {
+		t.Fatalf("attrs %v: no balance dimension", m.Attrs)
+	}
+	in := bitvec.Random(rand.New(rand.NewPCG(32, 1)), 256, l.NumInputs)
+	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := forward.Forward(m, in, forward.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := point.FirstMismatch("float32 stock pass vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
+		t.Fatal(err)
+	}
+	if res.MinMargin < 0.4 {
+		t.Errorf("margin %v, want ≥ 0.4", res.MinMargin)
+	}
+}
+
+// TestRefusesInexact: a comparator of two 20-bit numbers,
+// [Σ 2ⁱaᵢ − Σ 2ⁱbᵢ ≥ 0], sums terms up to 2·(2²⁰ − 1), and each float32
+// LayerNorm output's relative error (2⁻²⁴) would then exceed a step's
+// margin: the mapper says so instead of building a model that is wrong on
+// some inputs.
+func TestRefusesInexact(t *testing.T) {
+	const n = 20
+	lb := layered.NewBuilder(2*n, nil)
+	tag := lb.Tag("compare")
+	src := make([]int32, 2*n)
+	w := make([]int32, 2*n)
+	for i := range n {
+		src[i], w[i] = int32(i), 1<<i
+		src[n+i], w[n+i] = int32(n+i), -1<<i
+	}
+	lb.Gate(layered.KindGate, 0, src, w, tag)
+	lb.Level()
+	lb.Gate(layered.KindGate, 1, []int32{0}, []int32{1}, tag)
+	lb.Level()
+	_, err := tokensasstates.Map(context.Background(), lb.Circuit(nil), tokensasstates.Config{Tokens: 1})
+	if err == nil || !strings.Contains(err.Error(), "reaches 2097150 > 262144") {
 		t.Fatalf("err = %v, want the float32 refusal", err)
 	}
 }
