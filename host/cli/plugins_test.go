@@ -37,6 +37,11 @@ func logCall(what string, pass *sdk.Pass) error {
 	return err
 }
 
+// diesOnceEnv names a file: the "diesonce" layerer's first Layer call
+// creates it and exits the process; later calls (the file exists) are
+// reifier's.
+const diesOnceEnv = "TCFORGE_TEST_DIES_ONCE"
+
 // neverStartsEnv, set to 1, makes the "neverstarts" layerer's process
 // never complete the go-plugin handshake (see TestMain); unset, it is
 // reifier.
@@ -76,6 +81,14 @@ func testBuiltins() map[string]sdk.Plugin {
 			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 				os.Exit(3)
 				return nil, nil
+			}},
+		{Name: "diesonce", Version: "0.0.1", Doc: "exits in its first Layer call (the one that creates $" + diesOnceEnv + "), then is reifier",
+			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+				if f, err := os.OpenFile(os.Getenv(diesOnceEnv), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+					f.Close()
+					os.Exit(3)
+				}
+				return reifier.Compile(ctx, c)
 			}},
 		{Name: "hangs", Version: "0.0.1", Doc: "never answers Layer (and ignores cancellation)",
 			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {

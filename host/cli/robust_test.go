@@ -962,3 +962,39 @@ func TestReadmeFirstRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginStartedAgain: a plugin process that died in one pipeline (here
+// it exits in its first call; a memory kill or a timeout ends it the same
+// way) is started again for the next pipeline, whose rows are computed as
+// if nothing had happened.
+func TestPluginStartedAgain(t *testing.T) {
+	t.Setenv(diesOnceEnv, filepath.Join(t.TempDir(), "died"))
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", `pipeline "first" {
+  construction "keccak" {
+    log_w  = 0
+    rate   = 12
+    rounds = 1
+  }
+  layerer "diesonce" {}
+}
+`+smallPipeline("second", "diesonce"))
+	out := filepath.Join(dir, "out")
+	r := tcforge(t, "run", "--log-level", "warn", "--out", out, cfg)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (the first pipeline fails)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	first := sdktest.Table(t, filepath.Join(out, "first.csv"))
+	if len(first) != 1 || first[0]["verified"] != "false" || !strings.Contains(first[0]["error"], `plugin "diesonce" exited during Layer: exit status 3`) {
+		t.Errorf("first pipeline: %v", first)
+	}
+	second := sdktest.Table(t, filepath.Join(out, "second.csv"))
+	if len(second) != 2 {
+		t.Fatalf("second pipeline: %d rows, want 2", len(second))
+	}
+	for _, row := range second {
+		if row["verified"] != "true" || row["error"] != "" || row["depth"] == "0" || row["depth"] == "" {
+			t.Errorf("second pipeline, after the plugin was started again: %v", row)
+		}
+	}
+}

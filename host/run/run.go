@@ -179,9 +179,49 @@ func (r *Runner) opened(ctx context.Context, p *config.Pipeline) (*plugins, hcl.
 	delete(r.checked, p)
 	r.checkedMu.Unlock()
 	if ok {
+		r.reopen(ctx, p, pl)
 		return pl, nil
 	}
 	return r.open(ctx, p)
+}
+
+// reopen gives pl the plugin values of processes that are running now:
+// a plugin whose process has exited since Check opened it (killed over
+// --plugin-memory, crashed or timed out in an earlier pipeline) is started
+// again by the registry, so one pipeline's dead plugin does not fail the
+// pipelines after it. (Within a pipeline, the points after such a failure
+// fail fast instead of starting it again at each point.) A plugin that
+// cannot be started again breaks the pipeline, as at Check.
+func (r *Runner) reopen(ctx context.Context, p *config.Pipeline, pl *plugins) {
+	if pl.broken != nil {
+		return
+	}
+	get := func(b *config.Block, kind sdk.Kind) sdk.Plugin {
+		v, _, err := r.Registry.Open(ctx, b.Name)
+		if err == nil && v.Describe().Kind != kind {
+			err = fmt.Errorf("it is now a %s, not a %s", v.Describe().Kind, kind)
+		}
+		if err != nil {
+			if pl.broken == nil {
+				pl.broken = fmt.Errorf("%s plugin %q failed to start again: %w", kind, b.Name, err)
+			}
+			return nil
+		}
+		return v
+	}
+	if v := get(p.Construction, sdk.KindConstruction); v != nil {
+		pl.construction = v.(*sdk.Construction)
+	}
+	for i, b := range p.Layerers {
+		if v := get(b, sdk.KindLayerer); v != nil {
+			pl.layerers[i] = v.(*sdk.Layerer)
+		}
+	}
+	for i, b := range p.Mappers {
+		if v := get(b, sdk.KindMapper); v != nil {
+			pl.mappers[i] = v.(*sdk.Mapper)
+		}
+	}
 }
 
 func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Diagnostics) {
