@@ -3,6 +3,7 @@ package fusion
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -30,7 +31,6 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 		lastRead[v] = -1
 	}
 	count := make([]int32, D+2)
-	rowGates := make([]int32, len(g.rowStart)-1)
 	// The checks and lastRead depend only on a gate's row and level, and
 	// the sibling gates of a row mostly share both: each (row, level) is
 	// scanned once when its gates are consecutive.
@@ -46,7 +46,6 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 		}
 		count[L]++
 		r := g.row[k]
-		rowGates[r]++
 		if r == lastRow && L == lastL {
 			continue
 		}
@@ -59,26 +58,32 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 		}
 	}
 	// How each row is read, and the entries that takes.
-	entries := 0
+	rowGates, entries := g.readRows()
 	g.rowOwn = make([]int32, len(rowGates))
+	ownForms, ownTerms := 0, 0
 	for r, n := range rowGates {
 		g.rowOwn[r] = -1
-		k := g.rowFStart[r+1] - g.rowFStart[r]
-		e := g.rowStart[r+1] - g.rowStart[r]
-		if k > 1 && n*k > n+e {
-			a, b := g.rowStart[r], g.rowStart[r+1]
-			coef := make([]int64, b-a)
-			for i, w := range g.w[a:b] {
-				coef[i] = int64(w)
-			}
-			pos := int32(circuit.NoPos)
-			if g.rowPos != nil {
-				pos = g.rowPos[r]
-			}
-			g.rowOwn[r] = g.addTableForm(g.src[a:b], coef, pos)
-			k = 1
+		if g.ownForm(int32(r), n) {
+			g.rowOwn[r] = 0 // own form, added below
+			ownForms++
+			ownTerms += int(g.rowStart[r+1] - g.rowStart[r])
 		}
-		entries += int(n * k)
+	}
+	g.formStart = slices.Grow(g.formStart, ownForms)
+	g.formTerm, g.formCoef = slices.Grow(g.formTerm, ownTerms), slices.Grow(g.formCoef, ownTerms)
+	if g.rowPos != nil {
+		g.formPos = slices.Grow(g.formPos, ownForms)
+	}
+	for r, own := range g.rowOwn {
+		if own < 0 {
+			continue
+		}
+		a, b := g.rowStart[r], g.rowStart[r+1]
+		pos := int32(circuit.NoPos)
+		if g.rowPos != nil {
+			pos = g.rowPos[r]
+		}
+		g.rowOwn[r] = addTableForm(g, g.src[a:b], g.w[a:b], pos)
 	}
 	// Gates by level, in creation order.
 	lvStart := make([]int32, D+2)
@@ -180,14 +185,18 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		InputRanges:  append([]circuit.Range(nil), c.InputRanges...),
 		OutputRanges: append([]circuit.Range(nil), c.OutputRanges...),
 		FormStart:    make([]int32, 1, D+1),
-		FormRowStart: []int32{0},
+		// About every table form is read on one level, a value's also
+		// by its copies.
+		FormRowStart: make([]int32, 1, len(g.formStart)+copies),
+		FormSrc:      make([]int32, 0, len(g.formTerm)+copies),
+		FormCoef:     make([]int32, 0, len(g.formTerm)+copies),
 	}
 	out.Src, out.Weight = g.takeEdges(entries + copies)
 	hinted := g.inPos != nil
 	if hinted {
 		out.InputPos = g.inPos
 		out.Pos = make([]int32, 0, nGates)
-		out.FormPos = []int32{}
+		out.FormPos = make([]int32, 0, len(g.formStart)+copies)
 	}
 	tags := newTagTable(g.tags)
 	copyTag := func(v int32) int32 {
