@@ -3,7 +3,6 @@ package fusion
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -60,30 +59,20 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 	// How each row is read, and the entries that takes.
 	rowGates, entries := g.readRows()
 	g.rowOwn = make([]int32, len(rowGates))
-	ownForms, ownTerms := 0, 0
+	own, ownTerms := 0, 0
 	for r, n := range rowGates {
 		g.rowOwn[r] = -1
 		if g.ownForm(int32(r), n) {
-			g.rowOwn[r] = 0 // own form, added below
-			ownForms++
+			g.rowOwn[r] = 0 // numbered below
+			own++
 			ownTerms += int(g.rowStart[r+1] - g.rowStart[r])
 		}
 	}
-	g.formStart = slices.Grow(g.formStart, ownForms)
-	g.formTerm, g.formCoef = slices.Grow(g.formTerm, ownTerms), slices.Grow(g.formCoef, ownTerms)
-	if g.rowPos != nil {
-		g.formPos = slices.Grow(g.formPos, ownForms)
-	}
-	for r, own := range g.rowOwn {
-		if own < 0 {
-			continue
+	g.ownRows = make([]int32, 0, own)
+	for r, f := range g.rowOwn {
+		if f == 0 {
+			g.ownRows = append(g.ownRows, int32(r))
 		}
-		a, b := g.rowStart[r], g.rowStart[r+1]
-		pos := int32(circuit.NoPos)
-		if g.rowPos != nil {
-			pos = g.rowPos[r]
-		}
-		g.rowOwn[r] = addTableForm(g, g.src[a:b], g.w[a:b], pos)
 	}
 	// Gates by level, in creation order.
 	lvStart := make([]int32, D+2)
@@ -106,10 +95,14 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 			g.valueForm(int32(v)) // what its copies read
 		}
 	}
+	// The rows' own forms follow the table's.
+	for i, r := range g.ownRows {
+		g.rowOwn[r] = int32(len(g.formStart) - 1 + i)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return g.emitLevels(ctx, c, lastRead, byLevel, lvStart, entries, copies)
+	return g.emitLevels(ctx, c, lastRead, byLevel, lvStart, entries, ownTerms, copies)
 }
 
 // tagTable interns the layered circuit's tags in order of first use.
@@ -150,8 +143,9 @@ func (t *tagTable) inputTag() int32 {
 // on levels lev(v)+1 .. lastRead(v)−1, after the gates of each level; a
 // gate of level L reads the forms of its row, which become forms of level
 // L−1 at their first use there, over the positions their values have on
-// level L−1 (a value or its copy).
-func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, byLevel, lvStart []int32, entries, copies int) (*layered.Circuit, error) {
+// level L−1 (a value or its copy). Forms are those of the table, then the
+// rows' own (ownRows; their terms, ownTerms in all, are the rows').
+func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, byLevel, lvStart []int32, entries, ownTerms, copies int) (*layered.Circuit, error) {
 	live := g.live()
 	nV := g.nIn + g.numGates()
 	D := g.depth
@@ -187,16 +181,16 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		FormStart:    make([]int32, 1, D+1),
 		// About every table form is read on one level, a value's also
 		// by its copies.
-		FormRowStart: make([]int32, 1, len(g.formStart)+copies),
-		FormSrc:      make([]int32, 0, len(g.formTerm)+copies),
-		FormCoef:     make([]int32, 0, len(g.formTerm)+copies),
+		FormRowStart: make([]int32, 1, len(g.formStart)+len(g.ownRows)+copies),
+		FormSrc:      make([]int32, 0, len(g.formTerm)+ownTerms+copies),
+		FormCoef:     make([]int32, 0, len(g.formTerm)+ownTerms+copies),
 	}
 	out.Src, out.Weight = g.takeEdges(entries + copies)
 	hinted := g.inPos != nil
 	if hinted {
 		out.InputPos = g.inPos
 		out.Pos = make([]int32, 0, nGates)
-		out.FormPos = make([]int32, 0, len(g.formStart)+copies)
+		out.FormPos = make([]int32, 0, len(g.formStart)+len(g.ownRows)+copies)
 	}
 	tags := newTagTable(g.tags)
 	copyTag := func(v int32) int32 {
@@ -209,8 +203,9 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 	for i := 0; i < g.nIn; i++ {
 		pos[i] = int32(i)
 	}
-	nF := len(g.formStart) - 1
-	seen := make([]int32, nF) // per table form: the level that last used it
+	nT := int32(len(g.formStart) - 1)
+	nF := int(nT) + len(g.ownRows)
+	seen := make([]int32, nF) // per form: the level that last used it
 	idx := make([]int32, nF)  // its index among that level's forms
 	var active, placed, forms []int32
 	one := [1]int32{1}
@@ -280,14 +275,29 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		out.LevelStart = append(out.LevelStart, int32(len(out.Kind)))
 		// The forms of level L−1, over the positions there.
 		for _, f := range forms {
-			a, b := g.formStart[f], g.formStart[f+1]
-			for _, v := range g.formTerm[a:b] {
+			var term, coef []int32
+			var fpos int32
+			if f < nT {
+				a, b := g.formStart[f], g.formStart[f+1]
+				term, coef = g.formTerm[a:b], g.formCoef[a:b]
+				if hinted {
+					fpos = g.formPos[f]
+				}
+			} else {
+				r := g.ownRows[f-nT]
+				a, b := g.rowStart[r], g.rowStart[r+1]
+				term, coef = g.src[a:b], g.w[a:b]
+				if hinted {
+					fpos = g.rowPos[r]
+				}
+			}
+			for _, v := range term {
 				out.FormSrc = append(out.FormSrc, pos[v])
 			}
-			out.FormCoef = append(out.FormCoef, g.formCoef[a:b]...)
+			out.FormCoef = append(out.FormCoef, coef...)
 			out.FormRowStart = append(out.FormRowStart, int32(len(out.FormSrc)))
 			if hinted {
-				out.FormPos = append(out.FormPos, g.formPos[f])
+				out.FormPos = append(out.FormPos, fpos)
 			}
 		}
 		out.FormStart = append(out.FormStart, int32(len(out.FormRowStart)-1))

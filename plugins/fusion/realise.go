@@ -51,6 +51,7 @@ type gates struct {
 	formCoef  []int32
 	valForm   []int32 // per value: its one-term form, or -1
 	rowOwn    []int32 // per row: the form of its own sum that emit reads it as, or -1
+	ownRows   []int32 // the rows read as their own forms, whose ids follow the table's
 
 	// Position hints, nil if the logic circuit has none: per input, per
 	// row (that of the node whose row it is; a gate gets its row's), per
