@@ -169,12 +169,13 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		}
 	}
 	nGates := len(byLevel) + copies
+	// If every gate is live and no value is copied, the gate arrays are in
+	// level order already: the circuit takes them as they are (and the gate
+	// DAG's tags).
+	inOrder := copies == 0 && len(byLevel) == g.numGates() && inCreationOrder(byLevel, g.nIn)
 	out := &layered.Circuit{
 		NumInputs:    g.nIn,
 		LevelStart:   make([]int32, 1, D+1),
-		Kind:         make([]layered.Kind, 0, nGates),
-		Threshold:    make([]int32, 0, nGates),
-		Tag:          make([]int32, 0, nGates),
 		RowStart:     make([]int32, 1, nGates+1),
 		InputRanges:  append([]circuit.Range(nil), c.InputRanges...),
 		OutputRanges: append([]circuit.Range(nil), c.OutputRanges...),
@@ -184,6 +185,9 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		FormRowStart: make([]int32, 1, len(g.formStart)+len(g.ownRows)+copies),
 		FormSrc:      make([]int32, 0, len(g.formTerm)+ownTerms+copies),
 		FormCoef:     make([]int32, 0, len(g.formTerm)+ownTerms+copies),
+	}
+	if !inOrder {
+		out.Kind, out.Threshold, out.Tag = make([]layered.Kind, 0, nGates), make([]int32, 0, nGates), make([]int32, 0, nGates)
 	}
 	out.Src, out.Weight = g.takeEdges(entries + copies)
 	hinted := g.inPos != nil
@@ -227,26 +231,32 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		for _, id := range byLevel[lvStart[L]:lvStart[L+1]] {
 			k := int(id) - g.nIn
 			row := g.row[k]
-			keys, ws := g.rowFKey[g.rowFStart[row]:g.rowFStart[row+1]], g.rowFW[g.rowFStart[row]:g.rowFStart[row+1]]
-			if f := g.rowOwn[row]; f >= 0 {
-				keys, ws = g.rowOwn[row:row+1], one[:]
-			}
-			dst := out.Src[e : e+len(keys)]
 			if row == prevRow {
 				// Same row, same level: the same forms.
-				copy(dst, out.Src[prevE:e])
+				n := e - prevE
+				copy(out.Src[e:e+n], out.Src[prevE:e])
+				copy(out.Weight[e:e+n], out.Weight[prevE:e])
+				prevE = e
+				e += n
 			} else {
+				keys, ws := g.rowFKey[g.rowFStart[row]:g.rowFStart[row+1]], g.rowFW[g.rowFStart[row]:g.rowFStart[row+1]]
+				if f := g.rowOwn[row]; f >= 0 {
+					keys, ws = g.rowOwn[row:row+1], one[:]
+				}
+				dst := out.Src[e : e+len(keys)]
 				for i, f := range keys {
 					dst[i] = use(f, L)
 				}
+				copy(out.Weight[e:], ws)
+				prevRow, prevE = row, e
+				e += len(keys)
 			}
-			prevRow, prevE = row, e
-			copy(out.Weight[e:], ws)
-			e += len(keys)
 			out.RowStart = append(out.RowStart, int32(e))
-			out.Kind = append(out.Kind, g.kind[k])
-			out.Threshold = append(out.Threshold, g.theta[k])
-			out.Tag = append(out.Tag, tags.of(g.tag[k]))
+			if !inOrder {
+				out.Kind = append(out.Kind, g.kind[k])
+				out.Threshold = append(out.Threshold, g.theta[k])
+				out.Tag = append(out.Tag, tags.of(g.tag[k]))
+			}
 			if hinted {
 				out.Pos = append(out.Pos, g.rowPos[row])
 			}
@@ -272,7 +282,7 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 			}
 			active = kept
 		}
-		out.LevelStart = append(out.LevelStart, int32(len(out.Kind)))
+		out.LevelStart = append(out.LevelStart, int32(len(out.RowStart)-1))
 		// The forms of level L−1, over the positions there.
 		for _, f := range forms {
 			var term, coef []int32
@@ -310,8 +320,7 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		out.FormSrc, out.FormCoef = []int32{}, []int32{}
 	}
 	out.Tags = tags.out
-	if copies == 0 && len(byLevel) == g.numGates() && inCreationOrder(byLevel, g.nIn) {
-		// The gate arrays already are in level order.
+	if inOrder {
 		out.Kind, out.Threshold, out.Tag, out.Tags = g.kind, g.theta, g.tag, g.tags
 	}
 	return out, nil
