@@ -66,6 +66,8 @@ type plan struct {
 	ins    []instr
 	cmps   []cmpOp
 	width  int // the widest level, inputs included
+
+	scratch []cmpOp // a group's comparisons before cmps is allocated (emitGroup)
 }
 
 // levelPlan is one level's work: copies[copyLo:copyHi], ins[insLo:insHi].
@@ -205,14 +207,6 @@ func (c *flat) evalPlan() *plan {
 	est := n/4 + 16
 	p.copies = make([]copyOp, 0, est)
 	p.ins = make([]instr, 0, est)
-	// Every comparison is a gate that is no identity.
-	cmps := 0
-	for _, f := range flags {
-		if f&fIdent == 0 {
-			cmps++
-		}
-	}
-	p.cmps = make([]cmpOp, 0, cmps)
 
 	stats := make([]rowStats, p.width) // by index in the level
 	var cands []int32
@@ -377,7 +371,13 @@ func (c *flat) markLevels(flags []uint8, first, last int) {
 func (p *plan) emitGroup(c *flat, g, lo, hi int, flags []uint8, r rowStats) {
 	a, b := c.lo[g], c.hi[g]
 	pos, neg, unit := r.pos, r.neg, r.unit
-	first := len(p.cmps)
+	// Until a group keeps a comparison, they are gathered in scratch:
+	// circuits of ORs and ANDs (reifier's) need no comparisons at all.
+	all := p.cmps
+	if all == nil {
+		all = p.scratch[:0]
+	}
+	first := len(all)
 	for m := g; m < hi && (m == g || flags[m]&fSame != 0); m++ {
 		if flags[m]&(fLive|fParity) != fLive {
 			continue
@@ -389,10 +389,13 @@ func (p *plan) emitGroup(c *flat, g, lo, hi int, flags []uint8, r rowStats) {
 		case t > pos:
 			p.ins = append(p.ins, instr{op: opZero, g: int32(m)})
 		default:
-			p.cmps = append(p.cmps, cmpOp{int32(m - lo), int32(t)})
+			all = append(all, cmpOp{int32(m - lo), int32(t)})
 		}
 	}
-	cmps := p.cmps[first:]
+	cmps := all[first:]
+	if p.cmps == nil {
+		p.scratch = all[:0]
+	}
 	if len(cmps) == 0 {
 		return
 	}
@@ -407,9 +410,17 @@ func (p *plan) emitGroup(c *flat, g, lo, hi int, flags []uint8, r rowStats) {
 		}
 		if op != 255 {
 			p.ins = append(p.ins, instr{op: op, g: cmps[0].dst + int32(lo)})
-			p.cmps = p.cmps[:first]
+			if p.cmps != nil {
+				p.cmps = all[:first]
+			}
 			return
 		}
+	}
+	if p.cmps == nil {
+		p.cmps = append(make([]cmpOp, 0, max(c.cmpBound(flags), len(cmps))), cmps...)
+		p.scratch = nil
+	} else {
+		p.cmps = all
 	}
 	op := opCountW
 	if unit {
@@ -417,6 +428,29 @@ func (p *plan) emitGroup(c *flat, g, lo, hi int, flags []uint8, r rowStats) {
 	}
 	k := bits.Len64(uint64(pos + neg))
 	p.ins = append(p.ins, instr{op: op, k: uint8(k), g: int32(g), c: int32(first), d: int32(len(p.cmps)), neg: neg})
+}
+
+// cmpBound bounds the comparisons of the plan: every gate but identities
+// and lone gates of plain rows, which are a constant, an OR or an AND
+// (see emitGroup). flags must hold fIdent, fSame and fPlain (markRows).
+func (c *flat) cmpBound(flags []uint8) int {
+	n := 0
+	for L := 1; L <= c.depth(); L++ {
+		lo, hi := int(c.levelStart[L-1]), int(c.levelStart[L])
+		for g := lo; g < hi; g++ {
+			f := flags[g]
+			if f&fIdent != 0 {
+				continue
+			}
+			if f&(fSame|fPlain) == fPlain && (g+1 == hi || flags[g+1]&fSame == 0) {
+				if t := c.threshold[g]; t < 2 || t >= c.hi[g]-c.lo[g] {
+					continue
+				}
+			}
+			n++
+		}
+	}
+	return n
 }
 
 // isParity reports whether gate g is the parity of an XOR's counters in
