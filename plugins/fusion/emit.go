@@ -30,7 +30,6 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 		lastRead[v] = -1
 	}
 	count := make([]int32, D+2)
-	rowGates := make([]int32, len(g.rowStart)-1)
 	// The checks and lastRead depend only on a gate's row and level, and
 	// the sibling gates of a row mostly share both: each (row, level) is
 	// scanned once when its gates are consecutive.
@@ -46,7 +45,6 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 		}
 		count[L]++
 		r := g.row[k]
-		rowGates[r]++
 		if r == lastRow && L == lastL {
 			continue
 		}
@@ -59,26 +57,22 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 		}
 	}
 	// How each row is read, and the entries that takes.
-	entries := 0
+	rowGates, entries := g.readRows()
 	g.rowOwn = make([]int32, len(rowGates))
+	own, ownTerms := 0, 0
 	for r, n := range rowGates {
 		g.rowOwn[r] = -1
-		k := g.rowFStart[r+1] - g.rowFStart[r]
-		e := g.rowStart[r+1] - g.rowStart[r]
-		if k > 1 && n*k > n+e {
-			a, b := g.rowStart[r], g.rowStart[r+1]
-			coef := make([]int64, b-a)
-			for i, w := range g.w[a:b] {
-				coef[i] = int64(w)
-			}
-			pos := int32(circuit.NoPos)
-			if g.rowPos != nil {
-				pos = g.rowPos[r]
-			}
-			g.rowOwn[r] = g.addTableForm(g.src[a:b], coef, pos)
-			k = 1
+		if g.ownForm(int32(r), n) {
+			g.rowOwn[r] = 0 // numbered below
+			own++
+			ownTerms += int(g.rowStart[r+1] - g.rowStart[r])
 		}
-		entries += int(n * k)
+	}
+	g.ownRows = make([]int32, 0, own)
+	for r, f := range g.rowOwn {
+		if f == 0 {
+			g.ownRows = append(g.ownRows, int32(r))
+		}
 	}
 	// Gates by level, in creation order.
 	lvStart := make([]int32, D+2)
@@ -101,10 +95,14 @@ func (g *gates) emit(ctx context.Context, c *circuit.Circuit) (*layered.Circuit,
 			g.valueForm(int32(v)) // what its copies read
 		}
 	}
+	// The rows' own forms follow the table's.
+	for i, r := range g.ownRows {
+		g.rowOwn[r] = int32(len(g.formStart) - 1 + i)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return g.emitLevels(ctx, c, lastRead, byLevel, lvStart, entries, copies)
+	return g.emitLevels(ctx, c, lastRead, byLevel, lvStart, entries, ownTerms, copies)
 }
 
 // tagTable interns the layered circuit's tags in order of first use.
@@ -145,8 +143,9 @@ func (t *tagTable) inputTag() int32 {
 // on levels lev(v)+1 .. lastRead(v)−1, after the gates of each level; a
 // gate of level L reads the forms of its row, which become forms of level
 // L−1 at their first use there, over the positions their values have on
-// level L−1 (a value or its copy).
-func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, byLevel, lvStart []int32, entries, copies int) (*layered.Circuit, error) {
+// level L−1 (a value or its copy). Forms are those of the table, then the
+// rows' own (ownRows; their terms, ownTerms in all, are the rows').
+func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, byLevel, lvStart []int32, entries, ownTerms, copies int) (*layered.Circuit, error) {
 	live := g.live()
 	nV := g.nIn + g.numGates()
 	D := g.depth
@@ -170,24 +169,32 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		}
 	}
 	nGates := len(byLevel) + copies
+	// If every gate is live and no value is copied, the gate arrays are in
+	// level order already: the circuit takes them as they are (and the gate
+	// DAG's tags).
+	inOrder := copies == 0 && len(byLevel) == g.numGates() && inCreationOrder(byLevel, g.nIn)
 	out := &layered.Circuit{
 		NumInputs:    g.nIn,
 		LevelStart:   make([]int32, 1, D+1),
-		Kind:         make([]layered.Kind, 0, nGates),
-		Threshold:    make([]int32, 0, nGates),
-		Tag:          make([]int32, 0, nGates),
 		RowStart:     make([]int32, 1, nGates+1),
 		InputRanges:  append([]circuit.Range(nil), c.InputRanges...),
 		OutputRanges: append([]circuit.Range(nil), c.OutputRanges...),
 		FormStart:    make([]int32, 1, D+1),
-		FormRowStart: []int32{0},
+		// About every table form is read on one level, a value's also
+		// by its copies.
+		FormRowStart: make([]int32, 1, len(g.formStart)+len(g.ownRows)+copies),
+		FormSrc:      make([]int32, 0, len(g.formTerm)+ownTerms+copies),
+		FormCoef:     make([]int32, 0, len(g.formTerm)+ownTerms+copies),
+	}
+	if !inOrder {
+		out.Kind, out.Threshold, out.Tag = make([]layered.Kind, 0, nGates), make([]int32, 0, nGates), make([]int32, 0, nGates)
 	}
 	out.Src, out.Weight = g.takeEdges(entries + copies)
 	hinted := g.inPos != nil
 	if hinted {
 		out.InputPos = g.inPos
 		out.Pos = make([]int32, 0, nGates)
-		out.FormPos = []int32{}
+		out.FormPos = make([]int32, 0, len(g.formStart)+len(g.ownRows)+copies)
 	}
 	tags := newTagTable(g.tags)
 	copyTag := func(v int32) int32 {
@@ -200,8 +207,9 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 	for i := 0; i < g.nIn; i++ {
 		pos[i] = int32(i)
 	}
-	nF := len(g.formStart) - 1
-	seen := make([]int32, nF) // per table form: the level that last used it
+	nT := int32(len(g.formStart) - 1)
+	nF := int(nT) + len(g.ownRows)
+	seen := make([]int32, nF) // per form: the level that last used it
 	idx := make([]int32, nF)  // its index among that level's forms
 	var active, placed, forms []int32
 	one := [1]int32{1}
@@ -223,26 +231,32 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		for _, id := range byLevel[lvStart[L]:lvStart[L+1]] {
 			k := int(id) - g.nIn
 			row := g.row[k]
-			keys, ws := g.rowFKey[g.rowFStart[row]:g.rowFStart[row+1]], g.rowFW[g.rowFStart[row]:g.rowFStart[row+1]]
-			if f := g.rowOwn[row]; f >= 0 {
-				keys, ws = g.rowOwn[row:row+1], one[:]
-			}
-			dst := out.Src[e : e+len(keys)]
 			if row == prevRow {
 				// Same row, same level: the same forms.
-				copy(dst, out.Src[prevE:e])
+				n := e - prevE
+				copy(out.Src[e:e+n], out.Src[prevE:e])
+				copy(out.Weight[e:e+n], out.Weight[prevE:e])
+				prevE = e
+				e += n
 			} else {
+				keys, ws := g.rowFKey[g.rowFStart[row]:g.rowFStart[row+1]], g.rowFW[g.rowFStart[row]:g.rowFStart[row+1]]
+				if f := g.rowOwn[row]; f >= 0 {
+					keys, ws = g.rowOwn[row:row+1], one[:]
+				}
+				dst := out.Src[e : e+len(keys)]
 				for i, f := range keys {
 					dst[i] = use(f, L)
 				}
+				copy(out.Weight[e:], ws)
+				prevRow, prevE = row, e
+				e += len(keys)
 			}
-			prevRow, prevE = row, e
-			copy(out.Weight[e:], ws)
-			e += len(keys)
 			out.RowStart = append(out.RowStart, int32(e))
-			out.Kind = append(out.Kind, g.kind[k])
-			out.Threshold = append(out.Threshold, g.theta[k])
-			out.Tag = append(out.Tag, tags.of(g.tag[k]))
+			if !inOrder {
+				out.Kind = append(out.Kind, g.kind[k])
+				out.Threshold = append(out.Threshold, g.theta[k])
+				out.Tag = append(out.Tag, tags.of(g.tag[k]))
+			}
 			if hinted {
 				out.Pos = append(out.Pos, g.rowPos[row])
 			}
@@ -268,17 +282,32 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 			}
 			active = kept
 		}
-		out.LevelStart = append(out.LevelStart, int32(len(out.Kind)))
+		out.LevelStart = append(out.LevelStart, int32(len(out.RowStart)-1))
 		// The forms of level L−1, over the positions there.
 		for _, f := range forms {
-			a, b := g.formStart[f], g.formStart[f+1]
-			for _, v := range g.formTerm[a:b] {
+			var term, coef []int32
+			var fpos int32
+			if f < nT {
+				a, b := g.formStart[f], g.formStart[f+1]
+				term, coef = g.formTerm[a:b], g.formCoef[a:b]
+				if hinted {
+					fpos = g.formPos[f]
+				}
+			} else {
+				r := g.ownRows[f-nT]
+				a, b := g.rowStart[r], g.rowStart[r+1]
+				term, coef = g.src[a:b], g.w[a:b]
+				if hinted {
+					fpos = g.rowPos[r]
+				}
+			}
+			for _, v := range term {
 				out.FormSrc = append(out.FormSrc, pos[v])
 			}
-			out.FormCoef = append(out.FormCoef, g.formCoef[a:b]...)
+			out.FormCoef = append(out.FormCoef, coef...)
 			out.FormRowStart = append(out.FormRowStart, int32(len(out.FormSrc)))
 			if hinted {
-				out.FormPos = append(out.FormPos, g.formPos[f])
+				out.FormPos = append(out.FormPos, fpos)
 			}
 		}
 		out.FormStart = append(out.FormStart, int32(len(out.FormRowStart)-1))
@@ -291,8 +320,7 @@ func (g *gates) emitLevels(ctx context.Context, c *circuit.Circuit, lastRead, by
 		out.FormSrc, out.FormCoef = []int32{}, []int32{}
 	}
 	out.Tags = tags.out
-	if copies == 0 && len(byLevel) == g.numGates() && inCreationOrder(byLevel, g.nIn) {
-		// The gate arrays already are in level order.
+	if inOrder {
 		out.Kind, out.Threshold, out.Tag, out.Tags = g.kind, g.theta, g.tag, g.tags
 	}
 	return out, nil

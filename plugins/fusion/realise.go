@@ -34,8 +34,6 @@ type gates struct {
 	nOut     int
 	depth    int32
 	liveV    []bool
-	// edges is the number of edges of all gates (Σ row lengths).
-	edges int
 	// edgeBufs delivers, once, the Src and Weight arrays of the layered
 	// circuit (see allocEdges).
 	edgeBufs <-chan edgeArrays
@@ -53,8 +51,7 @@ type gates struct {
 	formCoef  []int32
 	valForm   []int32 // per value: its one-term form, or -1
 	rowOwn    []int32 // per row: the form of its own sum that emit reads it as, or -1
-	// entries is the number of gate←form entries of all gates.
-	entries int
+	ownRows   []int32 // the rows read as their own forms, whose ids follow the table's
 
 	// Position hints, nil if the logic circuit has none: per input, per
 	// row (that of the node whose row it is; a gate gets its row's), per
@@ -84,14 +81,15 @@ func (g *gates) valueForm(v int32) int32 {
 	if g.inPos != nil {
 		pos = g.valuePos(v)
 	}
-	f := g.addTableForm([]int32{v}, []int64{1}, pos)
+	f := addTableForm(g, []int32{v}, []int32{1}, pos)
 	g.valForm[v] = f
 	return f
 }
 
-// addTableForm adds the form Σ coef·value(term) to the form table, with
-// position hint pos (ignored if the circuit has no hints).
-func (g *gates) addTableForm(term []int32, coef []int64, pos int32) int32 {
+// addTableForm adds the form Σ coef·value(term) to g's form table, with
+// position hint pos (ignored if the circuit has no hints). The
+// coefficients must fit int32.
+func addTableForm[C int32 | int64](g *gates, term []int32, coef []C, pos int32) int32 {
 	if g.formStart == nil {
 		g.formStart = []int32{0}
 	}
@@ -112,15 +110,46 @@ func (g *gates) addTableForm(term []int32, coef []int64, pos int32) int32 {
 type edgeArrays struct{ src, w []int32 }
 
 // allocEdges starts allocating the Src and Weight arrays of the layered
-// circuit for all edges of g on a second goroutine, so that the runtime
-// zeroes them while schedule and emit lay out the levels (on SHA3-256,
-// 11M edges, zeroing the 88 MB took a fifth of the compile time). emit
-// receives them through takeEdges.
+// circuit on a second goroutine, so that the runtime zeroes them while
+// schedule and emit lay out the levels. emit receives them through
+// takeEdges. They are sized for the gate←form entries of the live gates
+// (readRows), and a sixteenth more for copies.
 func (g *gates) allocEdges() {
 	ch := make(chan edgeArrays, 1) // buffered: the goroutine never blocks
-	n := g.entries
+	_, n := g.readRows()
+	n += n / 16
 	go func() { ch <- edgeArrays{src: make([]int32, n), w: make([]int32, n)} }()
 	g.edgeBufs = ch
+}
+
+// readRows returns how many live gates read each row, and the gate←form
+// entries they take: n gates of a row of k forms and e edges read it
+// either as its forms (n·k entries) or, when that stores more, as one
+// form of its own, the row's sum (n + e; ownForm).
+func (g *gates) readRows() (rowGates []int32, entries int) {
+	live := g.live()
+	rowGates = make([]int32, len(g.rowStart)-1)
+	for k, r := range g.row {
+		if live[g.nIn+k] {
+			rowGates[r]++
+		}
+	}
+	for r, n := range rowGates {
+		k := g.rowFStart[r+1] - g.rowFStart[r]
+		if g.ownForm(int32(r), n) {
+			k = 1
+		}
+		entries += int(n * k)
+	}
+	return rowGates, entries
+}
+
+// ownForm reports whether the n gates that read row r read it as one form
+// of its own (see readRows).
+func (g *gates) ownForm(r, n int32) bool {
+	k := g.rowFStart[r+1] - g.rowFStart[r]
+	e := g.rowStart[r+1] - g.rowStart[r]
+	return k > 1 && n*k > n+e
 }
 
 // takeEdges returns Src and Weight arrays of length n, those allocEdges
@@ -181,7 +210,7 @@ func realise(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans) (*ga
 	nn := len(n.kind)
 	need := pl.need
 	nIn := len(c.Inputs)
-	nG, nR, nE, nF := estimate(pl, len(c.Outputs))
+	nG, nR, nE, nF, nO := estimate(pl, len(c.Outputs))
 	r := &realiser{
 		gates: &gates{
 			nIn: nIn, lev: make([]int32, nIn, nIn+nG),
@@ -196,14 +225,19 @@ func realise(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans) (*ga
 		nodeForm: make([]int32, nn),
 	}
 	r.rowFStart = make([]int32, 1, nR+1)
-	r.formStart = []int32{0}
+	r.rowFKey, r.rowFW = make([]int32, 0, nO), make([]int32, 0, nO)
+	// The table holds about a form per row (its operands' forms, most
+	// multi-term forms of nodes, read once) and about as many terms as
+	// the nodes' forms; emit adds the forms of rows read as their sum.
+	r.formStart = make([]int32, 1, nR+1)
+	r.formTerm, r.formCoef = make([]int32, 0, nF), make([]int32, 0, nF)
 	if c.HasPos() {
 		r.inPos = make([]int32, nIn)
 		for i, v := range c.Inputs {
 			r.inPos[i] = c.Pos[v]
 		}
 		r.rowPos = make([]int32, 0, nR)
-		r.formPos = make([]int32, 0, nF)
+		r.formPos = make([]int32, 0, nR)
 	}
 	r.valForm = make([]int32, nIn, nIn+nG)
 	for i := range r.valForm {
@@ -277,10 +311,10 @@ func realise(ctx context.Context, c *circuit.Circuit, n *normal, pl *plans) (*ga
 	return r.gates, nil
 }
 
-// estimate returns about how many gates, rows, row entries and form terms
-// the second pass creates (before lifts and cancellations), to size its
-// arrays.
-func estimate(pl *plans, outputs int) (gates, rows, entries, terms int) {
+// estimate returns about how many gates, rows, row entries, form terms
+// and row operands (the forms rows read) the second pass creates (before
+// lifts and cancellations), to size its arrays.
+func estimate(pl *plans, outputs int) (gates, rows, entries, terms, operands int) {
 	nn := len(pl.pk)
 	t := make([]int32, nn) // form terms per node
 	for v := 0; v < nn; v++ {
@@ -307,16 +341,19 @@ func estimate(pl *plans, outputs int) (gates, rows, entries, terms int) {
 			rows++
 			entries += fanin
 			terms += sw
+			operands += int(pl.sEnd[v] - pl.sStart[v])
 			t[v] = int32(sw)
 			if pl.mat[v] {
 				gates++
 				rows++
 				entries += sw
+				operands++
 				t[v] = 1
 			}
 		}
 	}
-	return gates + outputs + gates/16, rows + outputs + rows/16, entries + 4*outputs + entries/16, terms + terms/8
+	return gates + outputs + gates/16, rows + outputs + rows/16, entries + 4*outputs + entries/16, terms + terms/8,
+		operands + outputs + operands/16
 }
 
 // node builds node v's form.
@@ -527,7 +564,7 @@ func (r *realiser) formOf(x int32) (int32, int64) {
 		return f, sign
 	}
 	a, b := r.fStart[root], r.fEnd[root]
-	f := r.addTableForm(r.fTerm[a:b], r.fCoef[a:b], r.c.PosOf(root))
+	f := addTableForm(r.gates, r.fTerm[a:b], r.fCoef[a:b], r.c.PosOf(root))
 	r.nodeForm[root] = f
 	return f, sign
 }
@@ -592,11 +629,7 @@ func (r *realiser) freeze() error {
 		r.rowPos = append(r.rowPos, r.curPos)
 	}
 	if cancelled {
-		coef := make([]int64, len(r.src)-start)
-		for i, w := range r.w[start:] {
-			coef[i] = int64(w)
-		}
-		r.rowFKey = append(r.rowFKey, r.addTableForm(r.src[start:], coef, r.curPos))
+		r.rowFKey = append(r.rowFKey, addTableForm(r.gates, r.src[start:], r.w[start:], r.curPos))
 		r.rowFW = append(r.rowFW, 1)
 	} else {
 		for i, f := range r.curF {
@@ -628,8 +661,6 @@ func (r *realiser) addGate(L int32, theta int64, tag int32, kind *layered.Kind) 
 	id := int32(r.nIn + len(r.theta))
 	r.theta = append(r.theta, int32(theta))
 	r.row = append(r.row, r.curRow)
-	r.edges += int(r.rowStart[r.curRow+1] - r.rowStart[r.curRow])
-	r.entries += int(r.rowFStart[r.curRow+1] - r.rowFStart[r.curRow])
 	r.tag = append(r.tag, tag)
 	r.kind = append(r.kind, k)
 	r.lev = append(r.lev, L)

@@ -2,6 +2,7 @@ package layered
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 
@@ -23,14 +24,16 @@ func (c *Circuit) Eval(in []uint64) ([]uint64, error) {
 // safe for concurrent use (bitvec.EvalSliced runs it on every core); the
 // circuit must not change while it is in use.
 //
-// A circuit with forms is evaluated as its Flatten, or, if that has more
-// than flattenLimit edges, on its forms (FormsEvaluator).
+// A circuit with forms is evaluated as its Flatten (with the rows of
+// consecutive gates that read the same forms flattened once: flatRows),
+// or, if that has more than flattenLimit edges, on its forms
+// (FormsEvaluator).
 func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
-	if c.FormStart != nil && c.Stats().Edges > flattenLimit {
+	f := c.flatRows(flattenLimit)
+	if f == nil {
 		return c.FormsEvaluator()
 	}
-	c = c.Flatten()
-	p := c.evalPlan()
+	p := f.evalPlan()
 	nIn, nOut, width := c.NumInputs, c.NumOutputs(), p.width
 	bufs := &sync.Pool{New: func() any {
 		b := make([]uint64, 2*width)
@@ -45,7 +48,7 @@ func (c *Circuit) Evaluator() func(in []uint64) ([]uint64, error) {
 		copy(prev, in)
 		var cnt bitslice.Count
 		for L := 1; L < len(p.levels); L++ {
-			p.level(c, L, prev, cur, &cnt)
+			p.level(f, L, prev, cur, &cnt)
 			prev, cur = cur, prev
 		}
 		out := append([]uint64(nil), prev[:nOut]...)
@@ -63,6 +66,8 @@ type plan struct {
 	ins    []instr
 	cmps   []cmpOp
 	width  int // the widest level, inputs included
+
+	scratch []cmpOp // a group's comparisons before cmps is allocated (emitGroup)
 }
 
 // levelPlan is one level's work: copies[copyLo:copyHi], ins[insLo:insHi].
@@ -98,15 +103,15 @@ const (
 )
 
 // level computes level L's words into cur from the previous level's, prev.
-func (p *plan) level(c *Circuit, L int, prev, cur []uint64, cnt *bitslice.Count) {
+func (p *plan) level(f *flat, L int, prev, cur []uint64, cnt *bitslice.Count) {
 	lp := p.levels[L]
 	for _, cp := range p.copies[lp.copyLo:lp.copyHi] {
 		cur[cp.dst] = prev[cp.src]
 	}
-	lo := int(c.LevelStart[L-1])
-	rs, src, wt := c.RowStart, c.Src, c.Weight
+	lo := int(f.levelStart[L-1])
+	rlo, rhi, src, wt := f.lo, f.hi, f.src, f.wt
 	for _, in := range p.ins[lp.insLo:lp.insHi] {
-		a, b := rs[in.g], rs[in.g+1]
+		a, b := rlo[in.g], rhi[in.g]
 		row := src[a:b]
 		var v uint64
 		switch in.op {
@@ -183,18 +188,18 @@ const (
 // of the row compared with each member's threshold. A group's row is
 // summarised (rowStats) while its sources are marked live, when it is in
 // cache.
-func (c *Circuit) evalPlan() *plan {
-	n, depth := len(c.Kind), c.Depth()
-	p := &plan{width: c.NumInputs, levels: make([]levelPlan, depth+1)}
+func (c *flat) evalPlan() *plan {
+	n, depth := len(c.threshold), c.depth()
+	p := &plan{width: c.numInputs, levels: make([]levelPlan, depth+1)}
 	for L := 1; L <= depth; L++ {
-		p.width = max(p.width, c.LevelWidth(L))
+		p.width = max(p.width, int(c.levelStart[L]-c.levelStart[L-1]))
 	}
 	flags := make([]uint8, n)
 	c.markRows(flags)
 	if depth == 0 {
 		return p
 	}
-	for g := int(c.LevelStart[depth-1]); g < n; g++ {
+	for g := int(c.levelStart[depth-1]); g < n; g++ {
 		flags[g] |= fLive
 	}
 	// A guess at the number of copies, instrs and comparisons, which
@@ -206,11 +211,11 @@ func (c *Circuit) evalPlan() *plan {
 	stats := make([]rowStats, p.width) // by index in the level
 	var cands []int32
 	for L := depth; L >= 1; L-- {
-		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
+		lo, hi := int(c.levelStart[L-1]), int(c.levelStart[L])
 		var prev []uint8 // the previous level's flags; nil for the inputs
 		base := 0
 		if L >= 2 {
-			base = int(c.LevelStart[L-2])
+			base = int(c.levelStart[L-2])
 			prev = flags[base:lo]
 		}
 		cands = cands[:0]
@@ -237,7 +242,7 @@ func (c *Circuit) evalPlan() *plan {
 		for changed := true; changed; {
 			changed = false
 			for i, g := range cands {
-				if g >= 0 && prev[c.Src[c.RowStart[g]]]&fLive != 0 {
+				if g >= 0 && prev[c.src[c.lo[g]]]&fLive != 0 {
 					c.markSources(int(g), prev)
 					cands[i] = -1
 					changed = true
@@ -246,7 +251,7 @@ func (c *Circuit) evalPlan() *plan {
 		}
 		for _, g := range cands {
 			if g >= 0 {
-				prev[c.Src[c.RowStart[g]]] |= fXor
+				prev[c.src[c.lo[g]]] |= fXor
 				flags[g] |= fParity
 			}
 		}
@@ -261,7 +266,7 @@ func (c *Circuit) evalPlan() *plan {
 			switch {
 			case f&(fLive|fXor) == 0:
 			case f&(fIdent|fParity) != 0:
-				p.copies = append(p.copies, copyOp{int32(g - lo), c.Src[c.RowStart[g]]})
+				p.copies = append(p.copies, copyOp{int32(g - lo), c.src[c.lo[g]]})
 			case f&fLive == 0: // fXor only
 				p.ins = append(p.ins, instr{op: opXor, g: int32(g)})
 			case !done:
@@ -289,9 +294,9 @@ type rowStats struct {
 
 // markSources marks the sources of gate g live in prev, the flags of the
 // level before (unless prev is nil: inputs).
-func (c *Circuit) markSources(g int, prev []uint8) {
+func (c *flat) markSources(g int, prev []uint8) {
 	if prev != nil {
-		for _, s := range c.Src[c.RowStart[g]:c.RowStart[g+1]] {
+		for _, s := range c.src[c.lo[g]:c.hi[g]] {
 			prev[s] |= fLive
 		}
 	}
@@ -299,14 +304,14 @@ func (c *Circuit) markSources(g int, prev []uint8) {
 
 // mark marks the sources of gate g live in prev, the flags of the level
 // before (unless prev is nil: inputs), and summarises g's row.
-func (c *Circuit) mark(g int, prev []uint8) rowStats {
+func (c *flat) mark(g int, prev []uint8) rowStats {
 	c.markSources(g, prev)
-	a, b := c.RowStart[g], c.RowStart[g+1]
+	a, b := c.lo[g], c.hi[g]
 	// Σ w and Σ |w| without branches (rows of alternating signs are
 	// common): Σ w⁺ = (Σ|w| + Σw)/2, Σ|w⁻| = (Σ|w| − Σw)/2.
 	var sum, abs int64
 	var notUnit int32
-	for _, w := range c.Weight[a:b] {
+	for _, w := range c.wt[a:b] {
 		m := w >> 31
 		sum += int64(w)
 		abs += int64(w^m) - int64(m)
@@ -318,15 +323,15 @@ func (c *Circuit) mark(g int, prev []uint8) rowStats {
 // markRows sets fIdent, fSame and fPlain. It is most of the planning
 // time (it reads every edge), so a large circuit is split between two
 // goroutines at a level boundary.
-func (c *Circuit) markRows(flags []uint8) {
-	depth := c.Depth()
-	if len(c.Src) < parallelEdges || depth < 2 {
+func (c *flat) markRows(flags []uint8) {
+	depth := c.depth()
+	if len(c.src) < parallelEdges || depth < 2 {
 		c.markLevels(flags, 1, depth)
 		return
 	}
-	half := int32(len(c.Src) / 2)
+	half := int32(len(c.src) / 2)
 	mid := 1
-	for mid < depth-1 && c.RowStart[c.LevelStart[mid]] < half {
+	for mid < depth-1 && c.lo[c.levelStart[mid]] < half {
 		mid++
 	}
 	var wg sync.WaitGroup
@@ -337,19 +342,19 @@ func (c *Circuit) markRows(flags []uint8) {
 
 // markLevels sets fIdent, fSame and fPlain for the gates of levels from
 // first to last.
-func (c *Circuit) markLevels(flags []uint8, first, last int) {
+func (c *flat) markLevels(flags []uint8, first, last int) {
 	for L := first; L <= last; L++ {
-		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
+		lo, hi := int(c.levelStart[L-1]), int(c.levelStart[L])
 		for g := lo; g < hi; g++ {
-			a, b := c.RowStart[g], c.RowStart[g+1]
+			a, b := c.lo[g], c.hi[g]
 			switch {
-			case b-a == 1 && c.Weight[a] == 1 && c.Threshold[g] == 1:
+			case b-a == 1 && c.wt[a] == 1 && c.threshold[g] == 1:
 				flags[g] = fIdent
 			case g > lo && flags[g-1]&fIdent == 0 && c.sameRow(g-1, g):
 				flags[g] = fSame | flags[g-1]&fPlain
 			default:
 				var f uint8 = fPlain
-				for _, w := range c.Weight[a:b] {
+				for _, w := range c.wt[a:b] {
 					if w != 1 {
 						f = 0
 						break
@@ -363,29 +368,34 @@ func (c *Circuit) markLevels(flags []uint8, first, last int) {
 
 // emitGroup emits the live members of g's group from g (its first live
 // member) on, all reading g's row, summarised by r; hi ends the level.
-func (p *plan) emitGroup(c *Circuit, g, lo, hi int, flags []uint8, r rowStats) {
-	a, b := c.RowStart[g], c.RowStart[g+1]
+func (p *plan) emitGroup(c *flat, g, lo, hi int, flags []uint8, r rowStats) {
+	a, b := c.lo[g], c.hi[g]
 	pos, neg, unit := r.pos, r.neg, r.unit
-	first := len(p.cmps)
+	// Until a group keeps a comparison, they are gathered in scratch:
+	// circuits of ORs and ANDs (reifier's) need no comparisons at all.
+	all := p.cmps
+	if all == nil {
+		all = p.scratch[:0]
+	}
+	first := len(all)
 	for m := g; m < hi && (m == g || flags[m]&fSame != 0); m++ {
 		if flags[m]&(fLive|fParity) != fLive {
 			continue
 		}
-		t := int64(c.Threshold[m])
+		t := int64(c.threshold[m])
 		switch {
 		case t <= -neg:
 			p.ins = append(p.ins, instr{op: opOne, g: int32(m)})
 		case t > pos:
 			p.ins = append(p.ins, instr{op: opZero, g: int32(m)})
 		default:
-			if p.cmps == nil {
-				// Groups of many live thresholds are common.
-				p.cmps = make([]cmpOp, 0, len(flags)/2)
-			}
-			p.cmps = append(p.cmps, cmpOp{int32(m - lo), int32(t)})
+			all = append(all, cmpOp{int32(m - lo), int32(t)})
 		}
 	}
-	cmps := p.cmps[first:]
+	cmps := all[first:]
+	if p.cmps == nil {
+		p.scratch = all[:0]
+	}
 	if len(cmps) == 0 {
 		return
 	}
@@ -400,9 +410,17 @@ func (p *plan) emitGroup(c *Circuit, g, lo, hi int, flags []uint8, r rowStats) {
 		}
 		if op != 255 {
 			p.ins = append(p.ins, instr{op: op, g: cmps[0].dst + int32(lo)})
-			p.cmps = p.cmps[:first]
+			if p.cmps != nil {
+				p.cmps = all[:first]
+			}
 			return
 		}
+	}
+	if p.cmps == nil {
+		p.cmps = append(make([]cmpOp, 0, max(c.cmpBound(flags), len(cmps))), cmps...)
+		p.scratch = nil
+	} else {
+		p.cmps = all
 	}
 	op := opCountW
 	if unit {
@@ -412,27 +430,194 @@ func (p *plan) emitGroup(c *Circuit, g, lo, hi int, flags []uint8, r rowStats) {
 	p.ins = append(p.ins, instr{op: op, k: uint8(k), g: int32(g), c: int32(first), d: int32(len(p.cmps)), neg: neg})
 }
 
+// cmpBound bounds the comparisons of the plan: every gate but identities
+// and lone gates of plain rows, which are a constant, an OR or an AND
+// (see emitGroup). flags must hold fIdent, fSame and fPlain (markRows).
+func (c *flat) cmpBound(flags []uint8) int {
+	n := 0
+	for L := 1; L <= c.depth(); L++ {
+		lo, hi := int(c.levelStart[L-1]), int(c.levelStart[L])
+		for g := lo; g < hi; g++ {
+			f := flags[g]
+			if f&fIdent != 0 {
+				continue
+			}
+			if f&(fSame|fPlain) == fPlain && (g+1 == hi || flags[g+1]&fSame == 0) {
+				if t := c.threshold[g]; t < 2 || t >= c.hi[g]-c.lo[g] {
+					continue
+				}
+			}
+			n++
+		}
+	}
+	return n
+}
+
 // isParity reports whether gate g is the parity of an XOR's counters in
 // the level before, which starts at gate base and whose flags are prev:
 // its row reads h₁ … hₙ, n ≥ 2, consecutive gates, with weights +1, −1,
 // +1, … and θ = 1, where h₂ … hₙ have fSame (so all have h₁'s row), that
 // row has n edges all of weight 1 (fPlain), and hₖ has θ = k.
-func (c *Circuit) isParity(g, base int, prev []uint8) bool {
-	a, b := c.RowStart[g], c.RowStart[g+1]
+func (c *flat) isParity(g, base int, prev []uint8) bool {
+	a, b := c.lo[g], c.hi[g]
 	n := int(b - a)
-	if n < 2 || c.Threshold[g] != 1 {
+	if n < 2 || c.threshold[g] != 1 {
 		return false
 	}
-	row, ws := c.Src[a:b], c.Weight[a:b]
+	row, ws := c.src[a:b], c.wt[a:b]
 	h1 := int(row[0])
 	if h1+n > len(prev) {
 		return false
 	}
 	for k := range n {
 		if ws[k] != int32(1-2*(k&1)) || int(row[k]) != h1+k ||
-			(k > 0 && prev[h1+k]&fSame == 0) || c.Threshold[base+h1+k] != int32(k+1) {
+			(k > 0 && prev[h1+k]&fSame == 0) || c.threshold[base+h1+k] != int32(k+1) {
 			return false
 		}
 	}
-	return prev[h1]&fPlain != 0 && int(c.RowStart[base+h1+1]-c.RowStart[base+h1]) == n
+	return prev[h1]&fPlain != 0 && int(c.hi[base+h1]-c.lo[base+h1]) == n
+}
+
+// flat is a circuit without forms as the evaluation plan reads it: gate
+// g reads src[lo[g]:hi[g]] with weights wt[lo[g]:hi[g]] and fires iff
+// their sum reaches threshold[g]. Consecutive gates may share one row.
+type flat struct {
+	numInputs  int
+	levelStart []int32 // as Circuit.LevelStart
+	threshold  []int32
+	lo, hi     []int32
+	src, wt    []int32
+}
+
+func (c *flat) depth() int { return len(c.levelStart) - 1 }
+
+// sameRow reports whether gates a and b read the same sources with the
+// same weights (false for empty rows, as Circuit.sameRow).
+func (c *flat) sameRow(a, b int) bool {
+	alo, ahi, blo, bhi := c.lo[a], c.hi[a], c.lo[b], c.hi[b]
+	if ahi-alo != bhi-blo || ahi == alo {
+		return false
+	}
+	return alo == blo || equal32(c.src[alo:ahi], c.src[blo:bhi]) && equal32(c.wt[alo:ahi], c.wt[blo:bhi])
+}
+
+// flatRows returns c without forms (see Flatten), or nil if that has
+// more than limit edges: a circuit without forms as it is; otherwise
+// every form a gate reads is substituted into the gate's row, once for a
+// run of consecutive gates of a level that read the same forms with the
+// same weights (the switch points of one sum: on fusion's SHA3-256, 74
+// thousand distinct rows of 2 million entries for 11 million flattened
+// edges), which share the flattened row. A large circuit is flattened by
+// two goroutines, split at a level boundary.
+func (c *Circuit) flatRows(limit int) *flat {
+	n := len(c.Kind)
+	f := &flat{numInputs: c.NumInputs, levelStart: c.LevelStart}
+	if c.FormStart == nil {
+		f.threshold, f.lo, f.hi, f.src, f.wt = c.Threshold, c.RowStart[:n], c.RowStart[1:], c.Src, c.Weight
+		return f
+	}
+	lh := make([]int32, 2*n)
+	f.lo, f.hi = lh[:n:n], lh[n:]
+	depth := c.Depth()
+	// Mark the gates that share the row before them (hi = −1), bound the
+	// other rows' entries (levels [1, L] need at most bound[L]) and count
+	// the flattened edges.
+	bound := make([]int, depth+1)
+	size, edges, fan := 0, 0, 0
+	for L := 1; L <= depth; L++ {
+		base, lo, hi := c.FormStart[L-1], int(c.LevelStart[L-1]), int(c.LevelStart[L])
+		for g := lo; g < hi; g++ {
+			if g > lo && c.sameRow(g-1, g) {
+				f.hi[g] = -1
+				edges += fan
+				continue
+			}
+			fan = 0
+			for _, s := range c.Src[c.RowStart[g]:c.RowStart[g+1]] {
+				fan += int(c.FormRowStart[base+s+1] - c.FormRowStart[base+s])
+			}
+			size += fan
+			edges += fan
+		}
+		bound[L] = size
+	}
+	if edges > limit {
+		return nil
+	}
+	f.threshold = make([]int32, n)
+	f.src, f.wt = make([]int32, size), make([]int32, size)
+	if size < parallelEdges || depth < 2 {
+		c.flattenLevels(f, 1, depth, 0)
+		return f
+	}
+	mid := 1
+	for mid < depth-1 && bound[mid] < size/2 {
+		mid++
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.flattenLevels(f, 1, mid, 0) })
+	c.flattenLevels(f, mid+1, depth, bound[mid])
+	wg.Wait()
+	return f
+}
+
+// flattenLevels writes the flattened rows and thresholds of the gates of
+// levels first to last into f (see flatRows), the rows from src[at] on.
+func (c *Circuit) flattenLevels(f *flat, first, last, at int) {
+	width := 0
+	for L := max(first-1, 0); L < last; L++ {
+		width = max(width, c.LevelWidth(L))
+	}
+	acc := make([]int64, width)
+	mark := make([]int32, width)
+	for i := range mark {
+		mark[i] = -1
+	}
+	dst, dw := f.src, f.wt
+	var shift, pos, neg int64 // of the last row flattened
+	for L := first; L <= last; L++ {
+		base := c.FormStart[L-1]
+		for g := c.LevelStart[L-1]; g < c.LevelStart[L]; g++ {
+			if f.hi[g] < 0 {
+				f.lo[g], f.hi[g] = f.lo[g-1], f.hi[g-1]
+			} else {
+				start, end := at, at
+				shift, pos, neg = 0, 0, 0
+				for e := c.RowStart[g]; e < c.RowStart[g+1]; e++ {
+					w := int64(c.Weight[e])
+					k, src, coef := c.Form(int(base + c.Src[e]))
+					shift += w * int64(k)
+					for i, x := range src {
+						if mark[x] != g {
+							mark[x] = g
+							acc[x] = 0
+							dst[end] = x
+							end++
+						}
+						acc[x] += w * int64(coef[i])
+					}
+				}
+				for _, x := range dst[start:end] {
+					if w := acc[x]; w != 0 {
+						dst[at], dw[at] = x, int32(w)
+						at++
+						if w > 0 {
+							pos += w
+						} else {
+							neg -= w
+						}
+					}
+				}
+				f.lo[g], f.hi[g] = int32(start), int32(at)
+			}
+			theta := int64(c.Threshold[g]) - shift
+			switch {
+			case theta > math.MaxInt32:
+				theta = pos + 1
+			case theta < math.MinInt32:
+				theta = -neg
+			}
+			f.threshold[g] = int32(theta)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package layered
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -327,7 +328,7 @@ func TestParityShortcutGuard(t *testing.T) {
 				c := cg.b.Circuit(nil)
 				checkEvaluator(t, rng, c, "xor kind")
 				xors := 0
-				for _, in := range c.evalPlan().ins {
+				for _, in := range c.flatRows(math.MaxInt).evalPlan().ins {
 					if in.op == opXor {
 						xors++
 					}

@@ -461,63 +461,22 @@ func (c *Circuit) Flatten() *Circuit {
 	if c.FormStart == nil {
 		return c
 	}
+	f := c.flatRows(math.MaxInt)
 	d := &Circuit{
 		NumInputs: c.NumInputs, LevelStart: c.LevelStart, Kind: c.Kind, Tag: c.Tag, Tags: c.Tags,
 		InputRanges: c.InputRanges, OutputRanges: c.OutputRanges, InputPos: c.InputPos, Pos: c.Pos,
-		Threshold: make([]int32, len(c.Kind)), RowStart: make([]int32, len(c.Kind)+1),
+		Threshold: f.threshold, RowStart: make([]int32, len(c.Kind)+1),
 	}
-	edges := c.Stats().Edges
-	d.Src, d.Weight = make([]int32, 0, edges), make([]int32, 0, edges)
-	width := c.NumInputs
-	for L := 1; L <= c.Depth(); L++ {
-		width = max(width, c.LevelWidth(L))
+	edges := 0
+	for g := range c.Kind {
+		edges += int(f.hi[g] - f.lo[g])
+		d.RowStart[g+1] = int32(edges)
 	}
-	acc := make([]int64, width)
-	mark := make([]int32, width)
-	for i := range mark {
-		mark[i] = -1
-	}
-	for L := 1; L <= c.Depth(); L++ {
-		base := c.FormStart[L-1]
-		for g := c.LevelStart[L-1]; g < c.LevelStart[L]; g++ {
-			start := len(d.Src)
-			theta := int64(c.Threshold[g])
-			for e := c.RowStart[g]; e < c.RowStart[g+1]; e++ {
-				w := int64(c.Weight[e])
-				k, src, coef := c.Form(int(base + c.Src[e]))
-				theta -= w * int64(k)
-				for i, x := range src {
-					if mark[x] != g {
-						mark[x] = g
-						acc[x] = 0
-						d.Src = append(d.Src, x)
-					}
-					acc[x] += w * int64(coef[i])
-				}
-			}
-			var pos, neg int64
-			kept := d.Src[:start]
-			for _, x := range d.Src[start:] {
-				if w := acc[x]; w != 0 {
-					kept = append(kept, x)
-					d.Weight = append(d.Weight, int32(w))
-					if w > 0 {
-						pos += w
-					} else {
-						neg -= w
-					}
-				}
-			}
-			d.Src = kept
-			switch {
-			case theta > math.MaxInt32:
-				theta = pos + 1
-			case theta < math.MinInt32:
-				theta = -neg
-			}
-			d.Threshold[g] = int32(theta)
-			d.RowStart[g+1] = int32(len(d.Src))
-		}
+	d.Src, d.Weight = make([]int32, edges), make([]int32, edges)
+	for g := range c.Kind {
+		a, b := d.RowStart[g], d.RowStart[g+1]
+		copy(d.Src[a:b], f.src[f.lo[g]:f.hi[g]])
+		copy(d.Weight[a:b], f.wt[f.lo[g]:f.hi[g]])
 	}
 	return d
 }
