@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tcforge/tcforge/internal/forward"
-	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
@@ -58,16 +56,7 @@ func TestRoundObjective(t *testing.T) {
 				if !m.IsStock() || len(m.Blocks) != wantDepth-1 {
 					t.Fatalf("%s: %d blocks (stock %v), want %d stock layers", obj, len(m.Blocks), m.IsStock(), wantDepth-1)
 				}
-				res, err := forward.Forward(m, in, forward.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := point.FirstMismatch(fmt.Sprintf("%s: float32 stock pass vs logic circuit", obj), res.Outputs, want, l.NumOutputs()); err != nil {
-					t.Fatal(err)
-				}
-				if res.MinMargin < 0.4 {
-					t.Errorf("%s: margin %v, want ≥ 0.4", obj, res.MinMargin)
-				}
+				res := checkPass(t, fmt.Sprintf("%s: float32 stock pass vs logic circuit", obj), m, in, want, l.NumOutputs())
 				s, ls := m.Stats(), l.Stats()
 				t.Logf("%s: depth %d width %d; tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params %d dense %d nonzero; attrs %v; margin %.4f",
 					obj, ls.Depth, ls.Width, s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, m.Attrs, res.MinMargin)

@@ -65,16 +65,7 @@ func TestPoints(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := forward.Forward(m, in, forward.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := point.FirstMismatch("float32 stock pass vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
-				t.Fatal(err)
-			}
-			if res.MinMargin < 0.4 {
-				t.Errorf("margin %v, want ≥ 0.4", res.MinMargin)
-			}
+			res := checkPass(t, "float32 stock pass vs layered circuit", m, in, want, l.NumOutputs())
 			// The wire encoding keeps the stock layers.
 			b, err := m.MarshalBinary()
 			if err != nil {
@@ -113,16 +104,25 @@ func TestBalance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPass(t, "float32 stock pass vs layered circuit", m, in, want, l.NumOutputs())
+}
+
+// checkPass runs m's float32 forward pass on in and checks that its
+// outputs are want (n bits a message; what names the comparison) and that
+// every step is saturated (margin ≥ 0.4). It returns the pass's result.
+func checkPass(t *testing.T, what string, m *model.Model, in, want []bitvec.Vec, n int) *forward.Result {
+	t.Helper()
 	res, err := forward.Forward(m, in, forward.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := point.FirstMismatch("float32 stock pass vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
+	if err := point.FirstMismatch(what, res.Outputs, want, n); err != nil {
 		t.Fatal(err)
 	}
 	if res.MinMargin < 0.4 {
-		t.Errorf("margin %v, want ≥ 0.4", res.MinMargin)
+		t.Errorf("%s: margin %v, want ≥ 0.4", what, res.MinMargin)
 	}
+	return res
 }
 
 // TestRefusesInexact: a comparator of two 20-bit numbers,
