@@ -334,13 +334,7 @@ func rowIDs(gs []gate) []int32 {
 	seen := map[string]int32{}
 	var kb []byte
 	for g, x := range gs {
-		kb = kb[:0]
-		for k := range x.src {
-			kb = strconv.AppendInt(kb, int64(x.src[k]), 36)
-			kb = append(kb, ':')
-			kb = strconv.AppendInt(kb, x.w[k], 36)
-			kb = append(kb, ' ')
-		}
+		kb = appendTerms(kb[:0], x.src, x.w)
 		id, ok := seen[string(kb)]
 		if !ok {
 			id = int32(len(seen))
@@ -349,6 +343,18 @@ func rowIDs(gs []gate) []int32 {
 		ids[g] = id
 	}
 	return ids
+}
+
+// appendTerms appends the key of the terms w[k]·src[k] to kb: equal keys,
+// equal terms in the same order.
+func appendTerms(kb []byte, src []int32, w []int64) []byte {
+	for k := range src {
+		kb = strconv.AppendInt(kb, int64(src[k]), 36)
+		kb = append(kb, ':')
+		kb = strconv.AppendInt(kb, w[k], 36)
+		kb = append(kb, ' ')
+	}
+	return kb
 }
 
 // span returns the least and the greatest value Σ coef·gate over the

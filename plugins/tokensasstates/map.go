@@ -377,13 +377,7 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 					u.wabs += math.Abs(float64(f * y))
 				}
 			}
-			kb = kb[:0]
-			for k := range u.dims {
-				kb = strconv.AppendInt(kb, int64(u.dims[k]), 10)
-				kb = append(kb, '*')
-				kb = strconv.AppendInt(kb, u.w[k], 10)
-				kb = append(kb, ' ')
-			}
+			kb = appendTerms(kb[:0], u.dims, u.w)
 			kb = append(kb, '>')
 			for _, o := range u.outs {
 				kb = strconv.AppendInt(kb, o[0], 10)
