@@ -77,6 +77,9 @@ func (p *planner) initModular(outputs []int32) {
 // itemRange is the range of the sum of items' forms: their number for
 // exact values.
 func (p *planner) itemRange(items []int32) int64 {
+	if p.xorOnly == nil {
+		return int64(len(items)) // no modular forms: every value is exact
+	}
 	var s int64
 	for _, u := range items {
 		s += p.hi[u]

@@ -190,7 +190,7 @@ func (p *planner) plainXor(v int32, items []int32, c int64) {
 	p.cStart[v], p.cEnd[v] = int32(len(p.comp)), int32(len(p.comp))
 	p.base[v] = int8(c)
 	p.swStart[v] = int32(len(p.swAt))
-	for s := int64(1); s <= p.itemRange(items); s++ {
+	for s, hi := int64(1), p.itemRange(items); s <= hi; s++ {
 		p.swAt = append(p.swAt, s)
 		if (c+s)&1 == 1 {
 			p.swSign = append(p.swSign, 1)
