@@ -151,11 +151,12 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func writeI32s(xs []int32) func(io.Writer) error {
+// writeWords writes xs as little-endian 32-bit words, word(x) each.
+func writeWords[T any](xs []T, word func(T) uint32) func(io.Writer) error {
 	return func(w io.Writer) error {
 		buf := make([]byte, 0, 1<<16)
 		for _, x := range xs {
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(x))
+			buf = binary.LittleEndian.AppendUint32(buf, word(x))
 			if len(buf) == cap(buf) {
 				if _, err := w.Write(buf); err != nil {
 					return err
@@ -168,22 +169,8 @@ func writeI32s(xs []int32) func(io.Writer) error {
 	}
 }
 
-func writeF32s(xs []float32) func(io.Writer) error {
-	return func(w io.Writer) error {
-		buf := make([]byte, 0, 1<<16)
-		for _, x := range xs {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
-			if len(buf) == cap(buf) {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
-		}
-		_, err := w.Write(buf)
-		return err
-	}
-}
+// i32Word and math.Float32bits are the words of I32 and F32 tensors.
+func i32Word(x int32) uint32 { return uint32(x) }
 
 // writeDense writes t as a dense row-major float32 matrix.
 func writeDense(t *model.Tensor) func(io.Writer) error {
@@ -455,9 +442,9 @@ func Export(m *model.Model, dir, name string, denseLimit int64) (Info, error) {
 			sw.add(t.Name, "F32", []int64{int64(t.Rows), int64(t.Cols)}, writeDense(t))
 			continue
 		}
-		sw.add(t.Name+".crow_indices", "I32", []int64{int64(t.Rows) + 1}, writeI32s(t.RowPtr))
-		sw.add(t.Name+".col_indices", "I32", []int64{int64(len(t.Col))}, writeI32s(t.Col))
-		sw.add(t.Name+".values", "F32", []int64{int64(len(t.Val))}, writeF32s(t.Val))
+		sw.add(t.Name+".crow_indices", "I32", []int64{int64(t.Rows) + 1}, writeWords(t.RowPtr, i32Word))
+		sw.add(t.Name+".col_indices", "I32", []int64{int64(len(t.Col))}, writeWords(t.Col, i32Word))
+		sw.add(t.Name+".values", "F32", []int64{int64(len(t.Val))}, writeWords(t.Val, math.Float32bits))
 	}
 	f, err := os.Create(info.Weights)
 	if err != nil {
