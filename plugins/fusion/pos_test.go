@@ -10,16 +10,6 @@ import (
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
-// evenSlices reports whether a level's gates split evenly over the slices.
-func evenSlices(ls sdktest.LevelSlices) bool {
-	for _, n := range ls.PerSlice {
-		if n != ls.PerSlice[0] {
-			return false
-		}
-	}
-	return true
-}
-
 // subset reports whether every element of a is in b (both sorted).
 func subset(a, b []int) bool {
 	for _, x := range a {
@@ -54,7 +44,7 @@ func TestPosKeccak(t *testing.T) {
 		}
 		offsets := sdktest.KeccakOffsets(w)
 		for _, ls := range levels {
-			if !evenSlices(ls) && (obj != fusion.Round || ls.Level < l.Depth()-1) {
+			if !ls.Even() && (obj != fusion.Round || ls.Level < l.Depth()-1) {
 				t.Errorf("%s: level %d: gates per slice %v", obj, ls.Level, ls.PerSlice)
 			}
 			if !subset(ls.Offsets, offsets) || !subset(ls.FormOffsets, offsets) {
@@ -108,13 +98,13 @@ func TestPosSHA3_256(t *testing.T) {
 		}
 		checkNoneUnhinted(t, l)
 		for _, ls := range levels {
-			even := evenSlices(ls)
+			even := ls.Even()
 			t.Logf("%s level %2d: %4d gates a slice (even %v), %2d forms a slice below; gates read forms at offsets %v, forms add values at offsets %v",
 				obj, ls.Level, ls.PerSlice[0], even, ls.Forms[0], ls.Offsets, ls.FormOffsets)
 			if !even && ls.Level > 1 {
 				t.Errorf("%s: level %d: gates per slice %v", obj, ls.Level, ls.PerSlice)
 			}
-			if !evenFormSlices(ls) {
+			if !ls.FormsEven() {
 				t.Errorf("%s: level %d: forms per slice %v", obj, ls.Level, ls.Forms)
 			}
 			if !subset(ls.Offsets, keccakOffsets) || !subset(ls.FormOffsets, keccakOffsets) {
@@ -133,17 +123,6 @@ func TestPosSHA3_256(t *testing.T) {
 		}
 		t.Logf("%s: level 1, gates a slice: %v", obj, levels[0].PerSlice)
 	}
-}
-
-// evenFormSlices reports whether the forms a level reads split evenly
-// over the slices.
-func evenFormSlices(ls sdktest.LevelSlices) bool {
-	for _, n := range ls.Forms {
-		if n != ls.Forms[0] {
-			return false
-		}
-	}
-	return true
 }
 
 // checkNoneUnhinted counts the values without a hint (−1): there must be

@@ -58,7 +58,7 @@ func TestPos(t *testing.T) {
 			}
 			uneven := 0
 			for _, ls := range levels {
-				even := !slices.ContainsFunc(ls.PerSlice, func(n int) bool { return n != ls.PerSlice[0] })
+				even := ls.Even()
 				if !even {
 					uneven++
 				}

@@ -90,6 +90,18 @@ type LevelSlices struct {
 	Offsets, FormOffsets []int
 }
 
+// Even reports whether the level's gates split evenly over the slices.
+func (ls LevelSlices) Even() bool { return same(ls.PerSlice) }
+
+// FormsEven reports whether the forms the level reads split evenly over
+// the slices.
+func (ls LevelSlices) FormsEven() bool { return same(ls.Forms) }
+
+// same reports whether every element of xs equals the first.
+func same(xs []int) bool {
+	return !slices.ContainsFunc(xs, func(n int) bool { return n != xs[0] })
+}
+
 // SliceLevels returns, level by level, how a layered circuit's gates and
 // forms spread over w slices and which slice offsets their edges of
 // non-zero weight span. It fails if a value, gate or form has no hint in
