@@ -211,6 +211,43 @@ func sha3Circuit(msgBytes int) *circuit.Circuit {
 	return b.Circuit()
 }
 
+// laneMessages draws 64 random messages of n bytes from rng and packs
+// their bits (toBits: the standard's bit order) into the 64 lanes of a
+// circuit's inputs words.
+func laneMessages(rng *rand.Rand, n, inputs int, toBits func([]byte) []byte) ([][]byte, []uint64) {
+	msgs := make([][]byte, 64)
+	in := make([]uint64, inputs)
+	for lane := range msgs {
+		msgs[lane] = make([]byte, n)
+		for i := range msgs[lane] {
+			msgs[lane][i] = byte(rng.Uint32())
+		}
+		for i, bit := range toBits(msgs[lane]) {
+			in[i] |= uint64(bit) << lane
+		}
+	}
+	return msgs, in
+}
+
+// checkLanes checks that lane k of out holds want(msgs[k]) bit for bit
+// (what names the circuit and the reference).
+func checkLanes(t *testing.T, what string, out []uint64, msgs [][]byte, want func([]byte) []byte) {
+	t.Helper()
+	for lane, m := range msgs {
+		for j, bit := range want(m) {
+			if got := byte(out[j] >> lane & 1); got != bit {
+				t.Fatalf("%s: message %d: digest bit %d is %d, the reference says %d", what, lane, j, got, bit)
+			}
+		}
+	}
+}
+
+// sha3Digest is SHA3-256 of m in FIPS 202 bit order, by crypto/sha3.
+func sha3Digest(m []byte) []byte {
+	d := sha3.Sum256(m)
+	return keccakref.BytesToBits(d[:])
+}
+
 // TestKeccakDepthLaw checks fusion's Keccak law on the paper's
 // arbitrary-input points and the full lane-size range: two levels a round,
 // absorbing costs no level, one output level:
@@ -279,29 +316,12 @@ func TestSHA3_256(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(256, uint64(obj)))
 		for batch := 0; batch < 4; batch++ {
-			msgs := make([][]byte, 64)
-			in := make([]uint64, len(c.Inputs))
-			for lane := range msgs {
-				msgs[lane] = make([]byte, msgBytes)
-				for i := range msgs[lane] {
-					msgs[lane][i] = byte(rng.Uint32())
-				}
-				for i, bit := range keccakref.BytesToBits(msgs[lane]) {
-					in[i] |= uint64(bit) << lane
-				}
-			}
+			msgs, in := laneMessages(rng, msgBytes, len(c.Inputs), keccakref.BytesToBits)
 			out, err := l.Eval(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for lane, m := range msgs {
-				d := sha3.Sum256(m)
-				for j, bit := range keccakref.BytesToBits(d[:]) {
-					if got := byte(out[j] >> lane & 1); got != bit {
-						t.Fatalf("%s: message %d: digest bit %d is %d, crypto/sha3 says %d", obj, batch*64+lane, j, got, bit)
-					}
-				}
-			}
+			checkLanes(t, fmt.Sprintf("%s, batch %d, against crypto/sha3", obj, batch), out, msgs, sha3Digest)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package fusion_test
 
 import (
 	"context"
-	"crypto/sha3"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -89,27 +88,10 @@ func TestSHA3_256Round(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(256, 3))
-	msgs := make([][]byte, 64)
-	in := make([]uint64, len(c.Inputs))
-	for lane := range msgs {
-		msgs[lane] = make([]byte, msgBytes)
-		for i := range msgs[lane] {
-			msgs[lane][i] = byte(rng.Uint32())
-		}
-		for i, bit := range keccakref.BytesToBits(msgs[lane]) {
-			in[i] |= uint64(bit) << lane
-		}
-	}
+	msgs, in := laneMessages(rng, msgBytes, len(c.Inputs), keccakref.BytesToBits)
 	out, err := l.Eval(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for lane, m := range msgs {
-		d := sha3.Sum256(m)
-		for j, bit := range keccakref.BytesToBits(d[:]) {
-			if got := byte(out[j] >> lane & 1); got != bit {
-				t.Fatalf("message %d: digest bit %d is %d, crypto/sha3 says %d", lane, j, got, bit)
-			}
-		}
-	}
+	checkLanes(t, "against crypto/sha3", out, msgs, sha3Digest)
 }

@@ -3,6 +3,7 @@ package fusion_test
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -23,35 +24,18 @@ func sha256Digests(t *testing.T, c *circuit.Circuit, l *layered.Circuit, rounds 
 	t.Helper()
 	const msgBytes = 55
 	rng := rand.New(rand.NewPCG(256, uint64(rounds)))
-	msgs := make([][]byte, 64)
-	in := make([]uint64, len(c.Inputs))
-	for lane := range msgs {
-		msgs[lane] = make([]byte, msgBytes)
-		for i := range msgs[lane] {
-			msgs[lane][i] = byte(rng.Uint32())
-		}
-		for i, bit := range sha2ref.BytesToBits(msgs[lane]) {
-			in[i] |= uint64(bit) << lane
-		}
-	}
+	msgs, in := laneMessages(rng, msgBytes, len(c.Inputs), sha2ref.BytesToBits)
 	out, err := l.Evaluator()(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for lane, m := range msgs {
-		var want []byte
+	checkLanes(t, fmt.Sprintf("rounds %d", rounds), out, msgs, func(m []byte) []byte {
 		if rounds == 64 {
 			d := sha256.Sum256(m)
-			want = sha2ref.BytesToBits(d[:])
-		} else {
-			want = sha2ref.SHA256.Sum(sha2ref.BytesToBits(m), rounds)
+			return sha2ref.BytesToBits(d[:])
 		}
-		for j, bit := range want {
-			if got := byte(out[j] >> lane & 1); got != bit {
-				t.Fatalf("rounds %d, message %d: digest bit %d is %d, reference says %d", rounds, lane, j, got, bit)
-			}
-		}
-	}
+		return sha2ref.SHA256.Sum(sha2ref.BytesToBits(m), rounds)
+	})
 }
 
 // TestSHA256Round layers SHA-256 (one block) with the round objective at
