@@ -11,9 +11,9 @@ import (
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
-	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // BenchmarkBetaMin times verification and β_min of a softmax
@@ -23,14 +23,7 @@ import (
 // betaMin's passes. Both report the β_min they found (equal).
 func BenchmarkBetaMin(b *testing.B) {
 	ctx := context.Background()
-	pass, err := sdk.NewPass(ctx, keccak.Plugin, map[string]any{"log_w": int64(4), "rate": int64(200)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := keccak.Plugin.Build(ctx, pass)
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := sdktest.Build(b, keccak.Plugin, map[string]any{"log_w": int64(4), "rate": int64(200)})
 	l, err := reifier.Compile(ctx, c)
 	if err != nil {
 		b.Fatal(err)
