@@ -214,21 +214,28 @@ func (mp *mapping) tokenParts() {
 			if uniform(cl) {
 				continue
 			}
-			ids := map[[2]float64]int32{}
-			next := make([]int32, T)
-			for z := range T {
-				k := [2]float64{float64(part[z]), steepBias(cl, int32(z))}
-				id, ok := ids[k]
-				if !ok {
-					id = int32(len(ids))
-					ids[k] = id
-				}
-				next[z] = id
-			}
-			part, nPart = next, len(ids)
+			part, nPart = refine(part, func(z int) float64 { return steepBias(cl, int32(z)) })
 		}
 	}
 	mp.part, mp.nPart = part, nPart
+}
+
+// refine splits the parts (part: token → its part) by a value a token:
+// tokens stay together where their parts and values agree. It returns
+// the new parts, numbered in order of their first token, and their count.
+func refine(part []int32, val func(z int) float64) ([]int32, int) {
+	ids := map[[2]float64]int32{}
+	next := make([]int32, len(part))
+	for z := range part {
+		k := [2]float64{float64(part[z]), val(z)}
+		id, ok := ids[k]
+		if !ok {
+			id = int32(len(ids))
+			ids[k] = id
+		}
+		next[z] = id
+	}
+	return next, len(ids)
 }
 
 // readoutItems refines the parts by the readout items' thresholds, picks
@@ -250,21 +257,12 @@ func (mp *mapping) readoutItems() {
 		itemThr[slot[top][q]][parts[top][q].tok] = outThrF[k]
 	}
 	for _, v := range itemThr {
-		ids := map[[2]float64]int32{}
-		next := make([]int32, T)
-		for z := range T {
-			key := [2]float64{float64(part[z]), v[z]}
+		part, nPart = refine(part, func(z int) float64 {
 			if math.IsNaN(v[z]) {
-				key[1] = math.Inf(1)
+				return math.Inf(1)
 			}
-			id, ok := ids[key]
-			if !ok {
-				id = int32(len(ids))
-				ids[key] = id
-			}
-			next[z] = id
-		}
-		part, nPart = next, len(ids)
+			return v[z]
+		})
 	}
 	size := make([]int, nPart)
 	rep := make([]int32, nPart) // a token of each part
