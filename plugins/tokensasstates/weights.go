@@ -104,17 +104,33 @@ func (mp *mapping) blocks() {
 }
 
 // block writes level L's encoder layer (A: the query scale): the heads
-// fetch its combinations, the FFN's units compute its classes and clear
-// the level below and the fetched copies, and on the top level add the
-// per-token readout thresholds.
+// fetch its combinations (attention), the FFN computes its classes
+// (ffn).
 func (mp *mapping) block(L int, A float64) {
-	m, T, d, sigma0, lv, dimR, dimF, hd, nhead, top := mp.m, mp.T, mp.d, mp.sigma0, mp.lv, mp.dimR, mp.dimF, mp.hd, mp.nhead, mp.top
-	corr, rep, basePart, uniform, indDim, nPart, dimBal := mp.corr, mp.rep, mp.basePart, mp.uniform, mp.indDim, mp.nPart, mp.dimBal
+	m, d, sigma0, nhead, dimBal := mp.m, mp.d, mp.sigma0, mp.nhead, mp.dimBal
 	p := fmt.Sprintf("layers.%d.", L-1)
 	n1w, n1b := fill(newTensor(p+"norm1.weight", 1, d), sigma0), newTensor(p+"norm1.bias", 1, d)
 	n2w, n2b := fill(newTensor(p+"norm2.weight", 1, d), sigma0), newTensor(p+"norm2.bias", 1, d)
 	inW, inB := newTensor(p+"self_attn.in_proj_weight", 3*d, d), newTensor(p+"self_attn.in_proj_bias", 1, 3*d)
 	outW, outB := newTensor(p+"self_attn.out_proj.weight", d, d), newTensor(p+"self_attn.out_proj.bias", 1, d)
+	mp.attention(L, A, inW, outW)
+	l1W, l1B, l2W, l2B := mp.ffn(L, p)
+	if dimBal >= 0 {
+		outW.balanceCols(dimBal)
+		l2W.balanceCols(dimBal)
+	}
+	mp.tensors = append(mp.tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
+	m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: nhead, Eps: Eps,
+		Norm1W: n1w.name, Norm1B: n1b.name, InProjW: inW.name, InProjB: inB.name,
+		OutProjW: outW.name, OutProjB: outB.name, Norm2W: n2w.name, Norm2B: n2b.name,
+		Linear1W: l1W.name, Linear1B: l1B.name, Linear2W: l2W.name, Linear2B: l2B.name}})
+}
+
+// attention writes level L's heads into the attention's projections
+// (inW, outW; A: the query scale): a head fetches head_dim combinations
+// of one offset r, its query pointing at token z − r.
+func (mp *mapping) attention(L int, A float64, inW, outW *tensor) {
+	T, d, lv, dimR, dimF, hd := mp.T, mp.d, mp.lv, mp.dimR, mp.dimF, mp.hd
 	// Heads: each offset's combinations, head_dim at a time.
 	combos := lv[L].combos
 	byR := map[int][]int{}
@@ -154,6 +170,16 @@ func (mp *mapping) block(L int, A float64) {
 			h++
 		}
 	}
+}
+
+// ffn writes level L's FFN (p: its tensors' name prefix): two units a
+// class, two a cleared dimension of the level below and of the fetched
+// copies, and on the top level one a part adding the per-token readout
+// thresholds.
+func (mp *mapping) ffn(L int, p string) (l1W, l1B, l2W, l2B *tensor) {
+	d, lv, dimR, dimF, top := mp.d, mp.lv, mp.dimR, mp.dimF, mp.top
+	corr, rep, basePart, uniform, indDim, nPart := mp.corr, mp.rep, mp.basePart, mp.uniform, mp.indDim, mp.nPart
+	combos := lv[L].combos
 	dim := func(x int32) int {
 		if x >= 0 {
 			return dimR + int(x)
@@ -167,8 +193,8 @@ func (mp *mapping) block(L int, A float64) {
 		width += len(corr)
 	}
 	mp.F = max(mp.F, width)
-	l1W, l1B := newTensor(p+"linear1.weight", width, d), newTensor(p+"linear1.bias", 1, width)
-	l2W, l2B := newTensor(p+"linear2.weight", d, width), newTensor(p+"linear2.bias", 1, d)
+	l1W, l1B = newTensor(p+"linear1.weight", width, d), newTensor(p+"linear1.bias", 1, width)
+	l2W, l2B = newTensor(p+"linear2.weight", d, width), newTensor(p+"linear2.bias", 1, d)
 	u := 0
 	for _, cl := range classes {
 		// h = K(s − θ + ½): the step is relu(h) − relu(h − 1), saturated
@@ -232,15 +258,7 @@ func (mp *mapping) block(L int, A float64) {
 			u++
 		}
 	}
-	if dimBal >= 0 {
-		outW.balanceCols(dimBal)
-		l2W.balanceCols(dimBal)
-	}
-	mp.tensors = append(mp.tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
-	m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: nhead, Eps: Eps,
-		Norm1W: n1w.name, Norm1B: n1b.name, InProjW: inW.name, InProjB: inB.name,
-		OutProjW: outW.name, OutProjB: outB.name, Norm2W: n2w.name, Norm2B: n2b.name,
-		Linear1W: l1W.name, Linear1B: l1B.name, Linear2W: l2W.name, Linear2B: l2B.name}})
+	return l1W, l1B, l2W, l2B
 }
 
 // padFFN pads every layer's FFN to the widest: every stock layer has the
