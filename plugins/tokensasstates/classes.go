@@ -48,73 +48,14 @@ func (mp *mapping) unitClasses(ctx context.Context) error {
 // slots and fetched combinations.
 func (mp *mapping) classesAt(L int) {
 	gs, parts, slot, nSlots, bound, lv, rel, mass := mp.gs, mp.parts, mp.slot, mp.nSlots, mp.bound, mp.lv, mp.rel, mp.mass
-	// Gate instances: a gate on every token holding a partial of it
-	// (its home; on the folded level, every token reading it).
-	type inst struct{ g, t int32 }
-	outs := map[inst][][2]int64{}
-	var order []inst
-	for i, pt := range parts[L] {
-		for k, g := range pt.src {
-			key := inst{g, pt.tok}
-			if _, ok := outs[key]; !ok {
-				order = append(order, key)
-			}
-			outs[key] = append(outs[key], [2]int64{int64(slot[L][i]), pt.coef[k]})
-		}
-	}
-	// Remote sources, grouped by offset: per offset, either one
-	// fetched dimension per normalised combination the gates read
-	// (Keccak's θ column sums) or one per slot, whichever is fewer.
-	type remote struct {
-		r    int64
-		slot []int32
-		w    []int64
-	}
-	rem := make([][]remote, len(order))
-	combosAt := map[int64]map[string]bool{}
-	slotsAt := map[int64]map[int32]bool{}
-	var kb []byte
-	comboKey := func(r int64, slot []int32, w []int64) string {
-		kb = kb[:0]
-		kb = strconv.AppendInt(kb, r, 10)
-		for e := range slot {
-			kb = append(kb, ' ')
-			kb = strconv.AppendInt(kb, int64(slot[e]), 10)
-			kb = append(kb, ':')
-			kb = strconv.AppendInt(kb, w[e], 10)
-		}
-		return string(kb)
-	}
-	for n, in := range order {
-		g := gs[L][in.g]
-		byR := map[int64]int{}
-		for k, s := range g.src {
-			r := rel(in.t, parts[L-1][s].tok)
-			if r == 0 {
-				continue
-			}
-			j, ok := byR[r]
-			if !ok {
-				j = len(rem[n])
-				byR[r] = j
-				rem[n] = append(rem[n], remote{r: r})
-			}
-			rem[n][j].slot = append(rem[n][j].slot, slot[L-1][s])
-			rem[n][j].w = append(rem[n][j].w, g.w[k])
-			if slotsAt[r] == nil {
-				slotsAt[r], combosAt[r] = map[int32]bool{}, map[string]bool{}
-			}
-			slotsAt[r][slot[L-1][s]] = true
-		}
-		for _, x := range rem[n] {
-			w := slices.Clone(x.w)
-			normalize(w)
-			combosAt[x.r][comboKey(x.r, x.slot, w)] = true
-		}
-	}
+	order, outs := mp.instances(L)
+	var kb keyBuf
+	rem, combosAt, slotsAt := mp.remotes(L, order, &kb)
+	// fetch returns the index of fetched combination (r, Σ w·slot),
+	// adding it to the level's.
 	comboID, classID := map[string]int{}, map[string]int{}
 	fetch := func(r int64, slot []int32, w []int64) int {
-		key := comboKey(r, slot, w)
+		key := kb.combo(r, slot, w)
 		j, ok := comboID[key]
 		if !ok {
 			j = len(lv[L].combos)
@@ -157,17 +98,17 @@ func (mp *mapping) classesAt(L int) {
 				u.wabs += math.Abs(float64(f * y))
 			}
 		}
-		kb = appendTerms(kb[:0], u.dims, u.w)
-		kb = append(kb, '>')
+		kb.b = appendTerms(kb.b[:0], u.dims, u.w)
+		kb.b = append(kb.b, '>')
 		for _, o := range u.outs {
-			kb = strconv.AppendInt(kb, o[0], 10)
-			kb = append(kb, '*')
-			kb = strconv.AppendInt(kb, o[1], 10)
-			kb = append(kb, ' ')
+			kb.b = strconv.AppendInt(kb.b, o[0], 10)
+			kb.b = append(kb.b, '*')
+			kb.b = strconv.AppendInt(kb.b, o[1], 10)
+			kb.b = append(kb.b, ' ')
 		}
 		// Two gates alike on one token are two units (their outputs add).
 		for n := 0; ; n++ {
-			key := string(kb) + "#" + strconv.Itoa(n)
+			key := string(kb.b) + "#" + strconv.Itoa(n)
 			j, ok := classID[key]
 			if !ok {
 				j = len(lv[L].classes)
@@ -183,6 +124,93 @@ func (mp *mapping) classesAt(L int) {
 		}
 	}
 	lv[L].cleared = nSlots[L-1]
+}
+
+// inst is a gate instance: gate g of a level on token t.
+type inst struct{ g, t int32 }
+
+// instances returns level L's gate instances, a gate on every token
+// holding a partial of it (its home; on the folded level, every token
+// reading it), in order of first use, and each one's outputs: the (slot,
+// coef) of every partial it adds to.
+func (mp *mapping) instances(L int) (order []inst, outs map[inst][][2]int64) {
+	parts, slot := mp.parts, mp.slot
+	outs = map[inst][][2]int64{}
+	for i, pt := range parts[L] {
+		for k, g := range pt.src {
+			key := inst{g, pt.tok}
+			if _, ok := outs[key]; !ok {
+				order = append(order, key)
+			}
+			outs[key] = append(outs[key], [2]int64{int64(slot[L][i]), pt.coef[k]})
+		}
+	}
+	return order, outs
+}
+
+// remote is what a gate instance reads from the token at offset r:
+// Σ w·slot.
+type remote struct {
+	r    int64
+	slot []int32
+	w    []int64
+}
+
+// remotes returns, for each of level L's gate instances (order), its
+// remote sources grouped by offset, and per offset the normalised
+// combinations (keyed by kb.combo) and the slots the instances read
+// there: per offset a level fetches either one dimension per normalised
+// combination the gates read (Keccak's θ column sums) or one per slot,
+// whichever is fewer.
+func (mp *mapping) remotes(L int, order []inst, kb *keyBuf) (rem [][]remote, combosAt map[int64]map[string]bool, slotsAt map[int64]map[int32]bool) {
+	gs, parts, slot, rel := mp.gs, mp.parts, mp.slot, mp.rel
+	rem = make([][]remote, len(order))
+	combosAt = map[int64]map[string]bool{}
+	slotsAt = map[int64]map[int32]bool{}
+	for n, in := range order {
+		g := gs[L][in.g]
+		byR := map[int64]int{}
+		for k, s := range g.src {
+			r := rel(in.t, parts[L-1][s].tok)
+			if r == 0 {
+				continue
+			}
+			j, ok := byR[r]
+			if !ok {
+				j = len(rem[n])
+				byR[r] = j
+				rem[n] = append(rem[n], remote{r: r})
+			}
+			rem[n][j].slot = append(rem[n][j].slot, slot[L-1][s])
+			rem[n][j].w = append(rem[n][j].w, g.w[k])
+			if slotsAt[r] == nil {
+				slotsAt[r], combosAt[r] = map[int32]bool{}, map[string]bool{}
+			}
+			slotsAt[r][slot[L-1][s]] = true
+		}
+		for _, x := range rem[n] {
+			w := slices.Clone(x.w)
+			normalize(w)
+			combosAt[x.r][kb.combo(x.r, x.slot, w)] = true
+		}
+	}
+	return rem, combosAt, slotsAt
+}
+
+// keyBuf builds map keys in one reused buffer.
+type keyBuf struct{ b []byte }
+
+// combo returns the key of a fetched combination: offset r and Σ w·slot.
+func (kb *keyBuf) combo(r int64, slot []int32, w []int64) string {
+	kb.b = kb.b[:0]
+	kb.b = strconv.AppendInt(kb.b, r, 10)
+	for e := range slot {
+		kb.b = append(kb.b, ' ')
+		kb.b = strconv.AppendInt(kb.b, int64(slot[e]), 10)
+		kb.b = append(kb.b, ':')
+		kb.b = strconv.AppendInt(kb.b, w[e], 10)
+	}
+	return string(kb.b)
 }
 
 // steepBias is class cl's bias on token t: Steep(½ − θ(t)), or, where
