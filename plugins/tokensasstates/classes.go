@@ -7,13 +7,16 @@ import (
 	"strconv"
 )
 
-// Per level: the fetched combinations (an offset r ≠ 0 and a
-// normalised Σ w·slot on token z − r) and the unit classes.
+// combo is a fetched combination: an offset r ≠ 0 and a normalised
+// Σ w·slot on token z − r.
 type combo struct {
 	r    int
 	slot []int32
 	w    []int64
 }
+
+// class is a unit class: gates alike (terms and outputs) on the tokens
+// toks, each with its threshold; two FFN units compute it.
 type class struct {
 	dims  []int32 // slot s ≥ 0, or fetched combination −(j+1)
 	w     []int64
@@ -23,6 +26,9 @@ type class struct {
 	bound float64 // Σ|w·x| over the gate's terms
 	wabs  float64 // Σ|w| over the stream dimensions its terms read
 }
+
+// level is what a block computes for one level: its fetched
+// combinations and unit classes.
 type level struct {
 	combos  []combo
 	classes []*class
