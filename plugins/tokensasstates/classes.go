@@ -1,0 +1,334 @@
+package tokensasstates
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// combo is a fetched combination: an offset r ≠ 0 and a normalised
+// Σ w·slot on token z − r.
+type combo struct {
+	r    int
+	slot []int32
+	w    []int64
+}
+
+// class is a unit class: gates alike (terms and outputs) on the tokens
+// toks, each with its threshold; two FFN units compute it.
+type class struct {
+	dims  []int32 // slot s ≥ 0, or fetched combination −(j+1)
+	w     []int64
+	outs  [][2]int64 // (slot, coef)
+	toks  []int32
+	thr   []int64 // per entry of toks
+	bound float64 // Σ|w·x| over the gate's terms
+	wabs  float64 // Σ|w| over the stream dimensions its terms read
+}
+
+// level is what a block computes for one level: its fetched
+// combinations and unit classes.
+type level struct {
+	combos  []combo
+	classes []*class
+	cleared int // slots of the level below to clear
+}
+
+// unitClasses sets, per level, the fetched combinations (an offset r ≠ 0
+// and a normalised Σ w·slot on token z − r) and the unit classes.
+func (mp *mapping) unitClasses(ctx context.Context) error {
+	top := mp.top
+	mp.lv = make([]level, top+1)
+	for L := 1; L <= top; L++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		mp.classesAt(L)
+	}
+	return nil
+}
+
+// classesAt sets level L's fetched combinations and unit classes: one
+// class a gate, alike on every token it sits on, reading its token's
+// slots and fetched combinations.
+func (mp *mapping) classesAt(L int) {
+	gs, parts, slot, nSlots, bound, lv, rel, mass := mp.gs, mp.parts, mp.slot, mp.nSlots, mp.bound, mp.lv, mp.rel, mp.mass
+	order, outs := mp.instances(L)
+	var kb keyBuf
+	rem, combosAt, slotsAt := mp.remotes(L, order, &kb)
+	// fetch returns the index of fetched combination (r, Σ w·slot),
+	// adding it to the level's.
+	comboID, classID := map[string]int{}, map[string]int{}
+	fetch := func(r int64, slot []int32, w []int64) int {
+		key := kb.combo(r, slot, w)
+		j, ok := comboID[key]
+		if !ok {
+			j = len(lv[L].combos)
+			comboID[key] = j
+			lv[L].combos = append(lv[L].combos, combo{r: int(r), slot: slot, w: w})
+		}
+		mp.anyFetch = true
+		return j
+	}
+	for n, in := range order {
+		g := gs[L][in.g]
+		u := &class{outs: outs[in]}
+		thr := g.thr
+		for k, s := range g.src {
+			if rel(in.t, parts[L-1][s].tok) == 0 {
+				u.dims = append(u.dims, slot[L-1][s])
+				u.w = append(u.w, g.w[k])
+				u.bound += math.Abs(float64(g.w[k])) * bound[L-1][slot[L-1][s]]
+				u.wabs += math.Abs(float64(g.w[k]))
+			}
+		}
+		for _, x := range rem[n] {
+			if len(combosAt[x.r]) > len(slotsAt[x.r]) {
+				for e, s := range x.slot {
+					j := fetch(x.r, []int32{s}, []int64{1})
+					u.dims = append(u.dims, int32(-(j + 1)))
+					u.w = append(u.w, x.w[e])
+					u.bound += math.Abs(float64(x.w[e])) * bound[L-1][s]
+					u.wabs += math.Abs(float64(x.w[e]))
+				}
+				continue
+			}
+			w := slices.Clone(x.w)
+			f := normalize(w)
+			j := fetch(x.r, x.slot, w)
+			u.dims = append(u.dims, int32(-(j + 1)))
+			u.w = append(u.w, f)
+			u.bound += math.Abs(float64(f)) * mass(L-1, x.slot, w)
+			for _, y := range w {
+				u.wabs += math.Abs(float64(f * y))
+			}
+		}
+		kb.b = appendTerms(kb.b[:0], u.dims, u.w)
+		kb.b = append(kb.b, '>')
+		for _, o := range u.outs {
+			kb.b = strconv.AppendInt(kb.b, o[0], 10)
+			kb.b = append(kb.b, '*')
+			kb.b = strconv.AppendInt(kb.b, o[1], 10)
+			kb.b = append(kb.b, ' ')
+		}
+		// Two gates alike on one token are two units (their outputs add).
+		for n := 0; ; n++ {
+			key := string(kb.b) + "#" + strconv.Itoa(n)
+			j, ok := classID[key]
+			if !ok {
+				j = len(lv[L].classes)
+				classID[key] = j
+				lv[L].classes = append(lv[L].classes, u)
+			}
+			cl := lv[L].classes[j]
+			if !slices.Contains(cl.toks, in.t) {
+				cl.toks = append(cl.toks, in.t)
+				cl.thr = append(cl.thr, thr)
+				break
+			}
+		}
+	}
+	lv[L].cleared = nSlots[L-1]
+}
+
+// inst is a gate instance: gate g of a level on token t.
+type inst struct{ g, t int32 }
+
+// instances returns level L's gate instances, a gate on every token
+// holding a partial of it (its home; on the folded level, every token
+// reading it), in order of first use, and each one's outputs: the (slot,
+// coef) of every partial it adds to.
+func (mp *mapping) instances(L int) (order []inst, outs map[inst][][2]int64) {
+	parts, slot := mp.parts, mp.slot
+	outs = map[inst][][2]int64{}
+	for i, pt := range parts[L] {
+		for k, g := range pt.src {
+			key := inst{g, pt.tok}
+			if _, ok := outs[key]; !ok {
+				order = append(order, key)
+			}
+			outs[key] = append(outs[key], [2]int64{int64(slot[L][i]), pt.coef[k]})
+		}
+	}
+	return order, outs
+}
+
+// remote is what a gate instance reads from the token at offset r:
+// Σ w·slot.
+type remote struct {
+	r    int64
+	slot []int32
+	w    []int64
+}
+
+// remotes returns, for each of level L's gate instances (order), its
+// remote sources grouped by offset, and per offset the normalised
+// combinations (keyed by kb.combo) and the slots the instances read
+// there: per offset a level fetches either one dimension per normalised
+// combination the gates read (Keccak's θ column sums) or one per slot,
+// whichever is fewer.
+func (mp *mapping) remotes(L int, order []inst, kb *keyBuf) (rem [][]remote, combosAt map[int64]map[string]bool, slotsAt map[int64]map[int32]bool) {
+	gs, parts, slot, rel := mp.gs, mp.parts, mp.slot, mp.rel
+	rem = make([][]remote, len(order))
+	combosAt = map[int64]map[string]bool{}
+	slotsAt = map[int64]map[int32]bool{}
+	for n, in := range order {
+		g := gs[L][in.g]
+		byR := map[int64]int{}
+		for k, s := range g.src {
+			r := rel(in.t, parts[L-1][s].tok)
+			if r == 0 {
+				continue
+			}
+			j, ok := byR[r]
+			if !ok {
+				j = len(rem[n])
+				byR[r] = j
+				rem[n] = append(rem[n], remote{r: r})
+			}
+			rem[n][j].slot = append(rem[n][j].slot, slot[L-1][s])
+			rem[n][j].w = append(rem[n][j].w, g.w[k])
+			if slotsAt[r] == nil {
+				slotsAt[r], combosAt[r] = map[int32]bool{}, map[string]bool{}
+			}
+			slotsAt[r][slot[L-1][s]] = true
+		}
+		for _, x := range rem[n] {
+			w := slices.Clone(x.w)
+			normalize(w)
+			combosAt[x.r][kb.combo(x.r, x.slot, w)] = true
+		}
+	}
+	return rem, combosAt, slotsAt
+}
+
+// keyBuf builds map keys in one reused buffer.
+type keyBuf struct{ b []byte }
+
+// combo returns the key of a fetched combination: offset r and Σ w·slot.
+func (kb *keyBuf) combo(r int64, slot []int32, w []int64) string {
+	kb.b = kb.b[:0]
+	kb.b = strconv.AppendInt(kb.b, r, 10)
+	for e := range slot {
+		kb.b = append(kb.b, ' ')
+		kb.b = strconv.AppendInt(kb.b, int64(slot[e]), 10)
+		kb.b = append(kb.b, ':')
+		kb.b = strconv.AppendInt(kb.b, w[e], 10)
+	}
+	return string(kb.b)
+}
+
+// steepBias is class cl's bias on token t: Steep(½ − θ(t)), or, where
+// it has no gate, low enough to keep both units off.
+func steepBias(cl *class, t int32) float64 {
+	if i := slices.Index(cl.toks, t); i >= 0 {
+		return Steep * (0.5 - float64(cl.thr[i]))
+	}
+	return -Steep*cl.bound - 1
+}
+
+// uniform reports whether class cl sits on every token with one
+// threshold.
+func (mp *mapping) uniform(cl *class) bool {
+	return len(cl.toks) == mp.T && slices.Min(cl.thr) == slices.Max(cl.thr)
+}
+
+// tokenParts splits the tokens into parts. Per-token constants: a
+// class's bias on token z is Steep(½ − θ(z)), or, where it has no gate,
+// low enough to keep both units off. Tokens on which every class's bias
+// agrees form one part; every part but the largest gets an indicator
+// dimension in the position embedding.
+func (mp *mapping) tokenParts() {
+	T, top, lv, uniform := mp.T, mp.top, mp.lv, mp.uniform
+	part := make([]int32, T)
+	nPart := 1
+	for L := 1; L <= top; L++ {
+		for _, cl := range lv[L].classes {
+			if uniform(cl) {
+				continue
+			}
+			part, nPart = refine(part, func(z int) float64 { return steepBias(cl, int32(z)) })
+		}
+	}
+	mp.part, mp.nPart = part, nPart
+}
+
+// refine splits the parts (part: token → its part) by a value a token:
+// tokens stay together where their parts and values agree. It returns
+// the new parts, numbered in order of their first token, and their count.
+func refine(part []int32, val func(z int) float64) ([]int32, int) {
+	ids := map[[2]float64]int32{}
+	next := make([]int32, len(part))
+	for z := range part {
+		k := [2]float64{float64(part[z]), val(z)}
+		id, ok := ids[k]
+		if !ok {
+			id = int32(len(ids))
+			ids[k] = id
+		}
+		next[z] = id
+	}
+	return next, len(ids)
+}
+
+// readoutItems refines the parts by the readout items' thresholds, picks
+// the base part (the largest) and a token of each part, and sets each
+// item's readout threshold and the parts' corrections to it.
+func (mp *mapping) readoutItems() {
+	T, top, nSlots, nOut, partsOf, parts, slot, outThrF := mp.T, mp.top, mp.nSlots, mp.nOut, mp.partsOf, mp.parts, mp.slot, mp.outThrF
+	part, nPart := mp.part, mp.nPart
+	// The readout's items refine the parts too.
+	itemThr := make([][]float64, nSlots[top]) // item j → token → threshold (NaN: none)
+	for j := range itemThr {
+		itemThr[j] = make([]float64, T)
+		for z := range T {
+			itemThr[j][z] = math.NaN()
+		}
+	}
+	for k := range nOut {
+		q := partsOf[top][k][0]
+		itemThr[slot[top][q]][parts[top][q].tok] = outThrF[k]
+	}
+	for _, v := range itemThr {
+		part, nPart = refine(part, func(z int) float64 {
+			if math.IsNaN(v[z]) {
+				return math.Inf(1)
+			}
+			return v[z]
+		})
+	}
+	size := make([]int, nPart)
+	rep := make([]int32, nPart) // a token of each part
+	for z := T - 1; z >= 0; z-- {
+		size[part[z]]++
+		rep[part[z]] = int32(z)
+	}
+	basePart := int32(0)
+	for p := range size {
+		if size[p] > size[basePart] {
+			basePart = int32(p)
+		}
+	}
+	// Item j's readout threshold: the base part's (else the first part's
+	// having it); corr[p][j] is what part p adds to item j's slot.
+	readThr := make([]float64, len(itemThr))
+	corr := map[int32][]float64{}
+	for j, v := range itemThr {
+		readThr[j] = v[rep[basePart]]
+		for z := range T {
+			if math.IsNaN(readThr[j]) {
+				readThr[j] = v[z]
+			}
+		}
+		for p := range nPart {
+			if t := v[rep[p]]; !math.IsNaN(t) && t != readThr[j] {
+				if corr[int32(p)] == nil {
+					corr[int32(p)] = make([]float64, len(itemThr))
+				}
+				corr[int32(p)][j] = readThr[j] - t
+			}
+		}
+	}
+	mp.part, mp.nPart, mp.rep, mp.basePart, mp.readThr, mp.corr = part, nPart, rep, basePart, readThr, corr
+}

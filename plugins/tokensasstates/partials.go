@@ -1,0 +1,272 @@
+package tokensasstates
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Partials: what the residual stream holds. A gate lives on one token,
+// its home (its hint, else the token of the first value reading it),
+// and a value is the sum of its partials, one per token holding some
+// of its gates: Σ coef·gate over the gates homed there. Partials alike
+// on one token are one (Keccak: the column sum C[x] that θ adds to five
+// lanes of the next slice). On the folded top level every value is one
+// partial on its own token, computed there. Level 0's partials are the
+// inputs.
+type partial struct {
+	tok  int32
+	src  []int32
+	coef []int64
+}
+
+// placeTokens sets the top level, the levels' values and widths, the
+// token count and every value's token: its position hint's, else i mod T
+// (interleaved) or i·T/W.
+func (mp *mapping) placeTokens() {
+	c, cfg, D := mp.c, mp.cfg, mp.D
+	// Levels 0 … top are in the residual stream; top = D − 1 folds the
+	// output level into the readout (a threshold on one dimension).
+	top := D
+	if D >= 2 {
+		top = D - 1
+	}
+	vals, outThr := levelValues(c, top)
+	width := make([]int, top+1)
+	width[0] = c.NumInputs
+	for L := 1; L <= top; L++ {
+		width[L] = len(vals[L])
+	}
+	T := max(1, min(cfg.Tokens, slices.Max(width)))
+	inPos, gatePos, formPos := hints(c)
+	pos := make([][]int32, top+1)
+	for L := range pos {
+		pos[L] = levelPos(c, L, top, inPos, gatePos, formPos)
+	}
+	toToken := tokenOf(pos, T)
+	tok := make([][]int32, top+1)
+	for L := range tok {
+		W := width[L]
+		tok[L] = make([]int32, W)
+		for i := range W {
+			switch {
+			case pos[L] != nil && pos[L][i] >= 0:
+				tok[L][i] = toToken(pos[L][i])
+			case cfg.Interleave:
+				tok[L][i] = int32(i % T)
+			default:
+				tok[L][i] = int32(i * T / W)
+			}
+		}
+	}
+	mp.top, mp.vals, mp.outThr, mp.width, mp.T = top, vals, outThr, width, T
+	mp.gatePos, mp.toToken, mp.tok = gatePos, toToken, tok
+}
+
+// rel is token t's offset from token u, in [0, T).
+func (mp *mapping) rel(t, u int32) int64 { return int64((int(t) - int(u) + mp.T) % mp.T) }
+
+// buildPartials splits every value into its partials and rewrites each
+// gate's sources as partials of the level below.
+func (mp *mapping) buildPartials() {
+	c, D, top, vals, width, tok, gatePos, toToken := mp.c, mp.D, mp.top, mp.vals, mp.width, mp.tok, mp.gatePos, mp.toToken
+	parts := make([][]partial, top+1)
+	partsOf := make([][][]int32, top+1) // value i of level L → its partials
+	parts[0] = make([]partial, width[0])
+	partsOf[0] = make([][]int32, width[0])
+	for i := range width[0] {
+		parts[0][i] = partial{tok: tok[0][i], src: []int32{int32(i)}, coef: []int64{1}}
+		partsOf[0][i] = []int32{int32(i)}
+	}
+	gs := make([][]gate, top+1)
+	for L := 1; L <= top; L++ {
+		gs[L] = gates(c, L)
+		home := make([]int32, len(gs[L]))
+		for g := range home {
+			home[g] = -1
+			if gatePos != nil {
+				if h := gatePos[int(c.LevelStart[L-1])+g]; h >= 0 {
+					home[g] = toToken(h)
+				}
+			}
+		}
+		for i, v := range vals[L] {
+			for _, g := range v.src {
+				if home[g] < 0 {
+					home[g] = tok[L][i]
+				}
+			}
+		}
+		byKey := map[string]int32{}
+		var kb []byte
+		partsOf[L] = make([][]int32, width[L])
+		for i, v := range vals[L] {
+			groups := map[int32]*partial{}
+			var order []int32
+			for k, g := range v.src {
+				u := home[g]
+				if L == top && top < D {
+					u = tok[L][i]
+				}
+				if groups[u] == nil {
+					groups[u] = &partial{tok: u}
+					order = append(order, u)
+				}
+				groups[u].src = append(groups[u].src, g)
+				groups[u].coef = append(groups[u].coef, v.coef[k])
+			}
+			if len(order) == 0 { // a constant value: an empty partial on its token
+				groups[tok[L][i]] = &partial{tok: tok[L][i]}
+				order = append(order, tok[L][i])
+			}
+			for _, u := range order {
+				pt := groups[u]
+				kb = strconv.AppendInt(kb[:0], int64(u), 10)
+				if L == top { // read by the readout alone: one partial a value
+					kb = append(kb, '#')
+					kb = strconv.AppendInt(kb, int64(i), 10)
+				}
+				for k := range pt.src {
+					kb = append(kb, ' ')
+					kb = strconv.AppendInt(kb, int64(pt.src[k]), 10)
+					kb = append(kb, ':')
+					kb = strconv.AppendInt(kb, pt.coef[k], 10)
+				}
+				j, ok := byKey[string(kb)]
+				if !ok {
+					j = int32(len(parts[L]))
+					byKey[string(kb)] = j
+					parts[L] = append(parts[L], *pt)
+				}
+				partsOf[L][i] = append(partsOf[L][i], j)
+			}
+		}
+		// The gate's sources as partials of the level below.
+		for g := range gs[L] {
+			acc := map[int32]int64{}
+			for k, s := range gs[L][g].src {
+				for _, q := range partsOf[L-1][s] {
+					acc[q] += gs[L][g].w[k]
+				}
+			}
+			var src []int32
+			for q, w := range acc {
+				if w != 0 {
+					src = append(src, q)
+				}
+			}
+			slices.Sort(src)
+			w := make([]int64, len(src))
+			for k, q := range src {
+				w[k] = acc[q]
+			}
+			gs[L][g].src, gs[L][g].w = src, w
+		}
+	}
+	mp.parts, mp.partsOf, mp.gs = parts, partsOf, gs
+}
+
+// placeSlots gives every partial a slot on its token: level 0 by rank on
+// the token; above, by structure (assignSlots).
+func (mp *mapping) placeSlots(ctx context.Context) error {
+	top, T, width, tok, parts, gs, rel := mp.top, mp.T, mp.width, mp.tok, mp.parts, mp.gs, mp.rel
+	// Slots: level 0 by rank on the token; above, by structure.
+	slot := make([][]int32, top+1)
+	nSlots := make([]int, top+1)
+	{
+		count := make([]int32, T)
+		slot[0] = make([]int32, width[0])
+		for i, t := range tok[0] {
+			slot[0][i] = count[t]
+			count[t]++
+			nSlots[0] = max(nSlots[0], int(count[t]))
+		}
+	}
+	for L := 1; L <= top; L++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		keys := make([][]int64, len(parts[L]))
+		ptok := make([]int32, len(parts[L]))
+		for i, pt := range parts[L] {
+			ptok[i] = pt.tok
+			var k []int64
+			for _, g := range pt.src {
+				for _, q := range gs[L][g].src {
+					k = append(k, rel(pt.tok, parts[L-1][q].tok)<<32|int64(slot[L-1][q]))
+				}
+			}
+			slices.Sort(k)
+			keys[i] = slices.Compact(k)
+		}
+		slot[L], nSlots[L] = assignSlots(ptok, keys, T)
+	}
+	mp.slot, mp.nSlots = slot, nSlots
+	return nil
+}
+
+// placeOutputs re-slots the top level for the readout and sets the
+// outputs' thresholds and the slot count S.
+func (mp *mapping) placeOutputs() {
+	c, D, top, T, outThr, partsOf, parts, slot, nSlots := mp.c, mp.D, mp.top, mp.T, mp.outThr, mp.partsOf, mp.parts, mp.slot, mp.nSlots
+	// The top level is read by the readout alone, a stock nn.Linear shared
+	// by all tokens: output k sits in the slot of its rank among the
+	// outputs on its token, and item j of every token has one threshold
+	// (the per-token differences are added by the last FFN, below).
+	nOut := c.NumOutputs()
+	outThrF := make([]float64, nOut)
+	{
+		count := make([]int32, T)
+		nSlots[top] = 0
+		for k := range nOut {
+			q := partsOf[top][k][0]
+			t := parts[top][q].tok
+			slot[top][q] = count[t]
+			count[t]++
+			nSlots[top] = max(nSlots[top], int(count[t]))
+			outThrF[k] = 0.5
+			if top < D {
+				outThrF[k] = float64(outThr[k]) - 0.5
+			}
+		}
+	}
+	S := slices.Max(nSlots)
+	mp.nOut, mp.outThrF, mp.S = nOut, outThrF, S
+}
+
+// bounds sets bound[L][s], the largest magnitude a partial in slot s of
+// level L takes.
+func (mp *mapping) bounds() {
+	top, nSlots, gs, parts, slot := mp.top, mp.nSlots, mp.gs, mp.parts, mp.slot
+	// bound[L][s] is the largest magnitude a partial in slot s of level L
+	// takes (span: steps of one sum add up to their prefix sums), over
+	// every token: a unit reads its dimensions on every token, its gate's
+	// or not.
+	bound := make([][]float64, top+1)
+	for L := range bound {
+		bound[L] = make([]float64, nSlots[L])
+		for s := range bound[L] {
+			bound[L][s] = 1
+		}
+		if L == 0 {
+			continue
+		}
+		row := rowIDs(gs[L])
+		for q, pt := range parts[L] {
+			lo, hi := span(pt.src, pt.coef, gs[L], row)
+			s := slot[L][q]
+			bound[L][s] = max(bound[L][s], float64(-lo), float64(hi))
+		}
+	}
+	mp.bound = bound
+}
+
+// mass returns Σ|w|·bound over a combination of slots of level L.
+func (mp *mapping) mass(L int, slot []int32, w []int64) float64 {
+	var m float64
+	for k, s := range slot {
+		m += math.Abs(float64(w[k])) * mp.bound[L][s]
+	}
+	return m
+}
