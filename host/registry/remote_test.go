@@ -22,6 +22,7 @@ import (
 	"github.com/tcforge/tcforge/host/registry"
 	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/serve"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -43,11 +44,11 @@ func TestMain(m *testing.M) {
 func serveFixture(name string) {
 	switch name {
 	case "toy":
-		sdk.Serve(toyPlugin())
+		serve.Main(toyPlugin())
 	case "big":
-		sdk.Serve(bigPlugin())
+		serve.Main(bigPlugin())
 	case "tiny-mapper":
-		sdk.Serve(tinyMapper())
+		serve.Main(tinyMapper())
 	case "badproto":
 		plugin.Serve(wire.ServeConfig(describer{toyPlugin().Describe()}, sdk.ProtocolVersion+98))
 	case "liar":
