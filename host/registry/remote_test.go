@@ -22,11 +22,11 @@ import (
 	"github.com/tcforge/tcforge/host/registry"
 	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
-	"github.com/tcforge/tcforge/sdk/serve"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/serve"
 )
 
 // serveEnv names the fixture a re-executed test binary serves.
