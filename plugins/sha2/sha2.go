@@ -116,14 +116,11 @@ func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	r, steps := int64(cfg.rounds), int64(max(0, cfg.rounds-16))
 	nodes := steps*(3*w+int64(rot.s0[2]+rot.s1[2])) + r*8*w + 8*w
 	edges := steps*(6*w+4*T) + r*(13*w+15*T) + 16*T
-	n := int64(cfg.blocks)
-	s := sdk.Size{Nodes: n * nodes, Edges: n * edges}
-	if cfg.compress {
-		s.Nodes += 24 * w
-	} else {
-		s.Nodes += n*int64(cfg.v.BlockBits()) + 2*8*w // message and padding bits, IV twice
+	fixed := sdk.Size{Nodes: 24 * w}
+	if !cfg.compress {
+		fixed.Nodes = int64(cfg.blocks)*int64(cfg.v.BlockBits()) + 2*8*w // message and padding bits, IV twice
 	}
-	return s, nil
+	return sdk.BlockLinear(fixed, sdk.Size{Nodes: nodes, Edges: edges}, int64(cfg.blocks))
 }
 
 // rotations are the Σ and σ rotation and shift amounts of one word size.
