@@ -2,8 +2,8 @@ package point
 
 import (
 	"fmt"
-	"strings"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
