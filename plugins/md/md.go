@@ -152,8 +152,8 @@ func estimate(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	if err != nil {
 		return sdk.Size{}, err
 	}
-	n := int64(cfg.blocks - few)
-	return sdk.Size{Nodes: s3.Nodes + n*(s3.Nodes-s2.Nodes), Edges: s3.Edges + n*(s3.Edges-s2.Edges)}, nil
+	perBlock := sdk.Size{Nodes: s3.Nodes - s2.Nodes, Edges: s3.Edges - s2.Edges}
+	return sdk.BlockLinear(s3, perBlock, int64(cfg.blocks-few))
 }
 
 // sizeOf builds the chain of cfg and returns its size.
