@@ -39,6 +39,11 @@ type config struct {
 	msg   mdpad.Message
 }
 
+// compress is the compression function of cfg's steps.
+func (cfg config) compress(b *circuit.Builder, h, block []circuit.Word) []circuit.Word {
+	return compress(b, cfg.steps, h, block)
+}
+
 func prepare(_ context.Context, pass *sdk.Pass) (any, error) {
 	m, err := padding.Message(pass.Params)
 	return config{steps: pass.Params.Int("steps"), msg: m}, err
@@ -68,46 +73,29 @@ func compress(b *circuit.Builder, steps int, h, m []circuit.Word) []circuit.Word
 			s = []circuit.Word{a, s[0], circuit.RotL(bb, 30), c, d}
 		})
 	}
-	b.Scope("feed-forward", func() {
-		for i := range s {
-			s[i] = b.Add(b.Fresh(h[i]), s[i])
-		}
-	})
-	return s
+	return mdpad.FeedForward(b, h, s)
 }
 
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
-	padded := padding.Pad(b, b.Input("msg", cfg.msg.Bits))
-	h := make([]circuit.Word, 5)
-	for i, v := range sha1ref.IV {
-		h[i] = b.ConstWord(uint64(v), 32)
+	h, err := padding.Chain(ctx, b, cfg.msg, iv(), 32, cfg.compress)
+	if err != nil {
+		return nil, err
 	}
-	for k := range cfg.msg.Blocks {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		b.Scope("block "+strconv.Itoa(k+1), func() {
-			h = compress(b, cfg.steps, h, b.BigEndianWords(padded[512*k:512*(k+1)], 32))
-		})
-	}
-	b.Output("digest", circuit.BigEndianBits(h))
+	b.Output("digest", padding.Digest(h))
 	for k, v := range map[string]int{"steps": cfg.steps, "blocks": cfg.msg.Blocks, "message_bits": cfg.msg.Bits} {
 		b.SetAttr(k, int64(v))
 	}
 	return b.Circuit(), nil
 }
 
-// estimate measures one compression built on input words and scales it by
-// the blocks (sdk.BlockLinear), adding the message, padding and IV bits.
+// iv is the initial chaining value (crypto/sha1 checks it at full steps).
+func iv() []uint64 { return []uint64{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0} }
+
 func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	cfg := pass.Prepared.(config)
-	b := circuit.NewBuilder()
-	compress(b, cfg.steps, b.BigEndianWords(b.Input("h", 160), 32), b.BigEndianWords(b.Input("m", 512), 32))
-	one := sdk.SizeOf(b.Circuit())
-	one.Nodes -= 672
-	return sdk.BlockLinear(sdk.Size{Nodes: 512*int64(cfg.msg.Blocks) + 2*160}, one, int64(cfg.msg.Blocks))
+	return padding.Estimate(cfg.msg, len(iv()), 32, cfg.compress)
 }
 
 func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {

@@ -167,13 +167,7 @@ func compress(b *circuit.Builder, w, rounds int, h, m []circuit.Word) []circuit.
 			s = []circuit.Word{newA, a, bb, c, newE, e, f, g}
 		})
 	}
-	out := make([]circuit.Word, 8)
-	b.Scope("feed-forward", func() {
-		for i := range out {
-			out[i] = b.Add(b.Fresh(h[i]), s[i])
-		}
-	})
-	return out
+	return mdpad.FeedForward(b, h, s)
 }
 
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
@@ -185,19 +179,10 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 		m := b.BigEndianWords(b.Input("block", 16*w), w)
 		b.Output("chain", circuit.BigEndianBits(compress(b, w, cfg.rounds, h, m)))
 	} else {
-		padded := padding(cfg.v).Pad(b, b.Input("msg", cfg.msgBits))
-		h := make([]circuit.Word, 8)
-		for i, x := range cfg.v.IV {
-			h[i] = b.ConstWord(x, w)
-		}
-		for k := 0; k < cfg.blocks; k++ {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			block := padded[k*cfg.v.BlockBits() : (k+1)*cfg.v.BlockBits()]
-			b.Scope("block "+strconv.Itoa(k+1), func() {
-				h = compress(b, w, cfg.rounds, h, b.BigEndianWords(block, w))
-			})
+		h, err := padding(cfg.v).Chain(ctx, b, mdpad.Message{Bits: cfg.msgBits, Blocks: cfg.blocks}, cfg.v.IV[:], w,
+			func(b *circuit.Builder, h, block []circuit.Word) []circuit.Word { return compress(b, w, cfg.rounds, h, block) })
+		if err != nil {
+			return nil, err
 		}
 		b.Output("digest", circuit.BigEndianBits(h)[:cfg.v.DigestBits])
 	}

@@ -9,7 +9,9 @@
 package mdpad
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/circuit"
@@ -130,3 +132,79 @@ func (p Padding) Message(params sdk.Params) (Message, error) {
 
 // String implements fmt.Stringer.
 func (m Message) String() string { return fmt.Sprintf("%d bits, %d blocks", m.Bits, m.Blocks) }
+
+// Compress builds one compression in b: the next chaining value from the
+// chaining value h and one block's words.
+type Compress func(b *circuit.Builder, h, block []circuit.Word) []circuit.Word
+
+// words reads a block's bits as w-bit words in the padding's byte order:
+// Merkle–Damgård hashes read their words in the order they write the
+// length (MD5 little-endian, SHA-1 and SHA-2 big-endian).
+func (p Padding) words(b *circuit.Builder, bits []circuit.Node, w int) []circuit.Word {
+	if p.LittleEndian {
+		return b.LittleEndianWords(bits, w)
+	}
+	return b.BigEndianWords(bits, w)
+}
+
+// Chain builds a Merkle–Damgård hash in b: the input "msg" of m.Bits bits,
+// its padding (Pad), the IV as constant w-bit words, then compress over
+// every block (in a scope "block k", the block read as words in the
+// padding's byte order). It returns the last chaining value, or ctx's
+// error between blocks. Digest writes the digest from it.
+func (p Padding) Chain(ctx context.Context, b *circuit.Builder, m Message, iv []uint64, w int, compress Compress) ([]circuit.Word, error) {
+	padded := p.Pad(b, b.Input("msg", m.Bits))
+	h := make([]circuit.Word, len(iv))
+	for i, x := range iv {
+		h[i] = b.ConstWord(x, w)
+	}
+	for k := range m.Blocks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		block := padded[k*p.BlockBits : (k+1)*p.BlockBits]
+		b.Scope("block "+strconv.Itoa(k+1), func() {
+			h = compress(b, h, p.words(b, block, w))
+		})
+	}
+	return h, nil
+}
+
+// Digest returns the bits of the chaining value h in message order (the
+// padding's byte order), as the standard writes the digest.
+func (p Padding) Digest(h []circuit.Word) []circuit.Node {
+	if p.LittleEndian {
+		return circuit.LittleEndianBits(h)
+	}
+	return circuit.BigEndianBits(h)
+}
+
+// Estimate returns the size of what Chain builds for m with an IV of
+// ivWords w-bit words, without building it: one compression built on
+// input words and measured, scaled by the blocks (sdk.BlockLinear), plus
+// the message and padding bits and the IV's constants twice (the
+// feed-forward of the first block reads them Fresh).
+func (p Padding) Estimate(m Message, ivWords, w int, compress Compress) (sdk.Size, error) {
+	b := circuit.NewBuilder()
+	nIn := (ivWords + p.BlockBits/w) * w
+	compress(b, p.words(b, b.Input("h", ivWords*w), w), p.words(b, b.Input("block", p.BlockBits), w))
+	one := sdk.SizeOf(b.Circuit())
+	one.Nodes -= int64(nIn)
+	fixed := sdk.Size{Nodes: int64(m.Blocks)*int64(p.BlockBits) + 2*int64(ivWords*w)}
+	return sdk.BlockLinear(fixed, one, int64(m.Blocks))
+}
+
+// FeedForward ends a compression (Davies–Meyer): h[i] + s[i] for each
+// word, in a "feed-forward" scope. It reads h through Builder.Fresh, so
+// that the first block's IV, a constant word the first step read long
+// before, is not carried up to the end of the block by a layerer that
+// places constants below their first reader (reifier).
+func FeedForward(b *circuit.Builder, h, s []circuit.Word) []circuit.Word {
+	out := make([]circuit.Word, len(h))
+	b.Scope("feed-forward", func() {
+		for i := range out {
+			out[i] = b.Add(b.Fresh(h[i]), s[i])
+		}
+	})
+	return out
+}
