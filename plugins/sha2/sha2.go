@@ -180,7 +180,9 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 		b.Output("chain", circuit.BigEndianBits(compress(b, w, cfg.rounds, h, m)))
 	} else {
 		h, err := padding(cfg.v).Chain(ctx, b, mdpad.Message{Bits: cfg.msgBits, Blocks: cfg.blocks}, cfg.v.IV[:], w,
-			func(b *circuit.Builder, h, block []circuit.Word) []circuit.Word { return compress(b, w, cfg.rounds, h, block) })
+			func(b *circuit.Builder, h, block []circuit.Word) []circuit.Word {
+				return compress(b, w, cfg.rounds, h, block)
+			})
 		if err != nil {
 			return nil, err
 		}
