@@ -8,7 +8,8 @@ const MaxSumBit = 63
 // Word is an n-bit word of circuit nodes, least significant bit first: bit
 // i (w[i]) has weight 2^i, whatever byte order the standard writes the word
 // in (BigEndianWords and LittleEndianWords turn message bits into words,
-// WordBits turns words back into bits). A []Node is a Word and back.
+// BigEndianBits and LittleEndianBits turn words back into bits). A []Node
+// is a Word and back.
 //
 // The word helpers build the word operations of ARX constructions (MD5,
 // SHA-1, SHA-2): rotations are wiring (RotR, RotL: no nodes), a bitwise

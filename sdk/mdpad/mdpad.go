@@ -1,8 +1,11 @@
 // Package mdpad is Merkle–Damgård strengthening for hash construction
 // plugins (MD5, SHA-1, SHA-2): the message parameters every such plugin
 // declares (message_bits, blocks) resolved in one call, the padding as
-// constant nodes after the message's input bits, and the padding's bits for
-// a reference written apart from the circuit.
+// constant nodes after the message's input bits (and its bits, for a
+// reference written apart from the circuit), the chain of compressions
+// over the padded blocks with its feed-forward, its digest and its size
+// estimate. A hash plugin writes its compression function; Chain does the
+// rest (docs/writing-a-hash.md).
 //
 // Bit order: message bit i is bit 7 − i%8 of byte i/8 (bitvec.PackMSB), so
 // a whole-byte message's bits are its bytes as the standard reads them.
