@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -47,7 +48,11 @@ func listModule(t *testing.T) []pkg {
 	if err != nil {
 		t.Fatalf("walking the module: %v", err)
 	}
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", module+"...").Output()
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go") // the toolchain running the test
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	out, err := exec.Command(gobin, "list", "-json=ImportPath,Imports,Deps", module+"...").Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
