@@ -67,8 +67,8 @@ func compress(b *circuit.Builder, steps int, h, x []circuit.Word) []circuit.Word
 			default:
 				f = b.XorWords(c, b.OrWords(bb, b.NotWord(d)))
 			}
-			t := b.Sum(a, f, b.ConstWord(uint64(md5ref.T[i]), 32), x[md5ref.Word(i)])
-			a, bb, c, d = d, b.Add(bb, circuit.RotL(t, md5ref.S[i/16][i%4])), bb, c
+			t := b.Sum(a, f, b.ConstWord(uint64(md5ref.T(i)), 32), x[md5ref.Word(i)])
+			a, bb, c, d = d, b.Add(bb, circuit.RotL(t, md5ref.S(i))), bb, c
 		})
 	}
 	return mdpad.FeedForward(b, h, []circuit.Word{a, bb, c, d})

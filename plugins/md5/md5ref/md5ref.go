@@ -17,23 +17,27 @@ import (
 // Steps is the standard number of steps: four rounds of 16.
 const Steps = 64
 
-// IV is the initial chaining value A, B, C, D (RFC 1321 §3.3).
-var IV = [4]uint32{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476}
+// IV returns the initial chaining value A, B, C, D (RFC 1321 §3.3).
+func IV() [4]uint32 { return [4]uint32{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476} }
 
-// T is the additive constant of each step, ⌊2³²·|sin(i+1)|⌋ (RFC 1321 §3.4).
-var T = [64]uint32{
-	0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
-	0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
-	0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
-	0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
-	0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
-	0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
-	0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-	0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+// T returns the additive constant of step i, ⌊2³²·|sin(i+1)|⌋ (RFC 1321 §3.4).
+func T(i int) uint32 {
+	return [64]uint32{
+		0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+		0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+		0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+		0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+		0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+		0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+		0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+		0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+	}[i]
 }
 
-// S is the left rotation of each step, four per round (RFC 1321 §3.4).
-var S = [4][4]int{{7, 12, 17, 22}, {5, 9, 14, 20}, {4, 11, 16, 23}, {6, 10, 15, 21}}
+// S returns the left rotation of step i, four a round (RFC 1321 §3.4).
+func S(i int) int {
+	return [4][4]int{{7, 12, 17, 22}, {5, 9, 14, 20}, {4, 11, 16, 23}, {6, 10, 15, 21}}[i/16][i%4]
+}
 
 // Word is the index of the message word step i reads.
 func Word(i int) int {
@@ -83,7 +87,7 @@ func Compress(h [4]uint32, x [16]uint32, steps int) [4]uint32 {
 		default:
 			f = c ^ (b | ^d)
 		}
-		a, b, c, d = d, b+bits.RotateLeft32(a+f+x[Word(i)]+T[i], S[i/16][i%4]), b, c
+		a, b, c, d = d, b+bits.RotateLeft32(a+f+x[Word(i)]+T(i), S(i)), b, c
 	}
 	return [4]uint32{h[0] + a, h[1] + b, h[2] + c, h[3] + d}
 }
@@ -92,7 +96,7 @@ func Compress(h [4]uint32, x [16]uint32, steps int) [4]uint32 {
 // one byte per bit, with the given number of steps in every compression.
 func Sum(msg []byte, steps int) []byte {
 	p := Pad(msg)
-	h := IV
+	h := IV()
 	for off := 0; off < len(p); off += 512 {
 		var x [16]uint32
 		for j := range 16 {

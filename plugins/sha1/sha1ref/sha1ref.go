@@ -18,8 +18,8 @@ import (
 // Steps is the standard number of steps.
 const Steps = 80
 
-// IV is the initial hash value H(0) (FIPS 180-4 §5.3.1).
-var IV = [5]uint32{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0}
+// IV returns the initial hash value H(0) (FIPS 180-4 §5.3.1).
+func IV() [5]uint32 { return [5]uint32{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0} }
 
 // K returns the constant of step t (FIPS 180-4 §4.2.1).
 func K(t int) uint32 {
@@ -71,7 +71,7 @@ func Compress(h [5]uint32, m [16]uint32, steps int) [5]uint32 {
 // one byte per bit, with the given number of steps in every compression.
 func Sum(msg []byte, steps int) []byte {
 	p := Pad(msg)
-	h := IV
+	h := IV()
 	for off := 0; off < len(p); off += 512 {
 		var m [16]uint32
 		for j := range 16 {
