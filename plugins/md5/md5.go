@@ -32,7 +32,9 @@ var Plugin = &sdk.Construction{
 }
 
 // padding is MD5's: 512-bit blocks, a 64-bit little-endian length.
-var padding = mdpad.Padding{BlockBits: 512, LengthBits: 64, LittleEndian: true}
+func padding() mdpad.Padding {
+	return mdpad.Padding{BlockBits: 512, LengthBits: 64, LittleEndian: true}
+}
 
 // config is the resolved parameter set.
 type config struct {
@@ -46,7 +48,7 @@ func (cfg config) compress(b *circuit.Builder, h, block []circuit.Word) []circui
 }
 
 func prepare(_ context.Context, pass *sdk.Pass) (any, error) {
-	m, err := padding.Message(pass.Params)
+	m, err := padding().Message(pass.Params)
 	return config{steps: pass.Params.Int("steps"), msg: m}, err
 }
 
@@ -77,11 +79,11 @@ func compress(b *circuit.Builder, steps int, h, x []circuit.Word) []circuit.Word
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	cfg := pass.Prepared.(config)
 	b := circuit.NewBuilder()
-	h, err := padding.Chain(ctx, b, cfg.msg, iv(), 32, cfg.compress)
+	h, err := padding().Chain(ctx, b, cfg.msg, iv(), 32, cfg.compress)
 	if err != nil {
 		return nil, err
 	}
-	b.Output("digest", padding.Digest(h))
+	b.Output("digest", padding().Digest(h))
 	for k, v := range map[string]int{"steps": cfg.steps, "blocks": cfg.msg.Blocks, "message_bits": cfg.msg.Bits} {
 		b.SetAttr(k, int64(v))
 	}
@@ -93,7 +95,7 @@ func iv() []uint64 { return []uint64{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325
 
 func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	cfg := pass.Prepared.(config)
-	return padding.Estimate(cfg.msg, len(iv()), 32, cfg.compress)
+	return padding().Estimate(cfg.msg, len(iv()), 32, cfg.compress)
 }
 
 func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
