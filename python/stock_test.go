@@ -33,6 +33,7 @@ import (
 // own float32 pass.
 func TestStockTokensAsStates(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "seven tokens-as-states models in stock PyTorch modules (20 s)")
 	ctx := context.Background()
 	points := []struct {
 		name   string

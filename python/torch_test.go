@@ -210,6 +210,7 @@ print(f"{equal} of {len(msgs)} digests equal hashlib.sha3_256")
 // modules. It also runs the README's snippet on the mlp model.
 func TestSHA3_256(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "full SHA3-256 models in PyTorch (half a minute)")
 	ctx := context.Background()
 	c := build(t, map[string]any{"preset": "sha3-256"})
 	l, err := fusion.Compile(ctx, c, fusion.Options{})
