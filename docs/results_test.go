@@ -276,13 +276,10 @@ func paperOutput(res result) ([]string, error) {
 	return append(out, "  ...", last, "```"), nil
 }
 
-// headline: full SHA3-256 through each backend, and its no-attention MLP.
-func headline(res result) ([]string, error) {
-	rs := res.rows
-	out := []string{
-		line("backend", "depth", "width", "gates", "edges", "MLP blocks", "MLP d_model", "MLP params (nonzero)"),
-		"|---|---:|---:|---:|---:|---:|---:|---:|",
-	}
+// backendTable is a table of the headline's backends: header, alignment
+// row, and the cells of each backend from its row and its MLP model.
+func backendTable(rs rows, header []string, align string, cells func(r report.JSONRow, m report.JSONModel) []string) ([]string, error) {
+	out := []string{line(header...), align}
 	for _, b := range sha3Backends() {
 		r, err := rs.find(b.pipeline, b.layerer, b.key, b.value)
 		if err != nil {
@@ -292,47 +289,33 @@ func headline(res result) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, line(b.label, n(r.Depth), n(r.Width), n(r.Gates), n(r.Edges), n(m.Blocks), n(m.DModel), n(m.ParamsNonzero)))
+		out = append(out, line(append([]string{b.label}, cells(r, m)...)...))
 	}
 	return out, nil
+}
+
+// headline: full SHA3-256 through each backend, and its no-attention MLP.
+func headline(res result) ([]string, error) {
+	return backendTable(res.rows, []string{"backend", "depth", "width", "gates", "edges", "MLP blocks", "MLP d_model", "MLP params (nonzero)"},
+		"|---|---:|---:|---:|---:|---:|---:|---:|", func(r report.JSONRow, m report.JSONModel) []string {
+			return []string{n(r.Depth), n(r.Width), n(r.Gates), n(r.Edges), n(m.Blocks), n(m.DModel), n(m.ParamsNonzero)}
+		})
 }
 
 // backends: the circuits of the headline, every figure.
 func backends(res result) ([]string, error) {
-	rs := res.rows
-	out := []string{
-		line("backend", "depth", "width", "gates", "copies", "edges", "forms", "nonzeros", "max fan-in", "max weight"),
-		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-	}
-	for _, b := range sha3Backends() {
-		r, err := rs.find(b.pipeline, b.layerer, b.key, b.value)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, line(b.label, n(r.Depth), n(r.Width), n(r.Gates), n(r.Copies), n(r.Edges), n(r.Forms), n(r.Nonzeros), n(r.MaxFanIn), n(r.MaxWeight)))
-	}
-	return out, nil
+	return backendTable(res.rows, []string{"backend", "depth", "width", "gates", "copies", "edges", "forms", "nonzeros", "max fan-in", "max weight"},
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", func(r report.JSONRow, _ report.JSONModel) []string {
+			return []string{n(r.Depth), n(r.Width), n(r.Gates), n(r.Copies), n(r.Edges), n(r.Forms), n(r.Nonzeros), n(r.MaxFanIn), n(r.MaxWeight)}
+		})
 }
 
 // models: the headline's no-attention MLPs, every figure.
 func models(res result) ([]string, error) {
-	rs := res.rows
-	out := []string{
-		line("backend", "blocks", "d_model", "FFN width", "params (nonzero)", "params (dense)", "exact in"),
-		"|---|---:|---:|---:|---:|---:|---|",
-	}
-	for _, b := range sha3Backends() {
-		r, err := rs.find(b.pipeline, b.layerer, b.key, b.value)
-		if err != nil {
-			return nil, err
-		}
-		m, err := model(r, "no-attention/mlp")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, line(b.label, n(m.Blocks), n(m.DModel), n(m.FFNHidden), n(m.ParamsNonzero), n(m.ParamsDense), m.ExactIn))
-	}
-	return out, nil
+	return backendTable(res.rows, []string{"backend", "blocks", "d_model", "FFN width", "params (nonzero)", "params (dense)", "exact in"},
+		"|---|---:|---:|---:|---:|---:|---|", func(_ report.JSONRow, m report.JSONModel) []string {
+			return []string{n(m.Blocks), n(m.DModel), n(m.FFNHidden), n(m.ParamsNonzero), n(m.ParamsDense), m.ExactIn}
+		})
 }
 
 // presetName is a keccak preset as the tables write it.
@@ -355,13 +338,9 @@ func circuitHeader() []string {
 // messages, reifier in the paper's form.
 func sha3Instances(res result) ([]string, error) {
 	rs := res.rows
-	out := circuitHeader()
-	for _, p := range []string{"sha3-224", "sha3-256", "sha3-384", "sha3-512", "shake128"} {
-		r, err := rs.find("sha3", "reifier", "preset", p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, circuitRow(presetName(p), r))
+	out, err := presetRows(rs, "sha3")
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range []struct{ preset, bits, label string }{
 		{"sha3-256", "2000", "SHA3-256, 2000-bit message"},
@@ -378,15 +357,18 @@ func sha3Instances(res result) ([]string, error) {
 }
 
 // sha3Current: the standard instances through today's Reifier.
-func sha3Current(res result) ([]string, error) {
-	rs := res.rows
+func sha3Current(res result) ([]string, error) { return presetRows(res.rows, "sha3-current") }
+
+// presetRows is the circuit table of pipeline p's standard SHA-3
+// instances (configs/sha3.hcl), one block each.
+func presetRows(rs rows, p string) ([]string, error) {
 	out := circuitHeader()
-	for _, p := range []string{"sha3-224", "sha3-256", "sha3-384", "sha3-512", "shake128"} {
-		r, err := rs.find("sha3-current", "reifier", "preset", p)
+	for _, preset := range []string{"sha3-224", "sha3-256", "sha3-384", "sha3-512", "shake128"} {
+		r, err := rs.find(p, "reifier", "preset", preset)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, circuitRow(presetName(p), r))
+		out = append(out, circuitRow(presetName(preset), r))
 	}
 	return out, nil
 }
