@@ -113,6 +113,7 @@ for cfg, inp in zip(sys.argv[1::2], sys.argv[2::2]):
 // inputs, bit for bit against the layered circuit.
 func TestToyKeccak(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "eight toy models exported and run in PyTorch (8–25 s)")
 	ctx := context.Background()
 	c := build(t, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(1), "blocks": int64(1), "padding": "none"})
 	dir := t.TempDir()
