@@ -27,6 +27,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/builtin"
 	"github.com/tcforge/tcforge/host/cli"
+	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/report"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
@@ -450,6 +451,36 @@ func TestReadmePipeline(t *testing.T) {
 			if r.Layerer == "reifier" && len(r.Expect) == 0 {
 				t.Errorf("pipeline %s: row %v has no expectation", p, r.Point)
 			}
+		}
+	}
+}
+
+// TestReadmeFigures checks the README's figures outside its result
+// tables against what they state: the default number of verification
+// inputs, the paper's row count (the generated run summary's), and the
+// Taskfile's default fuzzing count.
+func TestReadmeFigures(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	task, err := os.ReadFile("../Taskfile.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuzz := regexp.MustCompile(`FUZZTIME: '\{\{\.FUZZTIME \| default "([0-9]+x)"\}\}'`).FindStringSubmatch(string(task))
+	rows := regexp.MustCompile(`\n4 pipelines, 64 points, ([0-9]+) rows: `).FindStringSubmatch(readme)
+	if fuzz == nil || rows == nil {
+		t.Fatalf("the Taskfile's FUZZTIME default (%v) or the paper run's summary in README.md (%v) not found", fuzz, rows)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("verifies (%d random inputs a point)", config.DefaultSamples),
+		fmt.Sprintf("all %s rows equal the\npaper's CSV files", rows[1]),
+		fmt.Sprintf("default %s)", fuzz[1]),
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md lacks %q", want)
 		}
 	}
 }
