@@ -2,9 +2,6 @@ package tokensasstates_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"testing"
 
 	"github.com/tcforge/tcforge/plugins/adder"
@@ -64,14 +61,7 @@ func TestOutputUnchanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := m.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := sha256.New()
-			fmt.Fprintf(h, "%d:", len(b))
-			h.Write(b)
-			if got := hex.EncodeToString(h.Sum(nil)); got != tc.want {
+			if got := sdktest.Digest(t, m); got != tc.want {
 				t.Errorf("model encoding's digest %s, want %s", got, tc.want)
 			}
 		})
