@@ -118,8 +118,8 @@ var Plugin = &sdk.Mapper{
 	Version: "0.2.0",
 	Doc:     "Several tokens each hold a share of every level's forms (by position hint: Keccak's slice z); attention moves values between tokens by relative position; one stock PyTorch encoder layer (LayerNorm, softmax MHA, ReLU FFN) per circuit level, units shared across tokens, the last level folded into the readout.",
 	Params: []sdk.Param{
-		{Name: "tokens", Type: sdk.Int, Default: 8, Min: sdk.Bound(1), Max: sdk.Bound(4096),
-			Doc: "number of state tokens (at most the widest level)"},
+		{Name: "tokens", Type: sdk.Int, Default: 0, Min: sdk.Bound(0), Max: sdk.Bound(4096),
+			Doc: "number of state tokens (at most the widest level); 0: one token a distinct position hint of the circuit (SHA3-256: its 64 slices, SHA-256: its 32 bit positions, MD and Merkle: their permutation's slices, the adder: its bits; at most 4096), or, for a circuit without hints, the one of 1, 2, 4, 8, 16 giving the fewest dense parameters (each mapped, at most the widest level)"},
 		{Name: "assign", Type: sdk.String, Default: "chunks", Enum: []string{"chunks", "interleave"},
 			Doc: "where values without a position hint go: \"chunks\" (value i of W to token ⌊iT/W⌋) or \"interleave\" (value i to token i mod T)"},
 	},
@@ -127,12 +127,22 @@ var Plugin = &sdk.Mapper{
 		return Config{Tokens: pass.Params.Int("tokens"), Interleave: pass.Params.String("assign") == "interleave"}, nil
 	},
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
-		return Map(ctx, c, pass.Prepared.(Config))
+		cfg := pass.Prepared.(Config)
+		m, err := Map(ctx, c, cfg)
+		if err == nil && cfg.Tokens == 0 && pass.Log != nil {
+			how := "one a distinct position hint"
+			if m.Attrs["tokens_searched"] > 0 {
+				how = "the fewest dense parameters of 1, 2, 4, 8, 16 (no position hints)"
+			}
+			pass.Log.Info().Int("tokens", m.Tokens).Msg("tokens chosen: " + how)
+		}
+		return m, err
 	},
 }
 
 // Config is the mapper's resolved parameters.
 type Config struct {
+	// Tokens is the number of state tokens; 0 chooses it (AutoTokens).
 	Tokens     int
 	Interleave bool
 }

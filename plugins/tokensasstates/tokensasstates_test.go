@@ -149,3 +149,77 @@ func TestRefusesInexact(t *testing.T) {
 		t.Fatalf("err = %v, want the float32 refusal", err)
 	}
 }
+
+// TestAutoTokens maps circuits with Config.Tokens 0: one token a distinct
+// position hint (Keccak's slices, MD's and Merkle's permutation slices,
+// the adder's bits), and, for a circuit stripped of its hints, the one of
+// 1, 2, 4, 8, 16 tokens whose model has the fewest dense parameters (each
+// mapped here too). Every model equals the layered circuit in float32.
+func TestAutoTokens(t *testing.T) {
+	tests := []struct {
+		point  int
+		strip  bool
+		tokens int
+	}{
+		{0, false, 1}, // keccak w = 1: one slice
+		{1, false, 2},
+		{2, false, 8},
+		{3, false, 2}, // md, w = 2
+		{4, false, 2}, // merkle, w = 2
+		{5, false, 8}, // adder, 8 bits
+		{2, true, 0},  // keccak w = 8 without hints: searched
+		{5, true, 0},
+	}
+	for _, tt := range tests {
+		name := Points[tt.point].Name
+		if tt.strip {
+			name += " without hints"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			l := layeredPoint(t, tt.point)
+			if tt.strip {
+				l.InputPos, l.Pos, l.FormPos = nil, nil, nil
+			}
+			if got := tokensasstates.AutoTokens(l); got != tt.tokens {
+				t.Fatalf("AutoTokens %d, want %d", got, tt.tokens)
+			}
+			m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.tokens
+			if tt.strip {
+				if m.Attrs["tokens_searched"] != 5 || m.Attrs["tokens_from_hints"] != 0 {
+					t.Fatalf("attrs %v: want tokens_searched 5", m.Attrs)
+				}
+				// The least of the candidates' dense parameters.
+				var least int64 = -1
+				for T := 1; T <= tokensasstates.MaxAutoSearch; T *= 2 {
+					c, err := tokensasstates.Map(ctx, l, tokensasstates.Config{Tokens: T})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if p := c.Stats().ParamsDense; least < 0 || p < least {
+						least, want = p, T
+					}
+				}
+				if got := m.Stats().ParamsDense; got != least {
+					t.Errorf("dense parameters %d, want the least of the candidates, %d", got, least)
+				}
+			} else if m.Attrs["tokens_from_hints"] != 1 {
+				t.Fatalf("attrs %v: want tokens_from_hints 1", m.Attrs)
+			}
+			if m.Tokens != want {
+				t.Fatalf("%d tokens, want %d", m.Tokens, want)
+			}
+			in := bitvec.Random(rand.New(rand.NewPCG(23, uint64(tt.point))), 64, l.NumInputs)
+			wantOut, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPass(t, "float32 stock pass vs layered circuit", m, in, wantOut, l.NumOutputs())
+			t.Logf("%d tokens, d_model %d, dense %d, attrs %v", m.Tokens, m.DModel, m.Stats().ParamsDense, m.Attrs)
+		})
+	}
+}
