@@ -13,9 +13,11 @@ import (
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
 	"github.com/tcforge/tcforge/plugins/merkle"
+	"github.com/tcforge/tcforge/plugins/sha2"
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -82,29 +84,48 @@ func TestPoints(t *testing.T) {
 	}
 }
 
-// TestBalance maps the 32-bit adder, whose carry partials (up to 972)
-// put LayerNorm's mean far from 0: the model carries a balance dimension
-// (without it the float32 pass gets carries wrong) and equals the layered
-// circuit on 256 random inputs.
+// TestBalance maps the 32-bit adder, whose carry partials, stored divided
+// by their gcd, keep Σ|w·x| + |θ| at 9,925 with LayerNorm's mean counted
+// (17,982 and a balance dimension before partials were normalised), and
+// SHA-256 at 4 rounds, whose 16-bit chunk sums put LayerNorm's mean far
+// from 0: that model carries a balance dimension. Both equal the layered
+// circuit on 256 random inputs in float32.
 func TestBalance(t *testing.T) {
-	c := sdktest.Build(t, adder.Plugin, map[string]any{"n": int64(32)})
-	l, err := fusion.Compile(context.Background(), c, fusion.Options{})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name    string
+		build   func(*testing.T) *circuit.Circuit
+		tokens  int
+		balance int64
+		maxSum  int64
+	}{
+		{"adder n=32", func(t *testing.T) *circuit.Circuit {
+			return sdktest.Build(t, adder.Plugin, map[string]any{"n": int64(32)})
+		}, 32, 0, 9925},
+		{"sha256 r=4", func(t *testing.T) *circuit.Circuit {
+			return sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(4)})
+		}, 32, 1, 825545},
 	}
-	m, err := tokensasstates.Map(context.Background(), l, tokensasstates.Config{Tokens: 32})
-	if err != nil {
-		t.Fatal(err)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := fusion.Compile(context.Background(), tt.build(t), fusion.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := tokensasstates.Map(context.Background(), l, tokensasstates.Config{Tokens: tt.tokens})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Attrs["balance"] != tt.balance || m.Attrs["max_sum"] != tt.maxSum {
+				t.Fatalf("attrs %v: want balance %d, max_sum %d", m.Attrs, tt.balance, tt.maxSum)
+			}
+			in := bitvec.Random(rand.New(rand.NewPCG(32, uint64(i+1))), 256, l.NumInputs)
+			want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPass(t, "float32 stock pass vs layered circuit", m, in, want, l.NumOutputs())
+		})
 	}
-	if m.Attrs["balance"] != 1 {
-		t.Fatalf("attrs %v: no balance dimension", m.Attrs)
-	}
-	in := bitvec.Random(rand.New(rand.NewPCG(32, 1)), 256, l.NumInputs)
-	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPass(t, "float32 stock pass vs layered circuit", m, in, want, l.NumOutputs())
 }
 
 // checkPass runs m's float32 forward pass on in and checks that its
@@ -125,13 +146,13 @@ func checkPass(t *testing.T, what string, m *model.Model, in, want []bitvec.Vec,
 	return res
 }
 
-// TestRefusesInexact: a comparator of two 20-bit numbers,
-// [Σ 2ⁱaᵢ − Σ 2ⁱbᵢ ≥ 0], sums terms up to 2·(2²⁰ − 1), and each float32
-// LayerNorm output's relative error (2⁻²⁴) would then exceed a step's
-// margin: the mapper says so instead of building a model that is wrong on
+// TestRefusesInexact: a comparator of two 22-bit numbers,
+// [Σ 2ⁱaᵢ − Σ 2ⁱbᵢ ≥ 0], sums terms up to 2·(2²² − 1), and one float32
+// relative rounding (2⁻²⁴) of that sum could then exceed a step's margin:
+// the mapper says so instead of building a model that may be wrong on
 // some inputs.
 func TestRefusesInexact(t *testing.T) {
-	const n = 20
+	const n = 22
 	lb := layered.NewBuilder(2*n, nil)
 	tag := lb.Tag("compare")
 	src := make([]int32, 2*n)
@@ -145,7 +166,7 @@ func TestRefusesInexact(t *testing.T) {
 	lb.Gate(layered.KindGate, 1, []int32{0}, []int32{1}, tag)
 	lb.Level()
 	_, err := tokensasstates.Map(context.Background(), lb.Circuit(nil), tokensasstates.Config{Tokens: 1})
-	if err == nil || !strings.Contains(err.Error(), "reaches 2097150 > 262144") {
+	if err == nil || !strings.Contains(err.Error(), "reaches 8388606 > 4194304") {
 		t.Fatalf("err = %v, want the float32 refusal", err)
 	}
 }
