@@ -110,6 +110,8 @@ type htmlSection struct {
 	Drawings     []htmlDrawing
 	// Shapes is the shape comparison (Shapes), nil without models.
 	Shapes []ShapeRow
+	// ShapesPlot is its plot (ShapesSVG).
+	ShapesPlot template.HTML
 	// Plugins are the pipeline's plugins (see provenancePlugins).
 	Plugins []run.PluginInfo
 }
@@ -161,6 +163,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		cols, rows := PaperTable(res)
 		hs.Columns = cols
 		hs.Shapes = Shapes(res)
+		hs.ShapesPlot = ShapesSVG(hs.Shapes)
 		for _, r := range rows {
 			cells := make([]htmlCell, len(r))
 			for i, c := range r {
@@ -283,7 +286,8 @@ details { margin: 6px 0 18px; }
 <table class="results shapes"><tr><th>model</th><th>tokens</th><th>d_model</th><th>blocks</th><th>heads</th><th>FFN width</th><th>params dense</th><th>params nonzero</th><th>verified</th></tr>
 {{range .Shapes}}<tr{{if .Reference}} class="reference"{{end}}><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
 {{end}}</table>
-<p class="meta">Reference rows are published shapes; their parameters are computed from the shapes (embeddings included).</p>{{end}}
+<p class="meta">Reference rows are published shapes; their parameters are computed from the shapes (embeddings included).</p>
+{{if .ShapesPlot}}<figure class="plot">{{.ShapesPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: the run's verified models numbered in the table's order (dots), the reference shapes (rings)</figcaption></figure>{{end}}{{end}}
 {{template "plugins" .}}
 {{if .Plots}}<h3>Plots</h3>
 <div class="plots">
