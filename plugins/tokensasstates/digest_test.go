@@ -44,7 +44,7 @@ func TestOutputUnchanged(t *testing.T) {
 		return l
 	}
 	sha256r4 := func(t *testing.T) *layered.Circuit {
-		l, err := fusion.Compile(context.Background(), sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(4)}), fusion.Options{})
+		l, err := fusion.Compile(context.Background(), sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(4)}), fusion.Options{MaxSum: 1 << 16})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestOutputUnchanged(t *testing.T) {
 		{"point md", point(3), Points[3].Cfg, "c228759ef637a86e6254644c53112925cf8784ff6400345c90e5411033b57e2a"},
 		{"point adder", point(5), Points[5].Cfg, "abd8c50c1f8c5fa1361abe2b9d743e93fb932318303ac8d892800b938d55d179"},
 		{"adder n=32", adder32, tokensasstates.Config{Tokens: 32}, "db99881162a175d196d5455a276a68e1710d3e6cb0661392cc2256482159d87f"},
-		{"sha256 r=4 (balance)", sha256r4, tokensasstates.Config{}, "db87bae0c3631ee22dea5689d66ce8f822810106503311b7a22883b3656f9aca"},
+		{"sha256 r=4 8-bit chunks", sha256r4, tokensasstates.Config{}, "e5e746e306fbbfcd5ccf8a50e39eeaf7c6c3e6b11bfd90801204f1c2489566d6"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

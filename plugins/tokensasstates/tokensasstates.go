@@ -63,7 +63,7 @@
 // Σ (−1)ᵏ[S ≥ k]: [0, 1]; the round objective's mixed-radix projections
 // S_a + 23·S_b + 529·S_c: [0, 12166], where Σ|coef| gives 869,869). The
 // mean μ adds |w|·|μ| to every term (|μ| ≤ Σ|x|/d); where that would
-// exceed BalanceSum, a balance dimension (after the fetched ones) holds
+// break the budget, a balance dimension (after the fetched ones) holds
 // minus the sum of the token's other dimensions — every write to the
 // stream writes its negation there — so μ = 0 (fusion's round objective,
 // SHA-2's additions). A partial's coefficients are stored divided by
@@ -159,20 +159,14 @@ const (
 	// Steep is the slope of a step's ramp: K(s − θ + ½) is ±K/2 away from
 	// the ramp's middle for integer s, and K/2 − 1 away from its kinks.
 	Steep = 4.0
-	// MaxSum bounds Σ|w·x| + |θ| over every gate: K·MaxSum·2⁻²⁴ = 1, one
-	// relative float32 rounding of the whole sum moves a step's
-	// pre-activation by at most its margin. The errors of a pass are far
-	// below that worst case (measured against float64, docs/mappers.md:
-	// full SHA-256 at 16-bit chunks, Σ|w·x| + |θ| up to 2,927,485, reads
-	// out within 4·10⁻⁶ of the exact values), and the host verifies every
-	// model by a float32 pass. The adder's carries reach 9,925 at n = 32;
-	// fusion's round objective on toy Keccak, 24,332 to 89,946; Keccak's θ
-	// at depth first, 35.
-	MaxSum = 1 << 22
-	// BalanceSum is where the balance dimension starts: a class whose
-	// budget with LayerNorm's mean (2|μ|·Σ|w| added) would exceed it gets
-	// μ = 0 instead (K·BalanceSum·2⁻²⁴ = 1/16 of a step's margin).
-	BalanceSum = 1 << 18
+	// MaxSum bounds Σ|w·x| + |θ| over every gate: K·MaxSum·2⁻²⁴ stays
+	// below 1/16 of a step's margin (the adder's carries reach 9,925 at
+	// n = 32; SHA-256 at 8-bit chunks, 149,299; fusion's round objective
+	// on toy Keccak, 24,332 to 89,946; Keccak's θ at depth first, 35).
+	// Measured: full SHA-256 at 16-bit chunks (2,927,485, C = 2³³) passes
+	// the host's float32 pass on 64 messages but gets 6 of 64 digests
+	// wrong in stock PyTorch (docs/mappers.md).
+	MaxSum = 1 << 18
 	// Eps is the layer-norm epsilon (PyTorch's default).
 	Eps = 1e-5
 	// Fixed dimensions.

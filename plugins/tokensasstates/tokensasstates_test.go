@@ -86,39 +86,48 @@ func TestPoints(t *testing.T) {
 
 // TestBalance maps the 32-bit adder, whose carry partials, stored divided
 // by their gcd, keep Σ|w·x| + |θ| at 9,925 with LayerNorm's mean counted
-// (17,982 and a balance dimension before partials were normalised), and
-// SHA-256 at 4 rounds, whose 16-bit chunk sums put LayerNorm's mean far
-// from 0: that model carries a balance dimension. Both equal the layered
-// circuit on 256 random inputs in float32.
+// (17,982 and a balance dimension before partials were normalised),
+// SHA-256 at 4 rounds and 8-bit chunks (none needed either), and toy
+// Keccak at one level a round, whose mixed-radix projections put
+// LayerNorm's mean far from 0: that model carries a balance dimension.
+// Each equals the layered circuit in float32 on random inputs (256 for
+// the adder, 64 for the others: their passes take seconds).
 func TestBalance(t *testing.T) {
 	tests := []struct {
 		name    string
 		build   func(*testing.T) *circuit.Circuit
-		tokens  int
+		opts    fusion.Options
 		balance int64
 		maxSum  int64
 	}{
 		{"adder n=32", func(t *testing.T) *circuit.Circuit {
 			return sdktest.Build(t, adder.Plugin, map[string]any{"n": int64(32)})
-		}, 32, 0, 9925},
-		{"sha256 r=4", func(t *testing.T) *circuit.Circuit {
+		}, fusion.Options{}, 0, 9925},
+		{"sha256 r=4 8-bit chunks", func(t *testing.T) *circuit.Circuit {
 			return sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(4)})
-		}, 32, 1, 825545},
+		}, fusion.Options{MaxSum: 1 << 16}, 0, 67528},
+		{"keccak w=1 r=2 round", func(t *testing.T) *circuit.Circuit {
+			return sdktest.Build(t, keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(2), "padding": "none"})
+		}, fusion.Options{Objective: fusion.Round}, 1, 24332},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, err := fusion.Compile(context.Background(), tt.build(t), fusion.Options{})
+			l, err := fusion.Compile(context.Background(), tt.build(t), tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := tokensasstates.Map(context.Background(), l, tokensasstates.Config{Tokens: tt.tokens})
+			m, err := tokensasstates.Map(context.Background(), l, tokensasstates.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m.Attrs["balance"] != tt.balance || m.Attrs["max_sum"] != tt.maxSum {
 				t.Fatalf("attrs %v: want balance %d, max_sum %d", m.Attrs, tt.balance, tt.maxSum)
 			}
-			in := bitvec.Random(rand.New(rand.NewPCG(32, uint64(i+1))), 256, l.NumInputs)
+			n := 64
+			if i == 0 {
+				n = 256
+			}
+			in := bitvec.Random(rand.New(rand.NewPCG(32, uint64(i+1))), n, l.NumInputs)
 			want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
 			if err != nil {
 				t.Fatal(err)
@@ -146,13 +155,14 @@ func checkPass(t *testing.T, what string, m *model.Model, in, want []bitvec.Vec,
 	return res
 }
 
-// TestRefusesInexact: a comparator of two 22-bit numbers,
-// [Σ 2ⁱaᵢ − Σ 2ⁱbᵢ ≥ 0], sums terms up to 2·(2²² − 1), and one float32
-// relative rounding (2⁻²⁴) of that sum could then exceed a step's margin:
-// the mapper says so instead of building a model that may be wrong on
-// some inputs.
+// TestRefusesInexact: a comparator of two 20-bit numbers,
+// [Σ 2ⁱaᵢ − Σ 2ⁱbᵢ ≥ 0], sums terms up to 2·(2²⁰ − 1), and each float32
+// LayerNorm output's relative error (2⁻²⁴) could then exceed a step's
+// margin: the mapper says so instead of building a model that is wrong on
+// some inputs. So does full SHA-256 at fusion's default bound (16-bit
+// chunks; TestSHA2 "sha256 r=8").
 func TestRefusesInexact(t *testing.T) {
-	const n = 22
+	const n = 20
 	lb := layered.NewBuilder(2*n, nil)
 	tag := lb.Tag("compare")
 	src := make([]int32, 2*n)
@@ -166,7 +176,7 @@ func TestRefusesInexact(t *testing.T) {
 	lb.Gate(layered.KindGate, 1, []int32{0}, []int32{1}, tag)
 	lb.Level()
 	_, err := tokensasstates.Map(context.Background(), lb.Circuit(nil), tokensasstates.Config{Tokens: 1})
-	if err == nil || !strings.Contains(err.Error(), "reaches 8388606 > 4194304") {
+	if err == nil || !strings.Contains(err.Error(), "reaches 2097150 > 262144") {
 		t.Fatalf("err = %v, want the float32 refusal", err)
 	}
 }
