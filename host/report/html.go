@@ -91,6 +91,10 @@ type htmlPage struct {
 	// ("" if it did not).
 	Stopped  string
 	Sections []htmlSection
+	// Frontier is every pipeline's models in one shape comparison
+	// (AllShapes) and its plot, when two or more pipelines have models.
+	Frontier     []ShapeRow
+	FrontierPlot template.HTML
 }
 
 type htmlSection struct {
@@ -143,6 +147,13 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 	page := htmlPage{Generated: time.Now().Format("2006-01-02 15:04:05"), OK: status == "ok" || status == ""}
 	if why, ok := strings.CutPrefix(status, "stopped: "); ok {
 		page.Stopped = why
+	}
+	var results []*run.Result
+	for _, sec := range sections {
+		results = append(results, sec.Result)
+	}
+	if page.Frontier = AllShapes(results); page.Frontier != nil {
+		page.FrontierPlot = ShapesSVG(page.Frontier)
 	}
 	for _, sec := range sections {
 		res := sec.Result
@@ -229,7 +240,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 	return path, nil
 }
 
-var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -267,6 +278,12 @@ details { margin: 6px 0 18px; }
 <nav><ul>
 {{range .Sections}}<li><a href="#{{.ID}}">{{.Name}}</a> <span class="badge{{if not .OK}} fail{{end}}">{{if .Incomplete}}INCOMPLETE{{else if .OK}}ok{{else}}FAIL{{end}}</span> <span class="meta">{{.Summary.Rows}} rows, {{len .Plots}} plots{{if .Drawings}}, {{len .Drawings}} circuit drawings{{end}}</span></li>
 {{end}}</ul></nav>
+{{if .FrontierPlot}}<section id="frontier"><h2>The models of every pipeline beside well-known transformers</h2>
+<table class="results shapes"><tr><th></th><th>model</th><th>tokens</th><th>d_model</th><th>blocks</th><th>heads</th><th>FFN width</th><th>params dense</th><th>params nonzero</th><th>verified</th></tr>
+{{range $i, $r := .Frontier}}<tr{{if .Reference}} class="reference"{{end}}><td class="num">{{if not .Reference}}{{inc $i}}{{end}}</td><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
+{{end}}</table>
+<figure class="plot">{{.FrontierPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: every verified model of the run (dots, numbered as in the table), the reference shapes (rings)</figcaption></figure></section>
+{{end}}
 {{range .Sections}}
 <section id="{{.ID}}">
 <h2>{{.Name}} <span class="badge{{if not .OK}} fail{{end}}">{{if .Incomplete}}INCOMPLETE{{else if .OK}}ok{{else}}FAIL{{end}}</span></h2>

@@ -87,12 +87,45 @@ func Shapes(res *run.Result) []ShapeRow {
 	if len(out) == 0 {
 		return nil
 	}
+	return append(out, referenceRows()...)
+}
+
+// referenceRows returns the reference shapes as rows.
+func referenceRows() []ShapeRow {
+	var out []ShapeRow
 	for _, r := range References() {
 		out = append(out, ShapeRow{Model: r.Name + " (reference shape)", Tokens: itoa(r.Context) + " ctx", DModel: itoa(r.DModel),
 			Blocks: itoa(r.Layers), Heads: itoa(r.Heads), FFN: itoa(r.FFN), ParamsDense: fmt.Sprint(r.Params()),
 			ParamsNonzero: "-", Verified: "-", Reference: true})
 	}
 	return out
+}
+
+// AllShapes returns the verified models of every pipeline of a run, each
+// named after its pipeline, followed by the reference shapes: the frontier
+// of the run's models in one comparison. It is nil unless two or more
+// pipelines have verified models.
+func AllShapes(results []*run.Result) []ShapeRow {
+	var out []ShapeRow
+	pipelines := 0
+	for _, res := range results {
+		n := 0
+		for _, r := range Shapes(res) {
+			if r.Reference || r.Verified != "true" {
+				continue
+			}
+			r.Model = res.Pipeline.Name + ": " + r.Model
+			out = append(out, r)
+			n++
+		}
+		if n > 0 {
+			pipelines++
+		}
+	}
+	if pipelines < 2 {
+		return nil
+	}
+	return append(out, referenceRows()...)
 }
 
 // shapeHead is the shape comparison's header.

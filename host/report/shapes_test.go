@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/host/report"
+	"github.com/tcforge/tcforge/host/run"
 )
 
 func TestReferenceParams(t *testing.T) {
@@ -60,6 +61,45 @@ func TestShapesHTML(t *testing.T) {
 	for _, s := range []string{"Shapes beside well-known transformers", "blocks=2, reifier, no-attention/mlp", `<tr class="reference"><td>GPT-2 small (reference shape)</td>`, "124439808",
 		`<svg xmlns="http://www.w3.org/2000/svg" class="frontier"`, "params dense against blocks", "<title>Llama-2-13B (reference shape): 40 blocks, params dense 13015864320</title>"} {
 		if !strings.Contains(page, s) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+}
+
+// TestAllShapes puts the verified models of two pipelines in one
+// comparison (numbered, named after their pipelines, then the references)
+// and report.html shows it and its plot above the sections; one pipeline
+// alone gets none.
+func TestAllShapes(t *testing.T) {
+	a, b := mappedResult(t), mappedResult(t)
+	pb := *b.Pipeline
+	pb.Name = "other"
+	b.Pipeline = &pb
+	rows := report.AllShapes([]*run.Result{a, b})
+	// Each pipeline: 2 mlp models and the first point's softmax model
+	// verified (the second's failed); then four references.
+	if len(rows) != 10 {
+		t.Fatalf("%d rows, want 10: %+v", len(rows), rows)
+	}
+	if r := rows[3]; r.Model != "other: blocks=1, reifier, no-attention/mlp" || r.Verified != "true" || r.Reference {
+		t.Errorf("row 3: %+v", r)
+	}
+	if r := rows[9]; !r.Reference || r.Model != "Llama-2-13B (reference shape)" {
+		t.Errorf("row 9: %+v", r)
+	}
+	if report.AllShapes([]*run.Result{a}) != nil {
+		t.Error("one pipeline: want no combined comparison")
+	}
+	dir := t.TempDir()
+	if _, err := report.WriteHTML(dir, []*report.Section{{Result: a}, {Result: b}}, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`<section id="frontier">`, "<td>other: blocks=1, reifier, no-attention/mlp</td>", `<td class="num">6</td>`, "<title>other: blocks=2, reifier, no-attention/mlp: 10 blocks, FFN width 1101</title>"} {
+		if !strings.Contains(string(page), s) {
 			t.Errorf("report.html lacks %q", s)
 		}
 	}
