@@ -118,7 +118,7 @@ import (
 // Plugin is the tokens-as-states mapper.
 var Plugin = &sdk.Mapper{
 	Name:    "tokens-as-states",
-	Version: "0.2.0",
+	Version: "0.3.0",
 	Doc:     "Several tokens each hold a share of every level's forms (by position hint: Keccak's slice z); attention moves values between tokens by relative position; one stock PyTorch encoder layer (LayerNorm, softmax MHA, ReLU FFN) per circuit level, units shared across tokens, the last level folded into the readout.",
 	Params: []sdk.Param{
 		{Name: "tokens", Type: sdk.Int, Default: 0, Min: sdk.Bound(0), Max: sdk.Bound(4096),
