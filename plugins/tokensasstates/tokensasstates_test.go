@@ -238,6 +238,17 @@ func TestAutoTokens(t *testing.T) {
 				if got := m.Stats().ParamsDense; got != least {
 					t.Errorf("dense parameters %d, want the least of the candidates, %d", got, least)
 				}
+				// docs/mappers.md quotes toy Keccak w = 8: 1 token,
+				// 5,219,507 dense parameters (16 tokens: 12,039,960).
+				if tt.point == 2 {
+					c, err := tokensasstates.Map(ctx, l, tokensasstates.Config{Tokens: 16})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want != 1 || least != 5219507 || c.Stats().ParamsDense != 12039960 {
+						t.Errorf("kept %d tokens, %d dense parameters (16 tokens: %d); docs/mappers.md says 1, 5,219,507 (12,039,960)", want, least, c.Stats().ParamsDense)
+					}
+				}
 			} else if m.Attrs["tokens_from_hints"] != 1 {
 				t.Fatalf("attrs %v: want tokens_from_hints 1", m.Attrs)
 			}
