@@ -45,8 +45,7 @@ else:
 // messages: at 8 rounds against the layered circuit (which the host's
 // float32 pass must equal too); with TCFORGE_HEAVY=1 also at full rounds
 // (320 stock layers; 9 min 23 s and 5.9 GB peak RSS on the loaded 2-core
-// machine) against hashlib.sha256 and
-// crypto/sha256.
+// machine) against hashlib.sha256 and crypto/sha256.
 func TestStockSHA256(t *testing.T) {
 	needTorch(t)
 	tests := []struct {
