@@ -40,7 +40,11 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	mp.embedding()
 	mp.blocks()
 	mp.padFFN()
-	return mp.readout()
+	m, err := mp.readout()
+	if err != nil || !cfg.Labels {
+		return m, err
+	}
+	return mp.label(m)
 }
 
 // mapping is the state Map's phases share; each phase fills its own

@@ -127,7 +127,9 @@ var Plugin = &sdk.Mapper{
 		return Config{Tokens: pass.Params.Int("tokens"), Interleave: pass.Params.String("assign") == "interleave"}, nil
 	},
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
-		return Map(ctx, c, pass.Prepared.(Config))
+		cfg := pass.Prepared.(Config)
+		cfg.Labels = true
+		return Map(ctx, c, cfg)
 	},
 }
 
@@ -135,6 +137,9 @@ var Plugin = &sdk.Mapper{
 type Config struct {
 	Tokens     int
 	Interleave bool
+	// Labels attaches the model's labels (model.Labels; the plugin
+	// always does).
+	Labels bool
 }
 
 // Constants of the construction (see the package doc).
