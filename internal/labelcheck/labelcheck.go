@@ -112,7 +112,7 @@ func Expected(v *model.ValueLabel, gates, forms [][]int64) int64 {
 	case model.Form:
 		return forms[v.Level][v.Index]
 	case model.Partial:
-		var s int64
+		s := int64(v.Const)
 		for k, j := range v.Src {
 			s += int64(v.Coef[k]) * gates[v.Level][j]
 		}

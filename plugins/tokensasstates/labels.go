@@ -2,6 +2,7 @@ package tokensasstates
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -36,6 +37,17 @@ func (mp *mapping) label(m *model.Model) (*model.Model, error) {
 			}
 			v := model.ValueLabel{Token: pt.tok, Dim: int32(mp.dimR) + mp.slot[L][q], From: int32(L), Until: int32(L),
 				Kind: model.Partial, Level: int32(L), Index: i, Name: name}
+			if L == top {
+				// The readout's per-token threshold correction (readoutItems).
+				k := mp.corr[mp.part[pt.tok]]
+				if k != nil {
+					cv := k[mp.slot[L][q]]
+					if cv != math.Round(cv) {
+						return nil, fmt.Errorf("tokens-as-states: labels: token %d's readout correction %v is not an integer", pt.tok, cv)
+					}
+					v.Const = int32(cv)
+				}
+			}
 			for k, s := range pt.src {
 				v.Src = append(v.Src, s)
 				v.Coef = append(v.Coef, int32(pt.coef[k]))

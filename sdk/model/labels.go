@@ -44,9 +44,10 @@ const (
 	// Form is form Index of Level: its constant plus Σ coef·gate over
 	// the level's gates (a circuit without forms: the gate itself).
 	Form
-	// Partial is Σ Coef[k]·gate(Src[k]) over gates of Level (Level 0:
-	// inputs), the share of value Index that one token holds (no
-	// constant).
+	// Partial is Const + Σ Coef[k]·gate(Src[k]) over gates of Level
+	// (Level 0: inputs): the share of value Index that one token holds,
+	// shifted by Const (tokens-as-states: a token's readout threshold
+	// correction on the folded top level; else 0).
 	Partial
 )
 
@@ -79,9 +80,10 @@ type ValueLabel struct {
 	Kind        ValueKind
 	Level       int32
 	Index       int32
-	// Src and Coef are a Partial's terms.
-	Src  []int32
-	Coef []int32
+	// Const, Src and Coef are a Partial's constant and terms.
+	Const int32
+	Src   []int32
+	Coef  []int32
 	// Name is the construction's provenance of the value (its scope tag
 	// and position hint), or what an Aux dimension is.
 	Name string
@@ -126,7 +128,7 @@ func (l *Labels) MarshalBinary() ([]byte, error) {
 	w.I32s(l.Forms)
 	w.U32(uint32(len(l.Values)))
 	for _, v := range l.Values {
-		w.I32s([]int32{v.Token, v.Dim, v.From, v.Until, int32(v.Kind), v.Level, v.Index})
+		w.I32s([]int32{v.Token, v.Dim, v.From, v.Until, int32(v.Kind), v.Level, v.Index, v.Const})
 		w.I32s(v.Src)
 		w.I32s(v.Coef)
 		w.String(v.Name)
@@ -152,11 +154,11 @@ func (l *Labels) UnmarshalBinary(data []byte) error {
 		if r.Err() != nil {
 			break
 		}
-		if len(h) != 7 {
-			return fmt.Errorf("decoding labels: value label %d has %d fields, want 7", i, len(h))
+		if len(h) != 8 {
+			return fmt.Errorf("decoding labels: value label %d has %d fields, want 8", i, len(h))
 		}
 		d.Values = append(d.Values, ValueLabel{Token: h[0], Dim: h[1], From: h[2], Until: h[3], Kind: ValueKind(h[4]),
-			Level: h[5], Index: h[6], Src: nilIfEmpty(src), Coef: nilIfEmpty(coef), Name: name})
+			Level: h[5], Index: h[6], Const: h[7], Src: nilIfEmpty(src), Coef: nilIfEmpty(coef), Name: name})
 	}
 	n = r.U32()
 	for i := uint32(0); i < n && r.Err() == nil; i++ {
@@ -244,7 +246,11 @@ func (v *ValueLabel) Describe() string {
 	case Form:
 		fmt.Fprintf(&b, "L%d form %d", v.Level, v.Index)
 	case Partial:
-		fmt.Fprintf(&b, "L%d value %d partial (%d terms)", v.Level, v.Index, len(v.Src))
+		fmt.Fprintf(&b, "L%d value %d partial (%d terms", v.Level, v.Index, len(v.Src))
+		if v.Const != 0 {
+			fmt.Fprintf(&b, ", %+d", v.Const)
+		}
+		b.WriteString(")")
 	default:
 		fmt.Fprintf(&b, "%s", v.Kind)
 	}

@@ -20,7 +20,7 @@ func labelled() *model.Model {
 			{Token: -1, Dim: 0, Until: int32(len(m.Blocks)), Name: "one"},
 			{Token: 0, Dim: 1, Kind: model.Gate, Level: 0, Index: 3, Name: "input 3"},
 			{Token: 0, Dim: 2, From: 1, Until: 1, Kind: model.Form, Level: 1, Index: 1, Name: "round 1/theta z=0"},
-			{Token: 1, Dim: 1, From: 1, Until: 1, Kind: model.Partial, Level: 1, Index: 0, Src: []int32{0, 2}, Coef: []int32{1, -2}},
+			{Token: 1, Dim: 1, From: 1, Until: 1, Kind: model.Partial, Level: 1, Index: 0, Const: -3, Src: []int32{0, 2}, Coef: []int32{1, -2}},
 		},
 		Units: []model.UnitLabel{{Block: 0, Kind: model.HeadUnit, Index: 0, Name: "head"}, {Block: 0, Kind: model.FFNUnit, Index: 2, Name: "unit"}},
 	}
