@@ -231,3 +231,59 @@ for p in sys.argv[2:]:
 		}
 	}
 }
+
+// TestInterpretabilityDoc runs docs/interpretability.md: it exports the
+// SHA3-256 tokens-as-states model (fusion, 64 tokens interleaved, as
+// configs/transformers.hcl's transformers-sha3-256) with its labels as
+// sha3-256.json, runs the page's Python blocks in order and checks that
+// they print the page's text blocks.
+func TestInterpretabilityDoc(t *testing.T) {
+	needTorch(t)
+	ctx := context.Background()
+	l, err := fusion.Compile(ctx, sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256"}), fusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tokensasstates.Plugin.Map(ctx, sdktest.Pass(t, tokensasstates.Plugin, map[string]any{"tokens": int64(64), "assign": "interleave"}), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	exportLabelled(t, m, dir, "sha3-256")
+	doc, err := os.ReadFile("../docs/interpretability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code, want strings.Builder
+	blocks := 0
+	for rest := string(doc); ; {
+		i := strings.Index(rest, "```")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+3:]
+		lang, body, ok := strings.Cut(rest, "\n")
+		if !ok {
+			t.Fatal("docs/interpretability.md: unterminated code block")
+		}
+		end := strings.Index(body, "```")
+		if end < 0 {
+			t.Fatal("docs/interpretability.md: unterminated code block")
+		}
+		switch lang {
+		case "python":
+			code.WriteString(body[:end])
+			blocks++
+		case "text":
+			want.WriteString(body[:end])
+		}
+		rest = body[end+3:]
+	}
+	if blocks < 5 || want.Len() == 0 {
+		t.Fatalf("docs/interpretability.md: %d python blocks, %d bytes of output; want the worked example", blocks, want.Len())
+	}
+	got := runPython(t, dir, code.String())
+	if strings.TrimSpace(got) != strings.TrimSpace(want.String()) {
+		t.Errorf("docs/interpretability.md's blocks print:\n%s\nthe page shows:\n%s", got, want.String())
+	}
+}

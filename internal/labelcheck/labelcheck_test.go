@@ -95,6 +95,9 @@ func TestGroundTruth(t *testing.T) {
 					if rep.Labels < want/2 || rep.Compared < len(in)*rep.Labels {
 						t.Errorf("%+v: too few labels or comparisons (circuit: %d values)", rep, want)
 					}
+					if rep.MaxErr >= 0.01 {
+						t.Errorf("largest difference %v, docs/labels.md says under 0.01", rep.MaxErr)
+					}
 					t.Logf("%s: %d labels, %d values compared over %d boundaries, max error %.3g", m.Arch, rep.Labels, rep.Compared, rep.Boundaries, rep.MaxErr)
 				})
 			}
@@ -164,8 +167,8 @@ func TestGroundTruthSHA3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Boundaries != 49 || rep.Compared != len(in)*rep.Labels {
-		t.Errorf("%+v: want 49 boundaries and every label compared once a sample", rep)
+	if rep.Boundaries != 49 || rep.Compared != len(in)*rep.Labels || rep.MaxErr >= 0.01 {
+		t.Errorf("%+v: want 49 boundaries, every label compared once a sample, differences under 0.01", rep)
 	}
 	t.Logf("%s: %d labels, %d values compared over %d boundaries, max error %.3g", m.Arch, rep.Labels, rep.Compared, rep.Boundaries, rep.MaxErr)
 }

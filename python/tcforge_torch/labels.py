@@ -185,3 +185,49 @@ def circuit_value(label, gates, forms):
     if label["kind"] == "form":
         return forms[L][label["index"]]
     return label.get("const", 0) + sum(c * gates[L][s] for s, c in zip(label.get("src", []), label.get("coef", [])))
+
+
+def unit_activations(model, bits, block):
+    """The FFN hidden units' activations [n, tokens, units] of a block
+    (0-based) on input bits: relu(linear1 …) of a stock layer, SiLU(gate)
+    ⊙ value of a SwiGLU FFN."""
+    bits = torch.as_tensor(bits).reshape(-1, model.inputs).to(torch.float32)
+    x = None
+    for b, x in enumerate(hidden_states(model, bits)):
+        if b == block:
+            break
+    with torch.no_grad():
+        if model.stock:
+            layer = model._modules[1].layers[block]
+            h = x + layer._sa_block(layer.norm1(x), None, None)
+            return torch.relu(layer.linear1(layer.norm2(h)))
+        blk = model.cfg["blocks"][block]
+        if blk.get("attention"):
+            a = blk["attention"]
+            y = torch.stack([model._attention(a, xi) for xi in model._apply_norm(a.get("norm"), x)])
+            x = x + y if a["residual"] else y
+        f = blk["ffn"]
+        n, T, d = x.shape
+        h = model._apply_norm(f.get("norm"), x).reshape(n * T, d)
+        g = torch.nn.functional.silu(model._mm(model.W[f["w_gate"]], h)) * model._mm(model.W[f["w_value"]], h)
+        return g.reshape(n, T, -1)
+
+
+def run_ablated(model, bits, ablate):
+    """The model's output bits (uint8 [n, outputs]) with the FFN units
+    ablate = [(block, unit), …] silenced."""
+    x = None
+    for x in hidden_states(model, bits, ablate):
+        pass
+    if model.stock:
+        return model.output_bits(model._modules[2](x) >= 0)
+    return (x[:, model.out_token, model.out_dim] >= model.out_threshold).to(torch.uint8)
+
+
+def writers(model, block, dim):
+    """The FFN units of a block (0-based) whose output column writes
+    residual dimension dim (linear2 / w_out row dim)."""
+    blk = model.cfg["blocks"][block]
+    name = blk["layer"]["tensors"]["linear2.weight"] if model.stock else blk["ffn"]["w_out"]
+    w = model._dense(model.W[name])
+    return [int(u) for u in (w[dim] != 0).nonzero().flatten()]
