@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -53,5 +54,48 @@ func TestInspectLabels(t *testing.T) {
 	bad := tcforge(t, append(args[:len(args)-5:len(args)-5], "--labels", "99", "../../configs/transformers.hcl")...)
 	if bad.code == 0 || !strings.Contains(bad.stderr, "not 99") {
 		t.Errorf("--labels 99: exit %d, stderr %q; want a refusal naming the block", bad.code, bad.stderr)
+	}
+}
+
+// TestExportLabels: `tcforge run --export DIR` writes NAME.labels.json
+// beside every model's NAME.json, a label table of that model's shape.
+func TestExportLabels(t *testing.T) {
+	dir := t.TempDir()
+	r := tcforge(t, "run", "--log-level", "warn", "--out", filepath.Join(dir, "out"), "--export", dir, "testdata/labels.hcl")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	configs, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := 0
+	for _, c := range configs {
+		if strings.HasSuffix(c, ".labels.json") {
+			continue
+		}
+		models++
+		var cfg struct {
+			Tokens int `json:"tokens"`
+			DModel int `json:"d_model"`
+			Blocks []any
+		}
+		var lab struct {
+			Format string `json:"format"`
+			Config string `json:"config"`
+			Tokens int    `json:"tokens"`
+			DModel int    `json:"d_model"`
+			Blocks int    `json:"blocks"`
+			Values []any  `json:"values"`
+		}
+		readJSON(t, c, &cfg)
+		readJSON(t, strings.TrimSuffix(c, ".json")+".labels.json", &lab)
+		if lab.Format != "tcforge-labels" || lab.Config != filepath.Base(c) || lab.Tokens != cfg.Tokens || lab.DModel != cfg.DModel ||
+			lab.Blocks != len(cfg.Blocks) || len(lab.Values) == 0 {
+			t.Errorf("%s: labels %s of %d×%d, %d blocks, %d values; the model is %d×%d, %d blocks", c, lab.Format, lab.Tokens, lab.DModel, lab.Blocks, len(lab.Values), cfg.Tokens, cfg.DModel, len(cfg.Blocks))
+		}
+	}
+	if models != 3 {
+		t.Errorf("%d models exported, want 3: %v", models, configs)
 	}
 }
