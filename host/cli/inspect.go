@@ -39,6 +39,10 @@ type inspectFlags struct {
 	maxGates int
 	samples  int
 	seed     uint64
+	// labels, if ≥ 0, prints the labels of that block of every mapper's
+	// model (labels.go); labelFilter keeps those containing it.
+	labels      int
+	labelFilter string
 }
 
 func newInspectCmd(env *Env, g *globals) *cobra.Command {
@@ -84,6 +88,7 @@ func newInspectCmd(env *Env, g *globals) *cobra.Command {
 	fl.IntVar(&f.maxGates, "max-gates", draw.MaxGates, "largest circuit drawn with --svg")
 	fl.IntVar(&f.samples, "samples", 0, "random inputs for verification (overrides the pipeline's samples)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the random verification inputs")
+	addLabelFlags(fl, f)
 	return cmd
 }
 
@@ -160,6 +165,11 @@ func inspect(ctx context.Context, env *Env, g *globals, log zerolog.Logger, path
 		}
 	} else {
 		writeInspection(env.Stdout, ins)
+	}
+	if f.labels >= 0 {
+		if err := printLabels(ctx, env.Stdout, runner, ins, f); err != nil {
+			return fmt.Errorf("labels of %s: %w", describePoint(p, pt), err)
+		}
 	}
 	if f.bristol != "" {
 		if err := writeBristol(f.bristol, ins.Logic, f, p.Samples, log); err != nil {

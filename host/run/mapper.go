@@ -183,6 +183,10 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 			return
 		}
 		mr.Export = info.Config
+		if _, err := exportLabels(m, r.Export, exportName(p, pt, layerer, mr.Arch)); err != nil {
+			mr.Err = err
+			return
+		}
 		ev := log.Info()
 		if info.Note != "" {
 			ev = log.Warn().Str("note", info.Note)

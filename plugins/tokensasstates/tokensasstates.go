@@ -131,6 +131,7 @@ var Plugin = &sdk.Mapper{
 	},
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
 		cfg := pass.Prepared.(Config)
+		cfg.Labels = true
 		m, err := Map(ctx, c, cfg)
 		if err == nil && cfg.Tokens == 0 && pass.Log != nil {
 			how := "one a distinct position hint"
@@ -148,6 +149,9 @@ type Config struct {
 	// Tokens is the number of state tokens; 0 chooses it (AutoTokens).
 	Tokens     int
 	Interleave bool
+	// Labels attaches the model's labels (model.Labels; the plugin
+	// always does).
+	Labels bool
 }
 
 // Constants of the construction (see the package doc).
