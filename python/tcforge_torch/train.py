@@ -299,6 +299,8 @@ def _parser():
                    help="with --init answer: N(0, (σ·RMS of the tensor)²) added to every entry (tensor), or each entry times 1 + σ·N(0, 1) (entry: zeros stay zero)")
     p.add_argument("--width", type=float, default=1.0, help="width scale of d_model and FFN (×2, ×0.5)")
     p.add_argument("--steps", type=int, default=1000, help="step budget")
+    p.add_argument("--opt", choices=("adam", "sgd"), default="adam", help="optimiser (plain SGD: no momentum)")
+    p.add_argument("--plot", type=int, default=1, help="write NAME.svg (0: not)")
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--train", type=int, default=4096, help="training inputs (a fixed set)")
@@ -341,9 +343,9 @@ def main(argv):
         return 1
     base = os.path.splitext(os.path.basename(args.config))[0]
     instance = args.instance or base
-    exp = {"scratch": f"scratch w×{args.width:g}", "answer": f"answer σ={args.sigma:g}" + (" (entry)" if args.noise == "entry" else ""), "constant": "constant"}[args.init]
+    exp = {"scratch": f"scratch w×{args.width:g}", "answer": f"answer σ={args.sigma:g}" + (" (entry)" if args.noise == "entry" else "") + (f", {args.opt}" if args.opt != "adam" else ""), "constant": "constant"}[args.init]
     name = args.name or f"{base}.{args.init}" + (f"-w{args.width:g}" if args.init == "scratch" else "") + \
-        (f"-s{args.sigma:g}" + ("e" if args.noise == "entry" else "") if args.init == "answer" else "") + f".seed{args.seed}"
+        (f"-s{args.sigma:g}" + ("e" if args.noise == "entry" else "") + ("-sgd" if args.opt == "sgd" else "") if args.init == "answer" else "") + f".seed{args.seed}"
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, name)
     print(f"teacher: {args.config} ({teacher.arch}, {teacher.inputs} input bits → {teacher.outputs} output bits): "
@@ -374,7 +376,7 @@ def main(argv):
             "compiled_shape": {"tokens": teacher.tokens, "d_model": teacher.d,
                                "blocks": len(cfg["blocks"]), "params": _dense_params(cfg)},
             "inputs": teacher.inputs, "outputs": teacher.outputs, "varying_outputs": int(varying.sum()),
-            "train": args.train, "heldout": args.heldout, "batch": args.batch, "lr": args.lr, "steps": args.steps,
+            "train": args.train, "heldout": args.heldout, "batch": args.batch, "lr": args.lr, "opt": args.opt, "steps": args.steps,
             "seed": args.seed, "data_seed": args.data_seed, "device": args.device, "threads": args.threads,
             "teacher": "the exported exact model (verified against the construction's reference by tcforge run)",
             "status": "running"}
@@ -416,7 +418,7 @@ def main(argv):
             loss = float(-(yte * p.log() + (1 - yte) * (1 - p).log()).mean())
             log(0, loss)
         else:
-            opt = torch.optim.Adam(task.net.parameters(), lr=args.lr)
+            opt = (torch.optim.Adam if args.opt == "adam" else torch.optim.SGD)(task.net.parameters(), lr=args.lr)
             bgen = torch.Generator().manual_seed(args.seed + 104729)
             loss_v = float("nan")
             while True:
@@ -446,7 +448,8 @@ def main(argv):
         meta["final"] = rows[-1]
     meta["elapsed_s"], meta["cpu_s"] = time.time() - t0, time.process_time() - c0
     write_meta()
-    _svg(stem + ".svg", rows, f"{instance}: {exp}, seed {args.seed}")
+    if args.plot:
+        _svg(stem + ".svg", rows, f"{instance}: {exp}, seed {args.seed}")
     last = rows[-1] if rows else {}
     print(f"{name}: {status} at step {meta['steps_run']}: held-out bit accuracy {last.get('bit_acc', float('nan')):.4f} "
           f"(varying bits {last.get('var_bit_acc', float('nan')):.4f}), exact {last.get('exact', float('nan')):.4f}; "
