@@ -96,6 +96,13 @@ def table(runs):
                      f"{span([r['bit_acc'] for r in last])} | {span([r['var_bit_acc'] for r in last])} | {ex} | "
                      f"{span([r['exact'] for r in last])} | {full}/{len(ms)} | {cpu:.1f} | {len(ms)} |")
     lines.append("")
+    seen = set()
+    for m in sorted(runs, key=lambda m: (inst_key(m["instance"]), m["seed"])):
+        if m.get("init_activation_std") and m["width"] == 1 and m["instance"] not in seen:
+            seen.add(m["instance"])
+            stds = ", ".join(f"{v:.2g}" for v in m["init_activation_std"])
+            lines.append(f"{m['instance']} from scratch (seed {m['seed']}): standard deviation of x at initialisation, "
+                         f"after the embedding and after each block: {stds}.  ")
     lines.append(f"{len(runs)} runs; CPU time of the training processes (the CSVs' `cpu_s`, after importing torch): "
                  f"**{total:.0f} s = {total / 60:.1f} CPU-minutes**.")
     return "\n".join(lines) + "\n"

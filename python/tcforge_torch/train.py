@@ -121,6 +121,19 @@ class MLPNet(torch.nn.Module):
         self.threshold = torch.nn.Parameter(torch.as_tensor(thresholds, dtype=torch.float32).clone())
         self.scale = torch.nn.Parameter(torch.tensor(1.0))
 
+    def activation_std(self, bits):
+        """The standard deviation of x after the embedding and after each
+        block, on the sample bits."""
+        out = []
+        with torch.no_grad():
+            x = self.embed(bits)
+            out.append(float(x.std()))
+            for g, v, o, r in zip(self.gate, self.value, self.out, self.residual):
+                z = o(torch.nn.functional.silu(g(x)) * v(x))
+                x = x + z if r else z
+                out.append(float(x.std()))
+        return out
+
     def forward(self, bits):
         x = self.embed(bits)
         for g, v, o, r in zip(self.gate, self.value, self.out, self.residual):
@@ -380,6 +393,11 @@ def main(argv):
             "seed": args.seed, "data_seed": args.data_seed, "device": args.device, "threads": args.threads,
             "teacher": "the exported exact model (verified against the construction's reference by tcforge run)",
             "status": "running"}
+
+    if kind == "mlp":
+        # With PyTorch's default initialisation the signal of un-normed,
+        # gated, non-residual blocks can vanish: record it.
+        meta["init_activation_std"] = task.net.activation_std(ftr[:1024].to(device))
 
     def write_meta():
         with open(stem + ".json", "w") as f:
