@@ -7,7 +7,7 @@
 # (scripts/learnability_table.py --write).
 #
 #   scripts/learnability.sh export            # the models (out/learnability/models)
-#   scripts/learnability.sh controls scratch widths answer sha3
+#   scripts/learnability.sh controls scratch widths long answer sha3
 #   scripts/learnability.sh all
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ SEEDS=${SEEDS:-"0 1 2"}
 SIGMAS=${SIGMAS:-"0 1e-6 1e-5 1e-4 1e-3"}
 
 train() {
-  nice -n 10 env PYTHONPATH=python /usr/bin/python3 -m tcforge_torch train "$@" --out "$RUNS" --plot 0 --progress never
+  nice -n 10 env PYTHONPATH=python /usr/bin/python3 -m tcforge_torch train "$@" --out "$RUNS" --plot 0 --skip-done 1 --progress never
 }
 adder=$M/learn-adder.fusion.tokens-as-states-stock.json
 keccak() { echo "$M/learn-keccak.log_w-$1_rounds-$2.fusion.tokens-as-states-stock.json"; }
@@ -66,6 +66,12 @@ step_widths() {
   done; done
 }
 
+# A longer budget for the smallest instance that failed: toy Keccak w = 1,
+# one round, 10× the steps (one seed).
+step_long() {
+  train "$(keccak 0 1)" --instance "Keccak w=1 r=1" --name long-keccak-w1-r1.seed0 --experiment "scratch w×1, 10× steps" --seed 0 --steps 15000 --log-every 500 --train 16384 --heldout 1024
+}
+
 # From the answer: the compiled weights plus noise of relative size σ,
 # then Adam at lr 1e-6 (the basin).
 step_answer() {
@@ -86,7 +92,7 @@ step_sha3() {
 }
 
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] || [ "${steps[0]}" = all ] && steps=(export controls scratch widths answer sha3)
+[ ${#steps[@]} -eq 0 ] || [ "${steps[0]}" = all ] && steps=(export controls scratch widths long answer sha3)
 for st in "${steps[@]}"; do
   TIMEFORMAT="learnability: $st: %R s wall, %U s user, %S s system CPU"
   time "step_$st"

@@ -306,6 +306,7 @@ def _parser():
     p.add_argument("--out", default="out/learnability/runs", help="directory for NAME.csv, NAME.json, NAME.svg")
     p.add_argument("--name", help="run name (default: config name, experiment, seed)")
     p.add_argument("--instance", help="instance label for the table (default: the config's file name)")
+    p.add_argument("--experiment", help="experiment label for the table (default: from --init, --width, --sigma)")
     p.add_argument("--init", choices=("scratch", "answer", "constant"), default="scratch")
     p.add_argument("--sigma", type=float, default=0.0, help="with --init answer: noise σ relative to each tensor's RMS")
     p.add_argument("--noise", choices=("tensor", "entry"), default="tensor",
@@ -326,6 +327,7 @@ def _parser():
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p.add_argument("--max-params", type=int, default=50_000_000)
     p.add_argument("--max-tokens", type=int, default=4096)
+    p.add_argument("--skip-done", type=int, default=0, help="1: do nothing if OUT/NAME.json says the run is done (resuming a script)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto")
     return p
 
@@ -357,10 +359,16 @@ def main(argv):
     base = os.path.splitext(os.path.basename(args.config))[0]
     instance = args.instance or base
     exp = {"scratch": f"scratch w×{args.width:g}", "answer": f"answer σ={args.sigma:g}" + (" (entry)" if args.noise == "entry" else "") + (f", {args.opt}" if args.opt != "adam" else ""), "constant": "constant"}[args.init]
+    exp = args.experiment or exp
     name = args.name or f"{base}.{args.init}" + (f"-w{args.width:g}" if args.init == "scratch" else "") + \
         (f"-s{args.sigma:g}" + ("e" if args.noise == "entry" else "") + ("-sgd" if args.opt == "sgd" else "") if args.init == "answer" else "") + f".seed{args.seed}"
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, name)
+    if args.skip_done and os.path.exists(stem + ".json"):
+        with open(stem + ".json") as jf:
+            if json.load(jf).get("status") == "done":
+                print(f"{name}: done before ({stem}.json), skipped", file=sys.stderr)
+                return 0
     print(f"teacher: {args.config} ({teacher.arch}, {teacher.inputs} input bits → {teacher.outputs} output bits): "
           f"the exported exact model; tcforge run --export writes only models verified bit for bit against the "
           f"layered circuit, itself verified against the construction's reference, so its outputs are the labels",
