@@ -100,13 +100,15 @@ func column(t *testing.T, rows [][]string, i int, name string) float64 {
 // TestTrainAdder is the harness's control (docs/learnability.md): the
 // adder (n = 8: 16 input bits, 9 output bits) at its compiled shape (8
 // tokens, d_model 24, 2 stock layers, 6 heads, FFN 62), trained from
-// scratch on 4,096 inputs with fixed seeds, reaches 100 % exact outputs
-// on 1,024 held-out inputs within 1,500 steps; it starts near 0 %.
+// scratch on 4,096 inputs with fixed seeds (initialisation 0, data 1),
+// reaches 100 % exact outputs on 1,024 held-out inputs within 1,500 steps
+// (450 steps, 5 CPU s); it starts near 0 %. Seeds 1 and 2 are in the
+// doc's table, which TestLearnabilityTable checks (3/3 at 100 %).
 func TestTrainAdder(t *testing.T) {
 	needTorch(t)
 	dir := t.TempDir()
 	cfg := exportAdder(t, dir)
-	for _, seed := range []string{"0", "1"} {
+	for _, seed := range []string{"0"} {
 		var stderr bytes.Buffer
 		cmd := trainCmd(context.Background(), t, dir, cfg, "--out", "runs", "--name", "adder"+seed, "--seed", seed,
 			"--steps", "1500", "--train", "4096", "--heldout", "1024", "--progress", "never")
