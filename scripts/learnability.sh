@@ -15,7 +15,8 @@ OUT=${OUT:-out/learnability}
 RUNS=${RUNS:-docs/learnability/runs}
 M=$OUT/models
 SEEDS=${SEEDS:-"0 1 2"}
-SIGMAS=${SIGMAS:-"0 1e-6 1e-5 1e-4 1e-3"}
+SIGMAS=${SIGMAS:-"0 1e-8 1e-7 1e-6 1e-5 1e-4"}
+ANSWER_SEEDS=${ANSWER_SEEDS:-0}
 
 train() {
   nice -n 10 env PYTHONPATH=python /usr/bin/python3 -m tcforge_torch train "$@" --out "$RUNS" --plot 0 --skip-done 1 --progress never
@@ -73,9 +74,10 @@ step_long() {
 }
 
 # From the answer: the compiled weights plus noise of relative size σ,
-# then Adam at lr 1e-6 (the basin).
+# then Adam at lr 1e-6 (the basin); one seed (ANSWER_SEEDS) for the CPU
+# budget.
 step_answer() {
-  for s in $SEEDS; do for sg in $SIGMAS; do
+  for s in $ANSWER_SEEDS; do for sg in $SIGMAS; do
     train "$adder" --instance "adder n=8" --init answer --sigma "$sg" --lr 1e-6 --seed "$s" --steps 300 --stop-exact 0 --train 4096 --heldout 1024
     for w in 0 1; do for r in 1 2 3; do
       train "$(keccak $w $r)" --instance "Keccak w=$((1 << w)) r=$r" --init answer --sigma "$sg" --lr 1e-6 --seed "$s" --steps 300 --stop-exact 0 --train 4096 --heldout 1024
@@ -83,11 +85,11 @@ step_answer() {
   done; done
 }
 
-# Full SHA3-256 (48 stock layers) from the answer only: one seed, a few
+# Full SHA3-256 (48 stock layers) from the answer only: one seed, six
 # steps (3 CPU s a step at batch 8), Adam at lr 1e-7.
 step_sha3() {
   for sg in 0 1e-7 1e-6 1e-5; do
-    train "$sha3" --instance "SHA3-256" --init answer --sigma "$sg" --lr 1e-7 --seed 0 --steps 10 --log-every 5 --batch 8 --stop-exact 0 --train 64 --heldout 32
+    train "$sha3" --instance "SHA3-256" --init answer --sigma "$sg" --lr 1e-7 --seed 0 --steps 6 --log-every 3 --batch 8 --stop-exact 0 --train 64 --heldout 32
   done
 }
 
