@@ -88,7 +88,7 @@ step_answer() {
 # Full SHA3-256 (48 stock layers) from the answer only: one seed, six
 # steps (3 CPU s a step at batch 8), Adam at lr 1e-7.
 step_sha3() {
-  for sg in 0 1e-7 1e-6 1e-5; do
+  for sg in 0 1e-9 1e-8 1e-7 1e-6 1e-5; do
     train "$sha3" --instance "SHA3-256" --init answer --sigma "$sg" --lr 1e-7 --seed 0 --steps 6 --log-every 3 --batch 8 --stop-exact 0 --train 64 --heldout 32
   done
 }
