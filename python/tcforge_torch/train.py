@@ -27,7 +27,6 @@ training set. docs/learnability.md has the experiments.
 import argparse
 import csv
 import json
-import math
 import os
 import sys
 import time
@@ -38,7 +37,7 @@ from . import FormatError, load
 
 __all__ = ["Refused", "inspect", "main"]
 
-# The stock layer's vector parameters (stored [1, n] in the export).
+# The CSV's columns: held-out figures at each log row, then times.
 _COLUMNS = ["step", "heldout_loss", "bit_acc", "var_bit_acc", "exact", "train_exact", "elapsed_s", "cpu_s"]
 
 
