@@ -1,5 +1,7 @@
 """python3 -m tcforge_torch CONFIG: input bit strings on stdin, one a line
-(character i is input bit i), output bit strings on stdout."""
+(character i is input bit i), output bit strings on stdout.
+python3 -m tcforge_torch train CONFIG ...: train a model of its shape
+(tcforge_torch/train.py, docs/learnability.md)."""
 
 import sys
 
@@ -9,6 +11,9 @@ from . import FormatError, load
 
 
 def main(argv):
+    if len(argv) > 1 and argv[1] == "train":
+        from .train import main as train
+        return train(argv[2:])
     if len(argv) != 2:
         print("usage: python3 -m tcforge_torch CONFIG < inputs > outputs", file=sys.stderr)
         return 2
