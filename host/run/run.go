@@ -333,6 +333,10 @@ func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construc
 		return nil
 	}
 	size, err := c.Estimate(ctx, pass)
+	if pe, ok := sdk.AsParamError(err); ok {
+		// An estimate past int64 (sdk.CheckedSize), at the parameter.
+		return hcl.Diagnostics{b.ParamDiag(pt, pe)}
+	}
 	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("The construction %q cannot estimate its size", b.Name), Detail: err.Error(), Subject: b.DefRange.Ptr()}}
 	}
