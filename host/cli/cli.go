@@ -120,6 +120,9 @@ type globals struct {
 	memoryMiB  int64         // --plugin-memory
 	maxEdges   int64         // run's --max-edges
 	maxPoints  int64         // run's --max-points
+	hostMiB    int64         // run's --memory
+	hostBytes  int64         // the bound it gives (hostMemory)
+	hostFrom   string        // and where that comes from
 	jobs       int           // run's --jobs
 
 	// run's --export and --export-dense-max
@@ -267,6 +270,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 				atLeast("jobs", int64(g.jobs), 1, ""),
 				atLeast("max-edges", g.maxEdges, 0, " (0: no limit)"),
 				atLeast("max-points", g.maxPoints, 0, " (0: no limit)"),
+				atLeast("memory", g.hostMiB, 0, " (MiB; 0: automatic)"),
 				atLeast("draw-max-gates", int64(ro.maxGates), 0, ""),
 				atLeast("export-dense-max", g.exportMax, 0, " (0: always CSR)"),
 			} {
@@ -306,6 +310,9 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 				return err
 			}
 			ro.dir, ro.log = out, log
+			g.hostBytes, g.hostFrom = hostMemory(g.hostMiB)
+			boundMemory(ctx, g.hostBytes, stopWith)
+			log.Debug().Int64("mib", g.hostBytes>>20).Str("from", g.hostFrom).Msg("the host's memory bound")
 			if cpuProfile != "" {
 				stopProfile, err := startCPUProfile(cpuProfile)
 				if err != nil {
@@ -325,6 +332,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "directory for result files: DIR/<pipeline>.csv, .json, .md, DIR/plots/*.svg|png, DIR/report.html, DIR/"+report.ManifestFile+" (checked before anything runs)")
 	cmd.Flags().IntVar(&g.jobs, "jobs", runtime.NumCPU(), "points of a pipeline run at once (at least 1)")
 	cmd.Flags().Int64Var(&g.maxEdges, "max-edges", 50_000_000, "refuse points whose construction estimates more logic-circuit edges than this (0: no limit)")
+	cmd.Flags().Int64Var(&g.hostMiB, "memory", 0, "the host's own memory bound in MiB (0: $GOMEMLIMIT if set, else half the physical memory): model checks stream their samples to stay within half of it or are refused before they start, and the run stops, writing what finished, if the host grows past it (docs/robustness.md)")
 	cmd.Flags().Int64Var(&g.maxPoints, "max-points", 100_000, "refuse a run of more matrix points than this in all, before any is made (0: no limit)")
 	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification, at least 1 (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
@@ -464,7 +472,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	reg := g.registry(env, log)
 	defer reg.Close()
-	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs,
+	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs, MemoryLimit: g.hostBytes,
 		Export: g.export, ExportDenseLimit: g.exportMax, SaveDetail: ro.saveDetail}
 	var shard *shardRecord
 	if g.shard != "" {

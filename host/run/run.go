@@ -106,6 +106,11 @@ type Runner struct {
 	MaxEdges int64
 	// Jobs is how many points of a pipeline run at once (at least 1).
 	Jobs int
+	// MemoryLimit is the memory bound, in bytes, the host holds itself to
+	// (0: none; see modelBytes): a model check's forward passes stream
+	// their samples through a few at a time to stay within their share of
+	// it, or are refused before they start.
+	MemoryLimit int64
 	// Export, if set, is the directory mapped models are written to
 	// (safetensors + JSON config, see safetensors.Export); ExportDenseLimit is
 	// the largest dense model in bytes written dense (0: always CSR).

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+)
+
+// memoryPoll is how often the host compares its own resident memory with
+// its bound.
+const memoryPoll = 200 * time.Millisecond
+
+// hostMemory returns the memory bound in bytes the host holds itself to
+// and where it comes from: --memory MiB when set (> 0), else the
+// environment's GOMEMLIMIT, else half the machine's physical memory; 0
+// where none is known.
+func hostMemory(flagMiB int64) (int64, string) {
+	if flagMiB > 0 {
+		return flagMiB << 20, "--memory"
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
+		if l := debug.SetMemoryLimit(-1); l > 0 && l < 1<<62 {
+			return l, "GOMEMLIMIT"
+		}
+	}
+	if total := physicalMemory(); total > 0 {
+		return total / 2, "half the physical memory"
+	}
+	return 0, "none"
+}
+
+// boundMemory holds the host to limit bytes (see hostMemory): the Go
+// runtime's soft limit (debug.SetMemoryLimit, so the garbage collector
+// works to stay under it) unless GOMEMLIMIT sets one, and a watchdog that
+// samples the process's resident size and, over the bound, stops the run
+// as a signal does (stop, with the sizes): the finished rows are written,
+// the manifest says why. The model checks' own estimate (run's
+// MemoryLimit) keeps them under it in the first place; this is the
+// backstop. It returns when ctx ends.
+func boundMemory(ctx context.Context, limit int64, stop func(stopCause)) {
+	if limit <= 0 {
+		return
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+	}
+	if _, ok := selfResident(); !ok {
+		return
+	}
+	go func() {
+		t := time.NewTicker(memoryPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if rss, ok := selfResident(); ok && rss > limit {
+				stop(stopCause{code: 1, why: fmt.Sprintf("the host grew to %d MiB, over its memory bound of %d MiB (--memory)", rss>>20, limit>>20)})
+				return
+			}
+		}
+	}()
+}
+
+// selfResident returns this process's resident set size (VmRSS).
+func selfResident() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\nVmRSS:"))
+	if !ok {
+		return 0, false
+	}
+	f := bytes.Fields(rest)
+	if len(f) < 2 || string(f[1]) != "kB" {
+		return 0, false
+	}
+	kb, err := strconv.ParseInt(string(f[0]), 10, 64)
+	return kb << 10, err == nil
+}
