@@ -536,7 +536,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		}
 		// Files are written even when stopped: the finished points.
 		if err := ro.pipeline(context.WithoutCancel(ctx), runner, res); err != nil {
-			return err
+			return ro.abort(env.Stderr, err)
 		}
 		if ctx.Err() != nil {
 			// Stopped: the finished points of this pipeline are written;
@@ -545,7 +545,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 			log.Warn().Str("pipeline", p.Name).Int("rows", len(res.Rows)).Str("why", stop.why).
 				Msg("stopped: wrote the finished points; later pipelines did not run")
 			if err := ro.finish("stopped: " + stop.why); err != nil {
-				return err
+				return ro.abort(env.Stderr, err)
 			}
 			ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 			return exitStatus{stop.code}
@@ -565,12 +565,12 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	if shard != nil {
 		path, err := shard.write(out)
 		if err != nil {
-			return err
+			return ro.abort(env.Stderr, err)
 		}
 		log.Info().Str("file", path).Msg("wrote the shard's rows for tcforge merge")
 	}
 	if err := ro.finish(status); err != nil {
-		return err
+		return ro.abort(env.Stderr, err)
 	}
 	ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 	if failed > 0 {

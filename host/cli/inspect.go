@@ -217,17 +217,13 @@ func writeBristol(path string, c *circuit.Circuit, f *inspectFlags, pipelineSamp
 			return fmt.Errorf("creating the netlist's directory: %w", err)
 		}
 	}
-	fh, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing Bristol Fashion netlist: %w", err)
-	}
-	defer func() {
-		if cerr := fh.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("writing Bristol Fashion netlist: %w", cerr)
-		}
-	}()
-	if err := nl.Write(fh); err != nil {
+	// Atomically: a write cut short (a full disk) leaves no partial netlist.
+	var buf bytes.Buffer
+	if err := nl.Write(&buf); err != nil {
 		return err
+	}
+	if err := report.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("writing Bristol Fashion netlist: %w", err)
 	}
 	st := nl.Stats()
 	log.Info().Str("file", path).Int("gates", st.Gates).Int("wires", st.Wires).Int("and", st.ANDs).

@@ -197,6 +197,11 @@ func (o *runOutput) pipeline(ctx context.Context, runner *run.Runner, res *run.R
 	o.log.Info().Str("file", csvPath).Msg("wrote results")
 	sec, err := report.WriteReports(o.dir, res, o.png)
 	if err != nil {
+		// The rows are in the CSV, whole (every file is written
+		// atomically); the manifest names it and says the rest failed.
+		if rel, rerr := filepath.Rel(o.dir, csvPath); rerr == nil {
+			o.wrote(res.Pipeline.Name, "files failed", len(res.Rows), filepath.ToSlash(rel))
+		}
 		return err
 	}
 	status := "ok"

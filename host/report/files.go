@@ -2,10 +2,12 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tcforge/tcforge/host/config"
@@ -110,13 +112,46 @@ type ManifestPipeline struct {
 	Files  []string `json:"files,omitempty"`
 }
 
-// WriteManifest writes m to DIR/tcforge-run.json atomically.
+// WriteManifest writes m to DIR/tcforge-run.json atomically. On a full
+// disk, where the temporary file finds no room, it overwrites the
+// manifest in place if the new one fits the blocks the old one holds
+// (a full disk must not leave the manifest saying "running").
 func WriteManifest(dir string, m *Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n'))
+	b = append(b, '\n')
+	path := filepath.Join(dir, ManifestFile)
+	err = WriteFileAtomic(path, b)
+	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	return overwrite(path, b, err)
+}
+
+// overwrite writes b over path in place when b fits in the 4 KiB blocks
+// path already holds (so no new block is needed), else returns err.
+func overwrite(path string, b []byte, err error) error {
+	st, serr := os.Stat(path)
+	if serr != nil || int64(len(b)) > (st.Size()+4095)/4096*4096 {
+		return err
+	}
+	f, oerr := os.OpenFile(path, os.O_WRONLY, 0)
+	if oerr != nil {
+		return err
+	}
+	_, werr := f.WriteAt(b, 0)
+	if werr == nil {
+		werr = f.Truncate(int64(len(b)))
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("%w; in place: %w", err, werr)
+	}
+	return nil
 }
 
 // ReadManifest reads DIR/tcforge-run.json; a missing one is (nil, nil).
