@@ -285,7 +285,13 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 				return usagef("--draw %q: %w", ro.draw, err)
 			}
 			if out != "" {
-				if err := checkOutDir(out); err != nil {
+				if err := checkOutDir("--out", out); err != nil {
+					return usageError{err}
+				}
+			}
+			if g.export != "" {
+				// Before the mapping work, not at its end.
+				if err := checkOutDir("--export", g.export); err != nil {
 					return usageError{err}
 				}
 			}
@@ -342,18 +348,19 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	return cmd
 }
 
-// checkOutDir checks that --out can be written before anything runs: an
+// checkOutDir checks that the directory dir of flag (--out, --export)
+// can be written before anything runs: an
 // existing directory we can create files in, or a path whose nearest
 // existing ancestor is one. It creates nothing that stays.
-func checkOutDir(dir string) error {
+func checkOutDir(flag, dir string) error {
 	at := dir
 	for {
 		fi, err := os.Stat(at)
 		switch {
 		case err == nil && !fi.IsDir() && at == dir:
-			return fmt.Errorf("--out %s: is a file, not a directory", dir)
+			return fmt.Errorf("%s %s: is a file, not a directory", flag, dir)
 		case err == nil && !fi.IsDir():
-			return fmt.Errorf("--out %s: %s is a file, not a directory", dir, at)
+			return fmt.Errorf("%s %s: %s is a file, not a directory", flag, dir, at)
 		case err == nil:
 			f, err := os.CreateTemp(at, ".tcforge-probe-*")
 			if err != nil {
@@ -361,16 +368,16 @@ func checkOutDir(dir string) error {
 				if errors.As(err, &pe) {
 					err = pe.Err
 				}
-				return fmt.Errorf("--out %s: cannot create files in %s: %w", dir, at, err)
+				return fmt.Errorf("%s %s: cannot create files in %s: %w", flag, dir, at, err)
 			}
 			f.Close()
 			return os.Remove(f.Name())
 		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
-			return fmt.Errorf("--out %s: %w", dir, err)
+			return fmt.Errorf("%s %s: %w", flag, dir, err)
 		}
 		parent := filepath.Dir(at)
 		if parent == at {
-			return fmt.Errorf("--out %s: no existing parent directory", dir)
+			return fmt.Errorf("%s %s: no existing parent directory", flag, dir)
 		}
 		at = parent
 	}

@@ -167,6 +167,10 @@ func ParseFiles(paths ...string) ([]*File, map[string]*hcl.File, hcl.Diagnostics
 
 func parse(filename string, src []byte) (*File, *hcl.File, hcl.Diagnostics) {
 	out := &File{Filename: filename}
+	if d := checkNesting(filename, src); d.HasErrors() {
+		// Not parsed: the parser would recurse past the stack.
+		return out, &hcl.File{Bytes: src}, d
+	}
 	hf, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() || hf == nil {
 		// The structure of a file with syntax errors is not checked: the
@@ -174,6 +178,7 @@ func parse(filename string, src []byte) (*File, *hcl.File, hcl.Diagnostics) {
 		return out, hf, diags
 	}
 	body := hf.Body.(*hclsyntax.Body)
+	boundFor(body)
 	for _, a := range sortedSyntaxAttrs(body.Attributes) {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
