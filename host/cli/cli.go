@@ -523,6 +523,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	if err := ro.begin(paths, pipelines, start); err != nil {
 		return err
 	}
+	defer ro.release()
 	ro.watch(runner, pipelines)
 	failed := 0
 	for _, p := range pipelines {

@@ -76,7 +76,7 @@ func newInspectCmd(env *Env, g *globals) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.pipeline, "pipeline", "", "pipeline to inspect (needed when the file has several)")
-	fl.StringVar(&f.point, "point", "", "matrix point as k=v,k=v (needed when the pipeline has several points; unnamed variables may take any value if that leaves one point)")
+	fl.Var(&onceString{v: &f.point}, "point", "matrix point as k=v,k=v (needed when the pipeline has several points; unnamed variables may take any value if that leaves one point)")
 	fl.StringArrayVar(&f.layerers, "layerer", nil, "layerer to inspect (repeatable; default: every layerer of the pipeline)")
 	fl.StringVar(&f.svg, "svg", "", "draw the layered circuit into this SVG file (with several layerers: FILE-<layerer>.svg)")
 	fl.StringVar(&f.bristol, "bristol", "", "write the logic circuit into this file as a Bristol Fashion netlist")

@@ -34,6 +34,7 @@ type runOutput struct {
 	sections []*report.Section
 	summary  report.Summary
 	manifest *report.Manifest // with --out: what this run wrote
+	lock     *os.File         // with --out: the directory's run lock, held to the end
 
 	logMu   sync.Mutex
 	logs    map[string][]string // with --out: the logs/ files of each pipeline
@@ -122,6 +123,11 @@ func (o *runOutput) begin(configs []string, pipelines []*config.Pipeline, start 
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("creating output directory: %w", err)
 	}
+	lock, err := lockOut(o.dir)
+	if err != nil {
+		return err
+	}
+	o.lock = lock
 	names := make([]string, len(pipelines))
 	for i, p := range pipelines {
 		names[i] = p.Name
@@ -138,6 +144,14 @@ func (o *runOutput) begin(configs []string, pipelines []*config.Pipeline, start 
 		o.manifest.Pipelines = append(o.manifest.Pipelines, report.ManifestPipeline{Name: n, Status: "not run"})
 	}
 	return report.WriteManifest(o.dir, o.manifest)
+}
+
+// release lets go of the --out lock (begin's), at the end of the run.
+func (o *runOutput) release() {
+	if o.lock != nil {
+		o.lock.Close()
+		o.lock = nil
+	}
 }
 
 // wrote records files of pipeline name in the manifest and rewrites it,

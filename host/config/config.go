@@ -244,7 +244,7 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  fmt.Sprintf("Invalid pipeline name %q", name),
-			Detail:   "A pipeline name names its result files: use letters, digits, '-', '_' and '.', not starting with '.'.",
+			Detail:   fmt.Sprintf("A pipeline name names its result files: use letters, digits, '-', '_' and '.', not starting with '.', at most %d characters (the files add a point, a layerer and a suffix, within the 255 bytes a file name may have).", MaxPipelineName),
 			Subject:  b.LabelRanges[0].Ptr(),
 		})
 		return nil, diags
@@ -525,8 +525,14 @@ func wholeInt(v cty.Value) (int64, bool) {
 	return n, acc == big.Exact
 }
 
+// MaxPipelineName is the longest pipeline name: result files are named
+// <pipeline>[.<point>].<layerer>.<arch>.safetensors and the like, and a
+// file name has at most 255 bytes (a 300-character name passed the check
+// and failed when the files were written).
+const MaxPipelineName = 100
+
 func validPipelineName(s string) bool {
-	if s == "" || s[0] == '.' {
+	if s == "" || s[0] == '.' || len(s) > MaxPipelineName {
 		return false
 	}
 	for _, r := range s {
