@@ -128,6 +128,13 @@ func (o *runOutput) begin(configs []string, pipelines []*config.Pipeline, start 
 		return err
 	}
 	o.lock = lock
+	// A manifest still "running" now that we hold the lock: its run
+	// was killed (SIGKILL, the kernel's OOM killer, a power cut).
+	previous := ""
+	if old, err := report.ReadManifest(o.dir); err == nil && old != nil && old.Status == "running" {
+		previous = fmt.Sprintf("killed: the run started %s ended without finishing (its manifest still said \"running\")", old.Started.Format(time.RFC3339))
+		o.log.Warn().Str("dir", o.dir).Time("started", old.Started).Msg("the previous run into this directory was killed before it finished")
+	}
 	names := make([]string, len(pipelines))
 	for i, p := range pipelines {
 		names[i] = p.Name
@@ -139,7 +146,7 @@ func (o *runOutput) begin(configs []string, pipelines []*config.Pipeline, start 
 	if len(removed) > 0 {
 		o.log.Debug().Strs("files", removed).Str("dir", o.dir).Msg("removed the earlier run's files of these pipelines")
 	}
-	o.manifest = &report.Manifest{Tool: "tcforge", Configs: configs, Started: start.UTC().Round(time.Second), Status: "running", Files: []string{}}
+	o.manifest = &report.Manifest{Tool: "tcforge", Configs: configs, Started: start.UTC().Round(time.Second), Status: "running", Files: []string{}, Previous: previous}
 	for _, n := range names {
 		o.manifest.Pipelines = append(o.manifest.Pipelines, report.ManifestPipeline{Name: n, Status: "not run"})
 	}

@@ -95,12 +95,20 @@ type Manifest struct {
 	// Finished is zero while the run is running.
 	Finished time.Time `json:"finished,omitzero"`
 	// Status is "running", "ok" (every row verified and as expected),
-	// "failed" (some did not) or "stopped: <why>" (interrupted, terminated,
-	// standard output closed: finished points are written).
+	// "failed" (some did not), "failed: <why>" (its files could not be
+	// written) or "stopped: <why>" (interrupted, terminated, standard
+	// output closed, the host's memory bound: finished points are
+	// written). "running" in a directory whose lock no run holds is a run
+	// that was killed (see Previous).
 	Status    string             `json:"status"`
 	Pipelines []ManifestPipeline `json:"pipelines"`
 	// Files are every file the run wrote, relative to the directory.
 	Files []string `json:"files"`
+	// Previous says how the run before this one into the directory
+	// ended when its manifest could not say it: "killed: …" for one that
+	// still said "running" when this one took the directory's lock (it
+	// was killed, or its machine stopped). Empty otherwise.
+	Previous string `json:"previous,omitempty"`
 }
 
 // ManifestPipeline is one pipeline of a run: its status ("running",
