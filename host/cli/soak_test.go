@@ -1,0 +1,288 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// soakConfig is a pipeline per rate (4 … 20), each of rounds points,
+// through a chaos plugin of every kind (chaos_test.go): a plugin that
+// crashed fails the later points of its pipeline, a fresh process serves
+// the next pipeline.
+func soakConfig(rounds int) string {
+	var sb strings.Builder
+	for _, rate := range []int{4, 8, 12, 16, 20} {
+		fmt.Fprintf(&sb, `pipeline "soak-%d" {
+  samples = 32
+  matrix {
+    rounds = range(1, %d)
+  }
+  construction "chaos-keccak" {
+    log_w  = 0
+    rate   = %d
+    rounds = matrix.rounds
+  }
+  layerer "chaos-layer" {}
+  mapper "chaos-map" {}
+}
+`, rate, rounds+1, rate)
+	}
+	return sb.String()
+}
+
+// soakPipelines are soakConfig's pipelines.
+var soakPipelines = []string{"soak-4", "soak-8", "soak-12", "soak-16", "soak-20"}
+
+// soakRun is one run of the host as a real process, with the plugin
+// processes it was seen to start.
+type soakRun struct {
+	cmd     *exec.Cmd
+	mu      sync.Mutex
+	plugins map[int]bool
+	done    chan struct{}
+}
+
+// startSoak starts `tcforge run` on cfg into out with chaos seed seed
+// ("": none) and watches its children.
+func startSoak(t *testing.T, cfg, out, seed string) *soakRun {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--log-level", "error", "--progress", "never", "--timeout", "3s", "--jobs", "2", "--out", out, cfg)
+	cmd.Env = os.Environ()
+	if seed != "" {
+		cmd.Env = append(cmd.Env, chaosEnv+"="+seed)
+	}
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &soakRun{cmd: cmd, plugins: map[int]bool{}, done: make(chan struct{})}
+	go func() {
+		for {
+			select {
+			case <-r.done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			for _, pid := range children(t, cmd.Process.Pid) {
+				r.mu.Lock()
+				r.plugins[pid] = true
+				r.mu.Unlock()
+			}
+		}
+	}()
+	return r
+}
+
+// end waits for the host (killing it past limit), then checks that every
+// plugin process it started is gone within 5 s.
+func (r *soakRun) end(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	waitBounded(t, r.cmd, limit)
+	close(r.done)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gone := time.Now().Add(5 * time.Second)
+	for pid := range r.plugins {
+		for alive(pid) && time.Now().Before(gone) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			syscall.Kill(pid, syscall.SIGCONT)
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("plugin process %d outlived its host", pid)
+		}
+	}
+	return r.cmd.ProcessState.ExitCode()
+}
+
+// soakManifest is the part of the manifest the soak reads.
+type soakManifest struct {
+	Status   string `json:"status"`
+	Previous string `json:"previous"`
+	Files    []string
+}
+
+// checkWhole checks that no file under out is partial: no temporary file
+// is left, every file the manifest lists exists, every JSON file parses,
+// every CSV has a header and whole records.
+func checkWhole(t *testing.T, out string, m soakManifest) {
+	t.Helper()
+	filepath.Walk(out, func(path string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return nil
+		}
+		if strings.Contains(fi.Name(), ".tmp-") {
+			t.Errorf("temporary file left: %s", path)
+		}
+		switch filepath.Ext(path) {
+		case ".json":
+			b, _ := os.ReadFile(path)
+			if !json.Valid(b) {
+				t.Errorf("%s: not whole JSON", path)
+			}
+		case ".csv":
+			sdktest.Table(t, path) // fails on a torn record
+		}
+		return nil
+	})
+	for _, f := range m.Files {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("the manifest lists %s: %v", f, err)
+		}
+	}
+}
+
+// rowKey names a CSV row by its point and layerer.
+func rowKey(pipeline string, row map[string]string) string { return pipeline + "/" + row["rounds"] + "/" + row["layerer"] }
+
+// stableCells returns a row's cells that do not vary between runs (not the
+// timings).
+func stableCells(row map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range row {
+		if strings.HasSuffix(k, "_ms") || strings.HasPrefix(k, "time_") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// TestSoak runs a pipeline of chaos plugins (every kind crashes, freezes
+// or lies at random) while the host is killed (SIGKILL, SIGTERM, SIGINT)
+// at random moments and started again into the same --out, then lets a
+// last run finish. After every run no plugin process is left and no file
+// is partial; every manifest says how its run ended (a SIGKILLed run's in
+// the next run's "previous"); and every row the last run verified equals
+// an undisturbed run's. Default tier: 40 points, 3 kills; TCFORGE_HEAVY:
+// 200 points, 12 kills.
+func TestSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the host several times (about half a minute)")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to find the plugin processes")
+	}
+	rounds, kills := 8, 3
+	if os.Getenv("TCFORGE_HEAVY") != "" {
+		rounds, kills = 40, 12
+	}
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "soak.hcl", soakConfig(rounds))
+
+	clean := filepath.Join(dir, "clean")
+	t0 := time.Now()
+	if code := startSoak(t, cfg, clean, "").end(t, 10*time.Minute); code != 0 {
+		t.Fatalf("the undisturbed run: exit %d", code)
+	}
+	took := time.Since(t0)
+	want := map[string]map[string]string{}
+	for _, p := range soakPipelines {
+		for _, row := range sdktest.Table(t, filepath.Join(clean, p+".csv")) {
+			want[rowKey(p, row)] = stableCells(row)
+		}
+	}
+	if len(want) != rounds*5 {
+		t.Fatalf("the undisturbed run has %d rows, want %d", len(want), rounds*5)
+	}
+
+	out := filepath.Join(dir, "out")
+	rng := rand.New(rand.NewPCG(27, 0))
+	signals := []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT}
+	killed := false // the last run was SIGKILLed before it finished
+	var outcomes []string
+	for i := 0; i <= kills; i++ {
+		r := startSoak(t, cfg, out, fmt.Sprint(i))
+		sig := syscall.Signal(0)
+		if i < kills {
+			time.Sleep(time.Duration(float64(took) * (0.1 + 0.8*rng.Float64()))) // mid-run, mostly
+			sig = signals[rng.IntN(len(signals))]
+			r.cmd.Process.Signal(sig)
+		}
+		code := r.end(t, 10*time.Minute)
+		var m soakManifest
+		if _, err := os.Stat(filepath.Join(out, "tcforge-run.json")); err == nil {
+			readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+		}
+		checkWhole(t, out, m)
+		if killed && m.Status != "" && !strings.HasPrefix(m.Previous, "killed: ") {
+			t.Errorf("run %d: the manifest does not say the run before was killed: %+v", i, m)
+		}
+		// How it ended, by the exit status, and what the manifest says.
+		switch {
+		case code == 0 || code == 1:
+			if m.Status != "ok" && m.Status != "failed" {
+				t.Errorf("run %d: exit %d, manifest %q", i, code, m.Status)
+			}
+		case code == 143:
+			if m.Status != "stopped: terminated (SIGTERM)" && m.Status != "" {
+				t.Errorf("run %d: SIGTERM, manifest %q", i, m.Status)
+			}
+		case code == 130:
+			if m.Status != "stopped: interrupted" && m.Status != "" {
+				t.Errorf("run %d: SIGINT, manifest %q", i, m.Status)
+			}
+		case code == -1 && sig == syscall.SIGKILL:
+			if m.Status != "running" && m.Status != "" {
+				t.Errorf("run %d: SIGKILL, manifest %q", i, m.Status)
+			}
+		default:
+			t.Errorf("run %d: exit %d after %v", i, code, sig)
+		}
+		// A run killed before it wrote its manifest leaves the last one.
+		killed = code == -1 && m.Status == "running"
+		outcomes = append(outcomes, fmt.Sprintf("%v→%d %q", sig, code, m.Status))
+	}
+	if code := 0; len(outcomes) > 0 && !strings.Contains(outcomes[len(outcomes)-1], `"ok"`) && !strings.Contains(outcomes[len(outcomes)-1], `"failed"`) {
+		t.Errorf("the last run did not finish: %s (%d)", outcomes[len(outcomes)-1], code)
+	}
+
+	same, failed := 0, 0
+	var errs []string
+	for _, p := range soakPipelines {
+		rows := sdktest.Table(t, filepath.Join(out, p+".csv"))
+		if len(rows) != rounds {
+			t.Errorf("%s: the last run has %d rows, want %d", p, len(rows), rounds)
+		}
+		for _, row := range rows {
+			if row["verified"] != "true" || row["error"] != "" {
+				failed++
+				if e := row["error"]; !slices.Contains(errs, e) && len(errs) < 6 {
+					errs = append(errs, e)
+				}
+				continue
+			}
+			w, ok := want[rowKey(p, row)]
+			if !ok {
+				t.Errorf("row %s is not in the undisturbed run", rowKey(p, row))
+				continue
+			}
+			got := stableCells(row)
+			for k, v := range w {
+				if got[k] != v {
+					t.Errorf("row %s: %s = %q, undisturbed %q", rowKey(p, row), k, got[k], v)
+				}
+			}
+			same++
+		}
+	}
+	if same == 0 {
+		t.Error("no row of the last run verified")
+	}
+	t.Logf("undisturbed run: %d points in %v", len(want), took.Round(time.Millisecond))
+	t.Logf("runs: %s", strings.Join(outcomes, "; "))
+	t.Logf("last run: %d rows equal the undisturbed run's, %d failed by the chaos plugins, e.g. %q", same, failed, errs)
+}
