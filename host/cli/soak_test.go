@@ -146,7 +146,9 @@ func checkWhole(t *testing.T, out string, m soakManifest) {
 }
 
 // rowKey names a CSV row by its point and layerer.
-func rowKey(pipeline string, row map[string]string) string { return pipeline + "/" + row["rounds"] + "/" + row["layerer"] }
+func rowKey(pipeline string, row map[string]string) string {
+	return pipeline + "/" + row["rounds"] + "/" + row["layerer"]
+}
 
 // stableCells returns a row's cells that do not vary between runs (not the
 // timings).
