@@ -40,16 +40,19 @@ func hostMemory(flagMiB int64) (int64, string) {
 // as a signal does (stop, with the sizes): the finished rows are written,
 // the manifest says why. The model checks' own estimate (run's
 // MemoryLimit) keeps them under it in the first place; this is the
-// backstop. It returns when ctx ends.
-func boundMemory(ctx context.Context, limit int64, stop func(stopCause)) {
+// backstop. The watchdog ends with ctx; restore puts the runtime's
+// limit back (Main may run again in one process, as tests do).
+func boundMemory(ctx context.Context, limit int64, stop func(stopCause)) (restore func()) {
+	restore = func() {}
 	if limit <= 0 {
-		return
+		return restore
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit)
+		old := debug.SetMemoryLimit(limit)
+		restore = func() { debug.SetMemoryLimit(old) }
 	}
 	if _, ok := selfResident(); !ok {
-		return
+		return restore
 	}
 	go func() {
 		t := time.NewTicker(memoryPoll)
@@ -66,6 +69,7 @@ func boundMemory(ctx context.Context, limit int64, stop func(stopCause)) {
 			}
 		}
 	}()
+	return restore
 }
 
 // selfResident returns this process's resident set size (VmRSS).

@@ -105,19 +105,60 @@ func TestSignalDuringModelCheck(t *testing.T) {
 	}
 }
 
-// TestHostMemoryBound: a host that grows past its own bound (--memory)
-// while checking a model stops the run as a signal does — exit 1, the
-// point written as not run, the manifest saying why, no plugin left —
-// instead of growing until the kernel kills it with the manifest at
-// "running" (the issue's run reached 20 GB).
-func TestHostMemoryBound(t *testing.T) {
+// TestModelCheckRefused: a model check estimated over its share of the
+// host's memory bound (half of --memory, over --jobs) is refused before
+// it starts, in the model's row, as --max-edges refuses a point; the run
+// ends normally (exit 1, manifest "failed"). Before, the host checked
+// whatever model it got: SHA3-256 over 4000 bits grew it to 20 GB, and
+// the kernel killed it with the manifest at "running".
+func TestModelCheckRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and maps an 8-round SHA3-256 point (a few seconds)")
 	}
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.hcl", modelCheckPipeline)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(os.Args[0], "run", "--log-level", "warn", "--progress", "never", "--memory", "300", "--out", out, cfg)
+	// A process of its own: the bound is on the host's whole process.
+	cmd := exec.Command(os.Args[0], "run", "--log-level", "warn", "--progress", "never", "--memory", "1000", "--jobs", "2", "--out", out, cfg)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	r := result{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	want := `mapper "tokens-as-gates": the model check would take about 599 MiB (237619 tokens, 4426285 nonzero parameters), over its share of the host's memory bound, 250 MiB (half of --memory, over --jobs); not checked`
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+	}
+	var m manifest
+	readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+	if m.Status != "failed" {
+		t.Errorf("manifest status %q", m.Status)
+	}
+}
+
+// TestHostMemoryBound: a host that grows past its own bound (--memory)
+// stops the run as a signal does — exit 1, the point written as not run,
+// the manifest saying why, no plugin left — instead of growing until the
+// kernel kills it. Here the host decodes and checks an 8-block SHA3-256
+// circuit (about 16 M edges, over 150 MiB).
+func TestHostMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an 8-block SHA3-256 circuit (a few seconds)")
+	}
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", `pipeline "big" {
+  samples = 4
+  construction "keccak" {
+    preset = "sha3-256"
+    blocks = 8
+  }
+  layerer "reifier" {}
+}
+`)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(os.Args[0], "run", "--log-level", "warn", "--progress", "never", "--memory", "150", "--out", out, cfg)
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Start(); err != nil {
@@ -127,7 +168,7 @@ func TestHostMemoryBound(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Errorf("exit %d, want 1\n%s", code, stderr.String())
 	}
-	const why = "over its memory bound of 300 MiB (--memory)"
+	const why = "over its memory bound of 150 MiB (--memory)"
 	var m manifest
 	readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
 	if !strings.HasPrefix(m.Status, "stopped: the host grew to ") || !strings.HasSuffix(m.Status, why) {

@@ -156,6 +156,11 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	if beta, ok := m.SoftmaxBeta(); ok {
 		mr.Beta = beta
 	}
+	if need, limit := programBytes(mr.Stats), r.modelBytes(); limit > 0 && need > limit {
+		// Refused before the check starts, as --max-edges refuses a point.
+		mr.Err = fmt.Errorf("mapper %q: the model check would take about %d MiB (%d tokens, %d nonzero parameters), over its share of the host's memory bound, %d MiB (half of --memory, over --jobs); not checked", b.Name, need>>20, mr.Stats.Tokens, mr.Stats.ParamsNonzero, limit>>20)
+		return
+	}
 	t0 = time.Now()
 	mr.Samples = len(in)
 	maxBytes := r.modelBytes()
@@ -198,14 +203,24 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 }
 
 // modelBytes is the budget of one model check's forward-pass buffers
-// (forward.Options.MaxBytes): half the host's memory bound — the other
-// half holds the circuits, the models and the Programs themselves —
-// shared by the Jobs points that may check models at once. 0: no bound.
+// (forward.Options.MaxBytes), and separately of its model and Program
+// (programBytes): half the host's memory bound, shared by the Jobs
+// points that may check models at once. 0: no bound.
 func (r *Runner) modelBytes() int64 {
 	if r.MemoryLimit <= 0 {
 		return 0
 	}
 	return r.MemoryLimit / 2 / int64(max(1, r.Jobs))
+}
+
+// programBytes estimates the host memory a model of stats s takes to
+// check beyond the forward pass's buffers (forward.Options.MaxBytes): the
+// decoded model and its compiled Program, about 2 KiB a token and 32 bytes
+// a nonzero parameter. Measured on tokens-as-gates softmax models of
+// Keccak-f[1600] (2, 4 and 8 rounds over 1000 message bits: 65 k to
+// 238 k tokens) the host's whole peak stays under this figure.
+func programBytes(s model.Stats) int64 {
+	return 2048*int64(s.Tokens) + 32*s.ParamsNonzero
 }
 
 // verifyModel checks model m against the layered circuit l: its input and
