@@ -18,6 +18,10 @@ func (o *runOutput) abort(stderr io.Writer, err error) error {
 	fmt.Fprintln(stderr, "Error:", err)
 	if o.dir != "" && o.manifest != nil {
 		o.manifest.Status, o.manifest.Finished = "failed: "+err.Error(), time.Now().UTC().Round(time.Second)
+		if peak, ok := selfPeak(); ok {
+			o.manifest.HostPeakRSS = peak
+		}
+		o.manifest.HostMemoryLimit = o.memLimit
 		if werr := report.WriteManifest(o.dir, o.manifest); werr != nil {
 			fmt.Fprintln(stderr, "Error: the run manifest could not say so either:", werr)
 		}

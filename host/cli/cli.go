@@ -317,6 +317,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 			}
 			ro.dir, ro.log = out, log
 			g.hostBytes, g.hostFrom = hostMemory(g.hostMiB)
+			ro.memLimit = g.hostBytes
 			defer boundMemory(ctx, g.hostBytes, stopWith)()
 			log.Debug().Int64("mib", g.hostBytes>>20).Str("from", g.hostFrom).Msg("the host's memory bound")
 			if cpuProfile != "" {

@@ -73,12 +73,18 @@ func boundMemory(ctx context.Context, limit int64, stop func(stopCause)) (restor
 }
 
 // selfResident returns this process's resident set size (VmRSS).
-func selfResident() (int64, bool) {
+func selfResident() (int64, bool) { return selfStatus("VmRSS") }
+
+// selfPeak returns this process's peak resident set size (VmHWM).
+func selfPeak() (int64, bool) { return selfStatus("VmHWM") }
+
+// selfStatus returns a size field (kB) of /proc/self/status in bytes.
+func selfStatus(field string) (int64, bool) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0, false
 	}
-	_, rest, ok := bytes.Cut(b, []byte("\nVmRSS:"))
+	_, rest, ok := bytes.Cut(b, []byte("\n"+field+":"))
 	if !ok {
 		return 0, false
 	}

@@ -131,11 +131,16 @@ func TestModelCheckRefused(t *testing.T) {
 	if !strings.Contains(r.stdout, want) {
 		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 	}
-	var m manifest
-	readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
-	if m.Status != "failed" {
-		t.Errorf("manifest status %q", m.Status)
+	var m struct {
+		Status          string `json:"status"`
+		HostPeakRSS     int64  `json:"host_peak_rss"`
+		HostMemoryLimit int64  `json:"host_memory_limit"`
 	}
+	readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+	if m.Status != "failed" || m.HostMemoryLimit != 1000<<20 || m.HostPeakRSS <= 0 || m.HostPeakRSS > m.HostMemoryLimit {
+		t.Errorf("manifest %+v", m)
+	}
+	t.Logf("the host's peak: %d MiB", m.HostPeakRSS>>20)
 }
 
 // TestHostMemoryBound: a host that grows past its own bound (--memory)

@@ -35,6 +35,7 @@ type runOutput struct {
 	summary  report.Summary
 	manifest *report.Manifest // with --out: what this run wrote
 	lock     *os.File         // with --out: the directory's run lock, held to the end
+	memLimit int64            // the host's memory bound (hostMemory), for the manifest
 
 	logMu   sync.Mutex
 	logs    map[string][]string // with --out: the logs/ files of each pipeline
@@ -317,6 +318,10 @@ func (o *runOutput) finish(status string) error {
 		o.log.Info().Str("file", path).Msg("wrote report.html")
 	}
 	o.manifest.Status, o.manifest.Finished = status, time.Now().UTC().Round(time.Second)
+	if peak, ok := selfPeak(); ok {
+		o.manifest.HostPeakRSS = peak
+	}
+	o.manifest.HostMemoryLimit = o.memLimit
 	return report.WriteManifest(o.dir, o.manifest)
 }
 

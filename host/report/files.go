@@ -109,6 +109,11 @@ type Manifest struct {
 	// still said "running" when this one took the directory's lock (it
 	// was killed, or its machine stopped). Empty otherwise.
 	Previous string `json:"previous,omitempty"`
+	// HostPeakRSS is the host process's own peak resident memory in
+	// bytes when the run ended (Linux's VmHWM; 0 where unknown), and
+	// HostMemoryLimit the bound it held itself to (--memory).
+	HostPeakRSS     int64 `json:"host_peak_rss,omitempty"`
+	HostMemoryLimit int64 `json:"host_memory_limit,omitempty"`
 }
 
 // ManifestPipeline is one pipeline of a run: its status ("running",
