@@ -29,22 +29,7 @@ func TestFullDisk(t *testing.T) {
 	cfg := writeFile(t, dir, "p.hcl", smallPipeline("first", "reifier")+smallPipeline("second", "reifier")+smallPipeline("third", "reifier"))
 	disk := filepath.Join(dir, "disk")
 	kept := filepath.Join(dir, "kept") // the tmpfs's files, copied out before it goes
-	if err := os.Mkdir(disk, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	script := `mount -t tmpfs -o size=64k tmpfs "$1" || exit 99; d=$1; k=$2; shift 2; "$@"; rc=$?; cp -a "$d" "$k"; exit $rc`
-	args := []string{"-m", "sh", "-c", script, "sh", disk, kept, os.Args[0], "run", "--log-level", "error", "--progress", "never", "--out", filepath.Join(disk, "o"), cfg}
-	if os.Geteuid() != 0 {
-		args = append([]string{"-r"}, args...)
-	}
-	cmd := exec.Command("unshare", args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Run()
-	code := cmd.ProcessState.ExitCode()
-	if code == 99 {
-		t.Skipf("cannot mount a tmpfs here: %s", stderr.String())
-	}
+	code, stderr := onTinyDisk(t, disk, kept, "run", "--log-level", "error", "--progress", "never", "--out", filepath.Join(disk, "o"), cfg)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
 	}
@@ -92,4 +77,49 @@ func TestFullDisk(t *testing.T) {
 		}
 	}
 	t.Logf("manifest: %s; pipelines %+v", m.Status, m.Pipelines)
+}
+
+// onTinyDisk runs the test binary as tcforge with args, in a private mount
+// namespace where disk is a 64 KiB tmpfs, and copies disk's files to kept
+// before the namespace, and the tmpfs, go. It skips the test where no
+// tmpfs can be mounted.
+func onTinyDisk(t *testing.T, disk, kept string, args ...string) (int, *bytes.Buffer) {
+	t.Helper()
+	if err := os.Mkdir(disk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := `mount -t tmpfs -o size=64k tmpfs "$1" || exit 99; d=$1; k=$2; shift 2; "$@"; rc=$?; cp -a "$d" "$k"; exit $rc`
+	uargs := append([]string{"-m", "sh", "-c", script, "sh", disk, kept, os.Args[0]}, args...)
+	if os.Geteuid() != 0 {
+		uargs = append([]string{"-r"}, uargs...)
+	}
+	cmd := exec.Command("unshare", uargs...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if code == 99 {
+		t.Skipf("cannot mount a tmpfs here: %s", stderr.String())
+	}
+	return code, &stderr
+}
+
+// TestBristolFullDisk: inspect --bristol on a disk too small for the
+// netlist (SHA3-256's, about 10 MB, on 64 KiB) fails without leaving a
+// partial file; before, it left the first 64 KiB of the netlist.
+func TestBristolFullDisk(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare(1) to mount a small tmpfs")
+	}
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "one.hcl", "pipeline \"one\" {\n  construction \"keccak\" {\n    preset = \"sha3-256\"\n  }\n  layerer \"reifier\" {}\n}\n")
+	disk, kept := filepath.Join(dir, "disk"), filepath.Join(dir, "kept")
+	code, stderr := onTinyDisk(t, disk, kept, "inspect", "--log-level", "error", "--bristol", filepath.Join(disk, "n.txt"), cfg)
+	if code == 0 || !strings.Contains(stderr.String(), "no space left on device") {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	ents, _ := os.ReadDir(kept)
+	if len(ents) != 0 {
+		t.Errorf("left on the full disk: %v", ents)
+	}
 }
