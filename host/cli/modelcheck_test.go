@@ -106,7 +106,7 @@ func TestSignalDuringModelCheck(t *testing.T) {
 }
 
 // TestModelCheckRefused: a model check estimated over its share of the
-// host's memory bound (half of --memory, over --jobs) is refused before
+// host's memory bound (half of --memory, over the points checked at once) is refused before
 // it starts, in the model's row, as --max-edges refuses a point; the run
 // ends normally (exit 1, manifest "failed"). Before, the host checked
 // whatever model it got: SHA3-256 over 4000 bits grew it to 20 GB, and
@@ -127,7 +127,7 @@ func TestModelCheckRefused(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
 	}
-	want := `mapper "tokens-as-gates": the model check would take about 599 MiB (237619 tokens, 4426285 nonzero parameters), over its share of the host's memory bound, 250 MiB (half of --memory, over --jobs); not checked`
+	want := `mapper "tokens-as-gates": the model check would take about 599 MiB (237619 tokens, 4426285 nonzero parameters), over its share of the host's memory bound, 500 MiB (half of --memory, over the points checked at once); not checked`
 	if !strings.Contains(r.stdout, want) {
 		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 	}

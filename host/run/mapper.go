@@ -156,14 +156,14 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	if beta, ok := m.SoftmaxBeta(); ok {
 		mr.Beta = beta
 	}
-	if need, limit := programBytes(mr.Stats), r.modelBytes(); limit > 0 && need > limit {
+	if need, limit := programBytes(mr.Stats), r.modelBytes(p); limit > 0 && need > limit {
 		// Refused before the check starts, as --max-edges refuses a point.
-		mr.Err = fmt.Errorf("mapper %q: the model check would take about %d MiB (%d tokens, %d nonzero parameters), over its share of the host's memory bound, %d MiB (half of --memory, over --jobs); not checked", b.Name, need>>20, mr.Stats.Tokens, mr.Stats.ParamsNonzero, limit>>20)
+		mr.Err = fmt.Errorf("mapper %q: the model check would take about %d MiB (%d tokens, %d nonzero parameters), over its share of the host's memory bound, %d MiB (half of --memory, over the points checked at once); not checked", b.Name, need>>20, mr.Stats.Tokens, mr.Stats.ParamsNonzero, limit>>20)
 		return
 	}
 	t0 = time.Now()
 	mr.Samples = len(in)
-	maxBytes := r.modelBytes()
+	maxBytes := r.modelBytes(p)
 	prog, res, err := verifyModel(ctx, m, l, in, want, forward.Options{ProbeBeta: mr.Beta > 0, MaxBytes: maxBytes})
 	mr.VerifyTime = time.Since(t0)
 	if res != nil {
@@ -204,13 +204,19 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 
 // modelBytes is the budget of one model check's forward-pass buffers
 // (forward.Options.MaxBytes), and separately of its model and Program
-// (programBytes): half the host's memory bound, shared by the Jobs
-// points that may check models at once. 0: no bound.
-func (r *Runner) modelBytes() int64 {
+// (programBytes): half the host's memory bound, shared by the points of
+// pipeline p that may check models at once (Jobs, the pipeline's own
+// jobs, its number of points). 0: no bound.
+func (r *Runner) modelBytes(p *config.Pipeline) int64 {
 	if r.MemoryLimit <= 0 {
 		return 0
 	}
-	return r.MemoryLimit / 2 / int64(max(1, r.Jobs))
+	at := int64(max(1, r.Jobs))
+	if p.Jobs > 0 {
+		at = min(at, int64(p.Jobs))
+	}
+	at = max(1, min(at, p.NumPoints()))
+	return r.MemoryLimit / 2 / at
 }
 
 // programBytes estimates the host memory a model of stats s takes to
