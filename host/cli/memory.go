@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"time"
+
+	"github.com/tcforge/tcforge/internal/wire"
 )
 
 // memoryPoll is how often the host compares its own resident memory with
@@ -73,25 +73,7 @@ func boundMemory(ctx context.Context, limit int64, stop func(stopCause)) (restor
 }
 
 // selfResident returns this process's resident set size (VmRSS).
-func selfResident() (int64, bool) { return selfStatus("VmRSS") }
+func selfResident() (int64, bool) { return wire.ProcessMemory(os.Getpid(), "VmRSS") }
 
 // selfPeak returns this process's peak resident set size (VmHWM).
-func selfPeak() (int64, bool) { return selfStatus("VmHWM") }
-
-// selfStatus returns a size field (kB) of /proc/self/status in bytes.
-func selfStatus(field string) (int64, bool) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	_, rest, ok := bytes.Cut(b, []byte("\n"+field+":"))
-	if !ok {
-		return 0, false
-	}
-	f := bytes.Fields(rest)
-	if len(f) < 2 || string(f[1]) != "kB" {
-		return 0, false
-	}
-	kb, err := strconv.ParseInt(string(f[0]), 10, 64)
-	return kb << 10, err == nil
-}
+func selfPeak() (int64, bool) { return wire.ProcessMemory(os.Getpid(), "VmHWM") }
