@@ -147,7 +147,7 @@ func (o *runOutput) begin(configs []string, pipelines []*config.Pipeline, start 
 	if len(removed) > 0 {
 		o.log.Debug().Strs("files", removed).Str("dir", o.dir).Msg("removed the earlier run's files of these pipelines")
 	}
-	o.manifest = &report.Manifest{Tool: "tcforge", Configs: configs, Started: start.UTC().Round(time.Second), Status: "running", Files: []string{}, Previous: previous}
+	o.manifest = &report.Manifest{Tool: "tcforge", Configs: configs, Started: start.UTC().Round(time.Second), Status: "running", Files: []string{}, Previous: previous, PID: os.Getpid()}
 	for _, n := range names {
 		o.manifest.Pipelines = append(o.manifest.Pipelines, report.ManifestPipeline{Name: n, Status: "not run"})
 	}

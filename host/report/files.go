@@ -89,6 +89,8 @@ const ManifestFile = "tcforge-run.json"
 // run ends, however it ends short of being killed.
 type Manifest struct {
 	Tool string `json:"tool"`
+	// PID is the process ID of the run that wrote it.
+	PID int `json:"pid,omitempty"`
 	// Configs are the pipeline files of the run, as given.
 	Configs []string  `json:"configs"`
 	Started time.Time `json:"started"`
