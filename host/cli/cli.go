@@ -349,10 +349,10 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	return cmd
 }
 
-// checkOutDir checks that the directory dir of flag (--out, --export)
-// can be written before anything runs: an
-// existing directory we can create files in, or a path whose nearest
-// existing ancestor is one. It creates nothing that stays.
+// checkOutDir checks that the directory dir of flag (--out, --export) can
+// be written before anything runs: an existing directory we can create
+// files in, or a path whose nearest existing ancestor is one. It creates
+// nothing that stays.
 func checkOutDir(flag, dir string) error {
 	at := dir
 	for {
