@@ -213,7 +213,7 @@ func TestSoak(t *testing.T) {
 		sig := syscall.Signal(0)
 		if i < kills {
 			time.Sleep(time.Duration(float64(min(took, 20*time.Second)) * (0.1 + 0.8*rng.Float64()))) // mid-run, mostly
-			sig = signals[i%len(signals)] // each in turn, at a random moment
+			sig = signals[i%len(signals)]                                                             // each in turn, at a random moment
 			r.cmd.Process.Signal(sig)
 		}
 		code := r.end(t, 10*time.Minute)
