@@ -212,8 +212,9 @@ func TestSoak(t *testing.T) {
 		r := startSoak(t, cfg, out, fmt.Sprint(i))
 		sig := syscall.Signal(0)
 		if i < kills {
-			time.Sleep(time.Duration(float64(min(took, 20*time.Second)) * (0.1 + 0.8*rng.Float64()))) // mid-run, mostly
-			sig = signals[i%len(signals)]                                                             // each in turn, at a random moment
+			// Each signal in turn, at a random moment, mostly mid-run.
+			time.Sleep(time.Duration(float64(min(took, 20*time.Second)) * (0.1 + 0.8*rng.Float64())))
+			sig = signals[i%len(signals)]
 			r.cmd.Process.Signal(sig)
 		}
 		code := r.end(t, 10*time.Minute)
