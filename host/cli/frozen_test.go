@@ -74,8 +74,7 @@ func TestFrozenPlugin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			mark := filepath.Join(dir, "stuck-now")
-			t.Setenv(hangMarkEnv, mark)
-			cfg := writeFile(t, dir, "p.hcl", smallPipeline("stuck", "hangs"))
+			cfg := writeFile(t, dir, "p.hcl", strings.Replace(smallPipeline("stuck", "hangs"), `layerer "hangs" {}`, `layerer "hangs" { mark = "`+mark+`" }`, 1))
 			out := filepath.Join(dir, "out")
 			args := append(append([]string{"run", "--log-level", "warn", "--jobs", "1", "--progress", "never"}, tt.flags...), "--out", out, cfg)
 			cmd := exec.Command(os.Args[0], args...)

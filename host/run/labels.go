@@ -86,7 +86,7 @@ func (r *Runner) InspectModels(ctx context.Context, ins *Inspection) ([]Inspecte
 			if err := m.Validate(); err != nil {
 				return nil, fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
 			}
-			if _, _, err := verifyModel(m, l, in, want, forward.Options{}); err != nil {
+			if _, _, err := verifyModel(ctx, m, l, in, want, forward.Options{}); err != nil {
 				return nil, fmt.Errorf("mapper %q [%s]: %w", b.Name, ly.Layerer, err)
 			}
 			out = append(out, InspectedModel{Layerer: ly.Layerer, Mapper: b.Name, Model: m, Circuit: l})
