@@ -11,43 +11,10 @@ import (
 )
 
 // computes describes what the models of one point's logic circuit c
-// compute, for their exported configs (docs/export.md, "computes"); the
-// layerer and mapper are filled in per model.
+// compute (safetensors.Describe), from the construction's resolved
+// parameters and attributes (scope).
 func computes(name string, scope map[string]cty.Value, c *circuit.Circuit) *safetensors.Computes {
-	cp := &safetensors.Computes{Construction: name, Params: plainValues(scope)}
-	for _, r := range c.InputRanges {
-		cp.Inputs = append(cp.Inputs, safetensors.BitRange{Name: r.Name, Start: r.Start, Bits: r.Len})
-	}
-	for _, r := range c.OutputRanges {
-		cp.Outputs = append(cp.Outputs, safetensors.BitRange{Name: r.Name, Start: r.Start, Bits: r.Len})
-	}
-	cp.BitOrder, cp.Padding = bitLayout(name, cp.Params)
-	return cp
-}
-
-// bitLayout returns how the constructions tcforge ships map bytes to bits
-// ("bits" for one it does not know: an external plugin's) and who pads the
-// message: the caller when the circuit reads as many bits as it absorbs
-// (attributes message_bits = padded_bits; padding adds at least two bits),
-// the model otherwise, "none" for SHA-2's bare compression.
-func bitLayout(construction string, params map[string]any) (order, padding string) {
-	order = map[string]string{"keccak": "lsb-first", "sha2": "msb-first"}[construction]
-	if order == "" {
-		order = "bits"
-	}
-	msg, ok1 := params["message_bits"].(int64)
-	padded, ok2 := params["padded_bits"].(int64)
-	switch {
-	case construction == "sha2" && params["mode"] == "compress":
-		padding = "none"
-	case construction == "sha2":
-		padding = "model"
-	case ok1 && ok2 && msg == padded:
-		padding = "caller"
-	case ok1 && ok2:
-		padding = "model"
-	}
-	return order, padding
+	return safetensors.Describe(name, plainValues(scope), c)
 }
 
 // blockParams returns a plugin block's resolved parameters at one point.

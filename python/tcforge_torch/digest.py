@@ -214,4 +214,4 @@ def save_onnx(mod, path, opset=14):
     with torch.enable_grad():
         torch.onnx.export(_Graph(mod), (msg, lengths), path, input_names=["msg", "lengths"], output_names=["digest"],
                           dynamic_axes={"msg": {0: "batch"}, "lengths": {0: "batch"}, "digest": {0: "batch"}},
-                          opset_version=opset)
+                          opset_version=opset, do_constant_folding=False)
