@@ -193,7 +193,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	}
 	if r.Export != "" {
 		info, err := safetensors.ExportDescribed(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit,
-			&safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples})
+			&safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
 		if err != nil {
 			mr.Err = err
 			return

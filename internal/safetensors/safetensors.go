@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
@@ -284,6 +285,16 @@ type Config struct {
 	ExactIn []string `json:"exact_in,omitempty"`
 	// Samples is the number of random inputs the passes ran on.
 	Samples int `json:"samples,omitempty"`
+	// TestVectors are some of those inputs with the construction's
+	// outputs, as bit strings (character i is bit i), for a loader to
+	// check itself against.
+	TestVectors []TestVector `json:"test_vectors,omitempty"`
+}
+
+// TestVector is one input of a model with its expected output.
+type TestVector struct {
+	Input  string `json:"input"`
+	Output string `json:"output"`
 }
 
 // Computes describes the function an exported model computes: the
@@ -330,7 +341,14 @@ type Description struct {
 	// output bit on Samples inputs; formats absent are "not checked".
 	Exact   map[string]bool
 	Samples int
+	// Inputs and Outputs are test vectors: the first MaxTestVectors are
+	// written (NumIn and NumOut bits each).
+	Inputs, Outputs []bitvec.Vec
+	NumIn, NumOut   int
 }
+
+// MaxTestVectors is the most test vectors a config holds.
+const MaxTestVectors = 8
 
 // Formats are the float formats a config's Precision covers, widest first.
 var Formats = []string{"fp64", "fp32", "fp16", "bf16"}
@@ -341,6 +359,9 @@ func (c *Config) describe(d *Description) {
 		return
 	}
 	c.Computes, c.Samples = d.Computes, d.Samples
+	for i := range min(len(d.Inputs), len(d.Outputs), MaxTestVectors) {
+		c.TestVectors = append(c.TestVectors, TestVector{Input: d.Inputs[i].Text(d.NumIn), Output: d.Outputs[i].Text(d.NumOut)})
+	}
 	c.Precision = map[string]string{}
 	for _, f := range Formats {
 		exact, ran := d.Exact[f]
