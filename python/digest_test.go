@@ -94,8 +94,8 @@ for cfg in sys.argv[1:]:
 
 // jitDigests loads a TorchScript module with torch.jit.load alone (no
 // tcforge on the path) and hashes the hex messages of a file, one a line;
-// it prints one hex digest a line, then the seconds per message of a
-// batch of (at most) 16 timed after a warm-up run of the same batch.
+// it prints one hex digest a line, then the seconds per message of the
+// batch (timed after a warm-up run on two messages).
 const jitDigests = `
 import sys, time, torch
 assert "tcforge_torch" not in sys.modules
@@ -107,12 +107,10 @@ for i, x in enumerate(msgs):
     batch[i, :len(x)] = torch.tensor(list(x), dtype=torch.uint8)
 lengths = torch.tensor([len(x) for x in msgs])
 with torch.no_grad():
-    k = min(16, len(msgs))
-    m(batch[:k], lengths[:k])  # warm-up: TorchScript's profiling run
+    m(batch[:2], lengths[:2])  # warm-up: TorchScript's profiling run
     t0 = time.perf_counter()
-    m(batch[:k], lengths[:k])
-    secs = (time.perf_counter() - t0) / k
     out = m(batch, lengths)
+    secs = (time.perf_counter() - t0) / len(msgs)
 assert "tcforge_torch" not in sys.modules
 for row in out:
     print(row.numpy().tobytes().hex())
@@ -257,6 +255,45 @@ func TestDigestModuleToy(t *testing.T) {
 		r := runORT(t, base+".onnx", tc.n, tc.msgs)
 		checkDigests(t, filepath.Base(base)+".onnx in ONNX Runtime "+r.Version, r.Digests, tc.want)
 	}
+	// Malformed inputs: the TorchScript module's checks, one line each
+	// naming the problem (toy w = 1 reads exactly 2 bytes).
+	out := runPython(t, dir, `
+import sys, torch
+m = torch.jit.load(sys.argv[1])
+for name, call in [
+    ("int64", lambda: m(torch.tensor([1, 2]))),
+    ("float", lambda: m(torch.zeros(1, 2))),
+    ("3-d", lambda: m(torch.zeros(1, 1, 2, dtype=torch.uint8))),
+    ("too long", lambda: m(torch.zeros(1, 3, dtype=torch.uint8), torch.tensor([3]))),
+    ("too short", lambda: m(torch.zeros(1, 2, dtype=torch.uint8), torch.tensor([1]))),
+    ("lengths shape", lambda: m(torch.zeros(2, 2, dtype=torch.uint8), torch.tensor([2]))),
+    ("past columns", lambda: m(torch.zeros(1, 1, dtype=torch.uint8), torch.tensor([2]))),
+]:
+    try:
+        m_out = call()
+        print(name, "| no error", m_out)
+    except Exception as e:
+        print(name, "|", str(e).strip().splitlines()[-1])
+`, strings.TrimSuffix(toys[0].config, ".json")+".pt")
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if name, msg, ok := strings.Cut(l, " | "); ok {
+			lines[name] = msg
+		}
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"int64", "ValueError: digest module: msg must be a uint8 tensor of message bytes, got dtype int64"},
+		{"float", "ValueError: digest module: msg must be a uint8 tensor of message bytes, got dtype float32"},
+		{"3-d", "ValueError: digest module: msg must be uint8 [batch, bytes] or [bytes], got 3 dimensions"},
+		{"too long", "ValueError: digest module: a message of 3 bytes; this model hashes exactly 2 bytes"},
+		{"too short", "ValueError: digest module: a message of 1 bytes; this model hashes exactly 2 bytes"},
+		{"lengths shape", "ValueError: digest module: lengths must be [2] (one length a message), got shape [1]"},
+		{"past columns", "ValueError: digest module: a length of 2 bytes exceeds msg's 1 columns"},
+	} {
+		if !strings.Contains(lines[tc.name], tc.want) {
+			t.Errorf("malformed input %s: the module said %q, want %q", tc.name, lines[tc.name], tc.want)
+		}
+	}
 	if skipORT != "" {
 		t.Skip(skipORT)
 	}
@@ -296,7 +333,7 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 	base := strings.TrimSuffix(config, ".json")
 	got, secs := runJIT(t, dir, base+".pt", msgs)
 	checkDigests(t, "torch.jit.load", got, want)
-	t.Logf("PyTorch (torch.jit.load, batch of 16): %s s a message", secs)
+	t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(msgs), secs)
 	if why := ortMissing(); why != "" {
 		t.Log(why)
 	} else {

@@ -425,6 +425,7 @@ for cfg in sys.argv[1:]:
 		{[]string{"run", "--help"}, 0, "usage: python3 -m tcforge_torch run"},
 		{[]string{configs[len(configs)-2]}, 1, "tcforge_torch: " + configs[len(configs)-2] + `: "weights" is '/dev/zero'`},
 		{[]string{"module", configs[0]}, 1, "is missing"},
+		{[]string{"module", info.Config}, 1, "architecture 'no-attention/mlp' is not stock encoder layers"},
 	} {
 		cmd := exec.Command(python, append([]string{"-m", "tcforge_torch"}, tc.args...)...)
 		pkg, _ := filepath.Abs(".")

@@ -41,6 +41,17 @@ SUFFIX = {"sha3-224": 0x06, "sha3-256": 0x06, "sha3-384": 0x06, "sha3-512": 0x06
 GATHER_SCORE = 1024.0
 
 
+def _dtype_name(dt: torch.dtype) -> str:
+    """dt's name (TorchScript prints a dtype as a number)."""
+    names = [(torch.uint8, "uint8"), (torch.int8, "int8"), (torch.int16, "int16"), (torch.int32, "int32"),
+             (torch.int64, "int64"), (torch.float16, "float16"), (torch.bfloat16, "bfloat16"),
+             (torch.float32, "float32"), (torch.float64, "float64"), (torch.bool, "bool")]
+    for d, name in names:
+        if d == dt:
+            return name
+    return "another dtype"
+
+
 class DigestModule(nn.Module):
     """msg (uint8 [B, L] with lengths [B], or uint8 [L]) -> digest bytes."""
 
@@ -65,7 +76,7 @@ class DigestModule(nn.Module):
 
     def forward(self, msg: torch.Tensor, lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
         if msg.dtype != torch.uint8:
-            raise ValueError("digest module: msg must be a uint8 tensor of message bytes, got dtype " + str(msg.dtype))
+            raise ValueError("digest module: msg must be a uint8 tensor of message bytes, got dtype " + _dtype_name(msg.dtype))
         single = msg.dim() == 1
         if single:
             msg = msg.unsqueeze(0)
