@@ -100,6 +100,9 @@ func TestMLPExactInFloat64(t *testing.T) {
 		{"sha256 max_weight 2^16", sha2.Plugin, map[string]any{"preset": "sha256"}, fusion.Options{MaxSum: 1 << 16}},
 		{"sha256 max_weight 2^22", sha2.Plugin, map[string]any{"preset": "sha256"}, fusion.Options{MaxSum: 1 << 22}},
 	} {
+		if testing.Short() && tc.plugin == sha2.Plugin {
+			continue // -short: SHA3-256 only (SHA-256's two models take seconds each)
+		}
 		c := sdktest.Build(t, tc.plugin, tc.values)
 		l, err := fusion.Compile(context.Background(), c, tc.opts)
 		if err != nil {
