@@ -363,20 +363,19 @@ class Model:
         return g, float(n["eps"])
 
     def _weights(self, dtype):
-        """The weights in dtype: float32 as loaded; float64 likewise sparse
-        or dense; other dtypes (bfloat16, float16) dense, as PyTorch's CPU
-        sparse kernels do not take them."""
+        """The weights for a pass in dtype: float32 as loaded; float64
+        likewise sparse or dense; bfloat16 and float16 rounded to dtype and
+        held in float32 (PyTorch's CPU sparse kernels take neither)."""
         if dtype == torch.float32:
             return self.W
         if dtype not in self._typed:
             conv = {}
             for name, w in self.W.items():
                 if w.layout == torch.strided:
-                    conv[name] = w.to(dtype)
-                elif dtype == torch.float64:
-                    conv[name] = torch.sparse_csr_tensor(w.crow_indices(), w.col_indices(), w.values().to(dtype), size=w.shape)
+                    conv[name] = w.to(dtype) if dtype == torch.float64 else _round(w, dtype)
                 else:
-                    conv[name] = w.to_dense().to(dtype)
+                    vals = w.values().to(dtype) if dtype == torch.float64 else _round(w.values(), dtype)
+                    conv[name] = torch.sparse_csr_tensor(w.crow_indices(), w.col_indices(), vals, size=w.shape)
             self._typed[dtype] = conv
         return self._typed[dtype]
 
@@ -388,73 +387,85 @@ class Model:
             return torch.zeros(x.shape[0], w.shape[0], dtype=x.dtype)
         return (w @ x.T).T
 
-    def _apply_norm(self, n, x):
+    def _apply_norm(self, n, x, r):
         if n is None:
             return x
         g, eps = self._norm(n)
-        g = g.to(x.dtype)
-        return x * g / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)
+        g = r(g.to(x.dtype))
+        return r(x * g / r(torch.sqrt(r((x * x).mean(dim=-1, keepdim=True)) + eps)))
 
-    def _attention(self, W, a, x):
-        """x: [T, d] of one sample."""
+    def _attention(self, W, a, x, r):
+        """x: [T, d] of one sample; r rounds to the pass's format."""
         out = torch.zeros_like(x)
         for h in a["heads"]:
-            q = self._mm(W[h["q"]], x)
-            k = self._mm(W[h["k"]], x)
-            v = self._mm(W[h["v"]], x)
+            q = r(self._mm(W[h["q"]], x))
+            k = r(self._mm(W[h["k"]], x))
+            v = r(self._mm(W[h["v"]], x))
             # Scores; q is mostly zeros in the models tcforge writes
             # (one-hot queries), so multiply it as a sparse matrix then.
-            sparse_q = x.dtype in (torch.float32, torch.float64) and 4 * int((q != 0).sum()) < q.numel()
-            s = q.to_sparse() @ k.T if sparse_q else q @ k.T
+            s = r(q.to_sparse() @ k.T if 4 * int((q != 0).sum()) < q.numel() else q @ k.T)
             if a["mode"] == "hard":
                 att = ((s - 1).abs() <= 1e-3).to(x.dtype)
             else:
-                att = torch.softmax(float(a["beta"]) * s, dim=-1)
-            if a["mode"] == "hard" and x.dtype in (torch.float32, torch.float64) and 4 * int(att.sum()) < att.numel():
+                att = r(torch.softmax(r(float(a["beta"]) * s), dim=-1))
+            if a["mode"] == "hard" and 4 * int(att.sum()) < att.numel():
                 att = att.to_sparse()
-            out = out + self._mm(W[h["o"]], att @ v)
+            out = r(out + r(self._mm(W[h["o"]], r(att @ v))))
         return out
 
-    def _ffn(self, W, f, x):
-        g = self._mm(W[f["w_gate"]], x)
-        v = self._mm(W[f["w_value"]], x)
-        return self._mm(W[f["w_out"]], torch.nn.functional.silu(g) * v)
+    def _ffn(self, W, f, x, r):
+        g = r(self._mm(W[f["w_gate"]], x))
+        v = r(self._mm(W[f["w_value"]], x))
+        return r(self._mm(W[f["w_out"]], r(r(torch.nn.functional.silu(g)) * v)))
 
     def run(self, bits, batch=64, dtype=torch.float32):
         """Output bits (uint8 [n, outputs]) of input bits (0/1, [n, inputs]),
-        the pass computed in dtype (float32, float64 or bfloat16)."""
+        the pass in dtype: float32, float64, or bfloat16 or float16 — for a
+        stock model PyTorch's own kernels in that dtype; otherwise weights
+        and every intermediate result rounded to it, products summed in
+        float32 (as CPU bfloat16 matmuls accumulate)."""
         bits = torch.as_tensor(bits)
         if bits.dim() != 2 or bits.shape[1] != self.inputs:
             raise ValueError(f"{self.path}: want bits of shape [n, {self.inputs}], got {list(bits.shape)}")
         if bits.dtype.is_floating_point or bits.dtype.is_complex or bool(((bits != 0) & (bits != 1)).any()):
             raise ValueError(f"{self.path}: want input bits 0 or 1 (an integer or bool tensor), got dtype {bits.dtype}")
+        if dtype not in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
+            raise ValueError(f"{self.path}: dtype {dtype}: want float32, float64, bfloat16 or float16")
         if self.stock:
             return self._run_stock(bits.to(torch.float32), dtype)
         if self.tokens > 1:
             batch = 1  # one sample at a time: attention is T×T
         outs = []
         for lo in range(0, bits.shape[0], batch):
-            outs.append(self._run(bits[lo:lo + batch].to(dtype), dtype))
+            outs.append(self._run(bits[lo:lo + batch], dtype))
         return torch.cat(outs) if outs else torch.zeros(0, self.outputs, dtype=torch.uint8)
 
     def _run(self, bits, dtype):
         n, T, d = bits.shape[0], self.tokens, self.d
         W = self._weights(dtype)
-        base, inp = self.base.to(dtype), self.input.to(dtype)
+        cdt = torch.float64 if dtype == torch.float64 else torch.float32
+        r = (lambda t: t) if cdt == dtype else (lambda t: _round(t, dtype))
+        bits = bits.to(cdt)
+        base, inp = r(self.base.to(cdt)), r(self.input.to(cdt))
         x = base.unsqueeze(0).repeat(n, 1, 1)  # [n, T, d]
         for b in range(self.inputs):
-            x[:, self.input_token[b], :] += bits[:, b:b + 1] * inp[b]
+            x[:, self.input_token[b], :] = r(x[:, self.input_token[b], :] + bits[:, b:b + 1] * inp[b])
         for blk in self.cfg["blocks"]:
             if blk.get("attention"):
                 a = blk["attention"]
-                y = torch.stack([self._attention(W, a, xi) for xi in self._apply_norm(a.get("norm"), x)])
-                x = x + y if a["residual"] else y
+                y = torch.stack([self._attention(W, a, xi, r) for xi in self._apply_norm(a.get("norm"), x, r)])
+                x = r(x + y) if a["residual"] else y
             if blk.get("ffn"):
                 f = blk["ffn"]
-                y = self._ffn(W, f, self._apply_norm(f.get("norm"), x).reshape(n * T, d)).reshape(n, T, d)
-                x = x + y if f["residual"] else y
+                y = self._ffn(W, f, self._apply_norm(f.get("norm"), x, r).reshape(n * T, d), r).reshape(n, T, d)
+                x = r(x + y) if f["residual"] else y
         vals = x[:, self.out_token, self.out_dim]
-        return (vals >= self.out_threshold.to(dtype)).to(torch.uint8)
+        return (vals >= r(self.out_threshold.to(cdt))).to(torch.uint8)
+
+
+def _round(t, dtype):
+    """t rounded to dtype (bfloat16, float16) and held as float32."""
+    return t.to(dtype).to(torch.float32)
 
 
 def load(config_path):
