@@ -6,8 +6,8 @@
 # d_model, blocks, heads, FFN width, parameters dense and nonzero) beside
 # GPT-2 small, GPT-2 XL and Llama-2-7B; report.html shows it too. With
 # --export DIR the tokens-as-states models load into a stock
-# nn.TransformerEncoder with strict=True (python/, README "SHA3-256 in
-# stock PyTorch modules").
+# nn.TransformerEncoder with strict=True (python/, docs/export.md "Stock
+# PyTorch modules").
 #
 #   go run ./host/cmd/tcforge run --out out --export out/models configs/transformers.hcl
 #
@@ -35,7 +35,7 @@ pipeline "transformers-sha3-256" {
 }
 
 # SHA3-256 of one padded block (the caller pads, as a tokenizer would:
-# any message of up to 135 bytes): the model of the README's snippet, which
+# any message of up to 135 bytes): the model of docs/export.md's snippet, which
 # prints sha3_256(b"abc") from stock PyTorch modules.
 pipeline "transformers-sha3-256-block" {
   samples = 64

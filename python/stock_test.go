@@ -33,6 +33,7 @@ import (
 // own float32 pass.
 func TestStockTokensAsStates(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "seven tokens-as-states models in stock PyTorch modules (20 s)")
 	ctx := context.Background()
 	points := []struct {
 		name   string
@@ -100,7 +101,7 @@ func TestStockTokensAsStates(t *testing.T) {
 	}
 }
 
-// TestStockSnippet runs the README's stock-modules snippet on the model
+// TestStockSnippet runs docs/export.md's stock-modules snippet on the model
 // configs/transformers.hcl exports for SHA3-256 of one padded block
 // (fusion, tokens-as-states; the snippet pads b"abc") and checks that it
 // prints sha3_256(b"abc") twice, from the stock nn.TransformerEncoder and
@@ -124,19 +125,19 @@ func TestStockSnippet(t *testing.T) {
 	if _, err := safetensors.Export(m, filepath.Join(dir, "out", "models"), "transformers-sha3-256-block.fusion.tokens-as-states-stock", 0); err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/export.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(readme), "<!-- snippet: stock -->\n```python\n")
 	snippet, _, ok2 := strings.Cut(rest, "```")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no <!-- snippet: stock --> python block")
+		t.Fatal("docs/export.md has no <!-- snippet: stock --> python block")
 	}
 	sum := sha3.Sum256([]byte("abc"))
 	want := hex.EncodeToString(sum[:])
 	got := strings.Fields(runPython(t, dir, snippet))
 	if len(got) != 2 || got[0] != want || got[1] != want {
-		t.Errorf("README stock snippet printed %q, want %s twice (sha3_256(b\"abc\"))", got, want)
+		t.Errorf("docs/export.md stock snippet printed %q, want %s twice (sha3_256(b\"abc\"))", got, want)
 	}
 }

@@ -115,6 +115,7 @@ for cfg, inp in zip(sys.argv[1::2], sys.argv[2::2]):
 // inputs, bit for bit against the layered circuit.
 func TestToyKeccak(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "eight toy models exported and run in PyTorch (8–25 s)")
 	ctx := context.Background()
 	c := build(t, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(1), "blocks": int64(1), "padding": "none"})
 	dir := t.TempDir()
@@ -212,6 +213,7 @@ print(f"{equal} of {len(msgs)} digests equal hashlib.sha3_256")
 // modules. It also runs the README's snippet on the mlp model.
 func TestSHA3_256(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "full SHA3-256 models in PyTorch (half a minute)")
 	ctx := context.Background()
 	c := build(t, map[string]any{"preset": "sha3-256"})
 	l, err := fusion.Compile(ctx, c, fusion.Options{})

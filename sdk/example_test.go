@@ -49,10 +49,14 @@ var parity = &sdk.Construction{
 	},
 }
 
-// A construction plugin is one value and one line of main.
+// A construction plugin is one value; Validate checks its declaration (the
+// host and serve.Main run it), and its main is one line:
+//
+//	func main() { serve.Main(parity) }
 func Example() {
-	// The plugin's main: serve until the host is done with it.
-	sdk.Serve(parity)
+	fmt.Println(sdk.Validate(parity))
+	// Output:
+	// <nil>
 }
 
 // NewPass is what the host does before every call, and what a plugin's
@@ -72,7 +76,7 @@ func ExampleNewPass() {
 	// parameter "n": an even n above 64 is not supported, got 100
 }
 
-// Validate reports every mistake in a declaration; Serve and the host run it.
+// Validate reports every mistake in a declaration; serve.Main and the host run it.
 func ExampleValidate() {
 	bad := &sdk.Layerer{
 		Name: "bad",

@@ -242,8 +242,10 @@ func (p Params) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeParams decodes JSON written by Params.MarshalJSON against schema.
-func decodeParams(schema []Param, data []byte) (Params, error) {
+// ParseParams decodes JSON written by Params.MarshalJSON (what the host
+// sends a plugin process) against schema, checking the values as NewParams
+// does; its error is a *ParamError when one parameter is to blame.
+func ParseParams(schema []Param, data []byte) (Params, error) {
 	raw := map[string]any{}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

@@ -175,7 +175,7 @@ func TestUndeclaredPanics(t *testing.T) {
 }
 
 // TestParamsJSONRoundTrip checks MarshalJSON (explicit values only, sorted
-// keys) and DecodeParams, which must give back the same values and types.
+// keys) and ParseParams, which must give back the same values and types.
 func TestParamsJSONRoundTrip(t *testing.T) {
 	p, err := sdk.NewParams(paramSchema(), map[string]any{
 		"rate":    int64(1088),
@@ -197,7 +197,7 @@ func TestParamsJSONRoundTrip(t *testing.T) {
 	if string(data) != want {
 		t.Errorf("MarshalJSON = %s\nwant          %s", data, want)
 	}
-	q, err := sdk.DecodeParams(paramSchema(), data)
+	q, err := sdk.ParseParams(paramSchema(), data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,10 +213,10 @@ func TestParamsJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// TestDecodeParams checks decoding of numbers (integers stay exact, whole
+// TestParseParams checks decoding of numbers (integers stay exact, whole
 // floats become Ints where declared so) and its errors.
-func TestDecodeParams(t *testing.T) {
-	p, err := sdk.DecodeParams(paramSchema(), []byte(`{"rate": 4e1, "scale": 3, "log_w": 2.0}`))
+func TestParseParams(t *testing.T) {
+	p, err := sdk.ParseParams(paramSchema(), []byte(`{"rate": 4e1, "scale": 3, "log_w": 2.0}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestDecodeParams(t *testing.T) {
 		{"array", `{"rate": 1, "label": [1]}`, "must be a string", "label"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := sdk.DecodeParams(paramSchema(), []byte(tc.json))
+			_, err := sdk.ParseParams(paramSchema(), []byte(tc.json))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}

@@ -1,7 +1,9 @@
 // Package sdk is all a tcforge plugin author imports: the three plugin kinds
 // (construction, layerer, mapper) declared as struct values in the manner of
 // golang.org/x/tools/go/analysis.Analyzer, their parameter schemas, the
-// per-call Pass, and Serve, which runs a plugin as a plugin process.
+// per-call Pass, and the helpers a construction's funcs and tests share.
+// The main of a plugin executable is package sdk/serve (kept apart, so
+// these declarations compile without the wire).
 //
 // A plugin is one value and one line of main:
 //
@@ -14,7 +16,7 @@
 //		Reference: reference,
 //	}
 //
-//	func main() { sdk.Serve(Plugin) }
+//	func main() { serve.Main(Plugin) }
 //
 // The host runs every block's Prepare for every matrix point before the first
 // point runs, so values the schema cannot rule out (a chain longer than the
@@ -25,6 +27,7 @@ package sdk
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/rs/zerolog"
 
@@ -172,16 +175,15 @@ func NewPass(ctx context.Context, pl Plugin, values map[string]any) (*Pass, erro
 	if err != nil {
 		return nil, err
 	}
-	return prepare(ctx, pl, p, nil)
+	return PassOf(ctx, pl, p)
 }
 
-// prepare runs pl's Prepare on p.
-func prepare(ctx context.Context, pl Plugin, p Params, log *zerolog.Logger) (*Pass, error) {
-	if log == nil {
-		l := *zerolog.Ctx(ctx) // a copy: zerolog's fallbacks are shared
-		log = &l
-	}
-	pass := &Pass{Params: p, Log: log}
+// PassOf is NewPass for parameters already checked (by NewParams or
+// ParseParams): it runs pl's Prepare on p. The Pass's Log is the logger of
+// ctx (zerolog.Ctx).
+func PassOf(ctx context.Context, pl Plugin, p Params) (*Pass, error) {
+	log := *zerolog.Ctx(ctx) // a copy: zerolog's fallbacks are shared
+	pass := &Pass{Params: p, Log: &log}
 	var fn func(context.Context, *Pass) (any, error)
 	switch v := pl.(type) {
 	case *Construction:
@@ -199,4 +201,29 @@ func prepare(ctx context.Context, pl Plugin, p Params, log *zerolog.Logger) (*Pa
 		return nil, err
 	}
 	return pass, nil
+}
+
+// BlockLinear returns the size of a construction that is fixed plus
+// blocks copies of perBlock (a chain of compressions: inputs and constants,
+// then one block's nodes per block), the estimate of every Merkle–Damgård
+// construction. Its error says the size overflows an int64 (a point no
+// host can build, refused as such).
+func BlockLinear(fixed, perBlock Size, blocks int64) (Size, error) {
+	n, ok1 := mulAdd(perBlock.Nodes, blocks, fixed.Nodes)
+	e, ok2 := mulAdd(perBlock.Edges, blocks, fixed.Edges)
+	if !ok1 || !ok2 || blocks < 0 {
+		return Size{}, fmt.Errorf("circuit size %d + %d × (%d nodes, %d edges) overflows an int64", fixed.Nodes, blocks, perBlock.Nodes, perBlock.Edges)
+	}
+	return Size{Nodes: n, Edges: e}, nil
+}
+
+// mulAdd returns a·b + c and whether it fits an int64 (a, b, c ≥ 0).
+func mulAdd(a, b, c int64) (int64, bool) {
+	if a < 0 || b < 0 || c < 0 {
+		return 0, false
+	}
+	if a != 0 && b > (math.MaxInt64-c)/a {
+		return 0, false
+	}
+	return a*b + c, true
 }

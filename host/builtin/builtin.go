@@ -8,9 +8,11 @@ import (
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
+	"github.com/tcforge/tcforge/plugins/md5"
 	"github.com/tcforge/tcforge/plugins/merkle"
 	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/plugins/sha1"
 	"github.com/tcforge/tcforge/plugins/sha2"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
@@ -25,9 +27,11 @@ func Plugins() map[string]sdk.Plugin {
 		fusion.Plugin,
 		keccak.Plugin,
 		md.Plugin,
+		md5.Plugin,
 		merkle.Plugin,
 		noattention.Plugin,
 		reifier.Plugin,
+		sha1.Plugin,
 		sha2.Plugin,
 		tokensasgates.Plugin,
 		tokensasstates.Plugin,

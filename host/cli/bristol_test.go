@@ -14,6 +14,7 @@ import (
 // tcforge-written Bristol Fashion file, both backends) and checks every
 // row: verified against the netlist evaluator and at its expected figures.
 func TestBristolConfig(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r := tcforge(t, "run", "--log-level", "warn", "--out", out, "../../configs/bristol.hcl")
 	if r.code != 0 {
@@ -53,6 +54,7 @@ func TestBristolConfig(t *testing.T) {
 // anything runs, as a diagnostic at the file attribute naming the file
 // and line; nothing is written.
 func TestBristolBadFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "circuits"), 0o755); err != nil {
 		t.Fatal(err)
@@ -84,6 +86,7 @@ func TestBristolBadFile(t *testing.T) {
 // TestInspectBristol exports the paper's Keccak figure circuit with
 // inspect --bristol and imports the file back through a pipeline.
 func TestInspectBristol(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "keccak.txt")
 	r := tcforge(t, "inspect", "--log-level", "warn", "--pipeline", "fig-keccak-circuit", "--point", "log_w=0", "--bristol", file, figures)

@@ -33,6 +33,7 @@ import (
 	"github.com/tcforge/tcforge/host/report"
 	"github.com/tcforge/tcforge/host/run"
 	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/serve"
 )
 
 // Env is what the command line runs against: its streams and how to start
@@ -653,7 +654,7 @@ func newPluginCmd(env *Env) *cobra.Command {
 			// A plugin keeps the default SIGPIPE action Main turned off:
 			// writing to the pipes of a host that is gone ends it.
 			signal.Reset(syscall.SIGPIPE)
-			sdk.Serve(p)
+			serve.Main(p)
 			return nil
 		},
 	})

@@ -40,6 +40,7 @@ func levelTable(t *testing.T, out string) [][]string {
 // TestInspectKeccakCircuit checks the per-level tables of the paper's
 // "Keccak, w = 1, one round" circuit (both readings of w) and the drawing.
 func TestInspectKeccakCircuit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		point  string
 		header string
@@ -102,6 +103,7 @@ func TestInspectKeccakCircuit(t *testing.T) {
 }
 
 func TestInspectJSONAndErrors(t *testing.T) {
+	t.Parallel()
 	r := tcforge(t, "inspect", "--log-level", "warn", "--json", "--pipeline", "fig-keccak-circuit", "--point", "log_w=0", figures)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)

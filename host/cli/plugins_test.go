@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/tcforge/tcforge/host/builtin"
@@ -14,17 +15,19 @@ import (
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
-// hangMarkEnv names a file the "hangs" layerer creates when it starts
-// hanging.
-const hangMarkEnv = "TCFORGE_TEST_HANG_MARK"
+// The fixtures' behaviour is chosen by their name and their HCL, never by
+// the environment, so that the tests using them run in parallel: the
+// "counting" construction's `log` names the file it appends its calls to,
+// the "hangs" layerer's `mark` the file it creates when it starts hanging,
+// the "diesonce" layerer's `died` the file its first Layer call creates
+// before it exits; "neverstarts" and "chatty" misbehave before the
+// handshake, where no HCL reaches them, so they are served only to the
+// tests that name them (tcforgeWith, allBuiltins).
 
-// checkLogEnv names a file the "counting" construction appends a line to
-// at every Prepare and Estimate call.
-const checkLogEnv = "TCFORGE_TEST_CHECK_LOG"
-
-// logCall appends "what:rounds=N" to the file $checkLogEnv names, if set.
+// logCall appends "what:rounds=N" to the file the pass's `log` names, if
+// any.
 func logCall(what string, pass *sdk.Pass) error {
-	path := os.Getenv(checkLogEnv)
+	path := pass.Params.String("log")
 	if path == "" {
 		return nil
 	}
@@ -37,28 +40,28 @@ func logCall(what string, pass *sdk.Pass) error {
 	return err
 }
 
-// diesOnceEnv names a file: the "diesonce" layerer's first Layer call
-// creates it and exits the process; later calls (the file exists) are
-// reifier's.
-const diesOnceEnv = "TCFORGE_TEST_DIES_ONCE"
+// testBuiltins are allBuiltins but the fixtures that misbehave before the
+// start-up handshake (see TestMain): the plugins tcforge gives the host,
+// so that only the tests that name those (tcforgeWith) start them.
+func testBuiltins() map[string]sdk.Plugin {
+	m := allBuiltins()
+	delete(m, "neverstarts")
+	delete(m, "chatty")
+	return m
+}
 
-// neverStartsEnv, set to 1, makes the "neverstarts" layerer's process
-// never complete the go-plugin handshake (see TestMain); unset, it is
-// reifier.
-const neverStartsEnv = "TCFORGE_TEST_NEVER_STARTS"
-
-// chattyEnv, set to 1, makes the "chatty" layerer's process write a line
-// to its standard output before the go-plugin handshake (see TestMain);
-// unset, it is reifier.
-const chattyEnv = "TCFORGE_TEST_CHATTY"
+// pathParam is a fixture's string parameter naming a file.
+func pathParam(name, doc string) []sdk.Param {
+	return []sdk.Param{{Name: name, Type: sdk.String, Default: "", Doc: doc}}
+}
 
 // noPrepare is the Prepare of the test layerers: nothing to resolve.
 func noPrepare(context.Context, *sdk.Pass) (any, error) { return nil, nil }
 
-// testBuiltins are the bundled plugins plus misbehaving ones. They are
+// allBuiltins are the bundled plugins plus misbehaving ones. They are
 // served, like bundled plugins, by re-executing the test binary, so every
 // misbehaviour happens in a real plugin process behind real RPC.
-func testBuiltins() map[string]sdk.Plugin {
+func allBuiltins() map[string]sdk.Plugin {
 	m := builtin.Plugins()
 	// reifierThen compiles with the real backend, then corrupts the result.
 	reifierThen := func(corrupt func(*layered.Circuit)) func(context.Context, *sdk.Pass, *circuit.Circuit) (*layered.Circuit, error) {
@@ -82,17 +85,19 @@ func testBuiltins() map[string]sdk.Plugin {
 				os.Exit(3)
 				return nil, nil
 			}},
-		{Name: "diesonce", Version: "0.0.1", Doc: "exits in its first Layer call (the one that creates $" + diesOnceEnv + "), then is reifier",
-			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
-				if f, err := os.OpenFile(os.Getenv(diesOnceEnv), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+		{Name: "diesonce", Version: "0.0.1", Doc: "exits in its first Layer call (the one that creates the file `died` names), then is reifier",
+			Params: pathParam("died", "the file the first Layer call creates"),
+			Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+				if f, err := os.OpenFile(pass.Params.String("died"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
 					f.Close()
 					os.Exit(3)
 				}
 				return reifier.Compile(ctx, c)
 			}},
 		{Name: "hangs", Version: "0.0.1", Doc: "never answers Layer (and ignores cancellation)",
-			Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
-				if mark := os.Getenv(hangMarkEnv); mark != "" {
+			Params: pathParam("mark", "a file created when the call starts hanging"),
+			Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+				if mark := pass.Params.String("mark"); mark != "" {
 					os.WriteFile(mark, nil, 0o644) // tell the test we are stuck
 				}
 				time.Sleep(time.Hour)
@@ -133,11 +138,12 @@ func testBuiltins() map[string]sdk.Plugin {
 		Reference: keccak.Plugin.Reference,
 	}
 	// keccak, logging every Prepare and Estimate call (one line each in
-	// $checkLogEnv: "prepare:rounds=N", "estimate:rounds=N"). The plugin
+	// the file `log` names: "prepare:rounds=N", "estimate:rounds=N"). The plugin
 	// process runs Prepare for every call it serves; the host asks for an
 	// Estimate only while checking a distinct parameter set.
 	m["counting"] = &sdk.Construction{Name: "counting", Version: "0.0.1", Doc: "keccak, logging every Prepare and Estimate call",
-		Params: keccak.Plugin.Params, Build: keccak.Plugin.Build, Reference: keccak.Plugin.Reference,
+		Params: append(slices.Clip(keccak.Plugin.Params), pathParam("log", "the file every Prepare and Estimate call appends a line to")...),
+		Build:  keccak.Plugin.Build, Reference: keccak.Plugin.Reference,
 		Prepare: func(ctx context.Context, pass *sdk.Pass) (any, error) {
 			if err := logCall("prepare", pass); err != nil {
 				return nil, err
@@ -186,11 +192,11 @@ func testBuiltins() map[string]sdk.Plugin {
 			}
 			return nil, fmt.Errorf("still running with %d blocks", len(held))
 		}}
-	m["neverstarts"] = &sdk.Layerer{Name: "neverstarts", Version: "0.0.1", Doc: "with $" + neverStartsEnv + "=1, never completes its start-up handshake",
+	m["neverstarts"] = &sdk.Layerer{Name: "neverstarts", Version: "0.0.1", Doc: "never completes its start-up handshake (see TestMain)",
 		Prepare: noPrepare, Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			return reifier.Compile(ctx, c)
 		}}
-	m["chatty"] = &sdk.Layerer{Name: "chatty", Version: "0.0.1", Doc: "with $" + chattyEnv + "=1, writes to stdout before its start-up handshake",
+	m["chatty"] = &sdk.Layerer{Name: "chatty", Version: "0.0.1", Doc: "writes to stdout before its start-up handshake (see TestMain)",
 		Prepare: noPrepare, Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			return reifier.Compile(ctx, c)
 		}}

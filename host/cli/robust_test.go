@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,6 +53,7 @@ func smallPipeline(name, layerer string) string {
 // TestUsageErrors: command-line mistakes are refused before anything
 // runs, with the reason and the usage, exit status 2, writing nothing.
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
 	afile := writeFile(t, dir, "afile", "")
@@ -120,6 +122,7 @@ func TestUsageErrors(t *testing.T) {
 // binary file gives a capped list of diagnostics with control bytes
 // escaped. Both exit 1 and write nothing.
 func TestOddInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := make([]byte, 4096)
 	x := uint32(1)
@@ -167,6 +170,7 @@ func TestOddInputs(t *testing.T) {
 // before a single point is made; the pre-run check asks a plugin about
 // each distinct parameter set once, however many points share it.
 func TestHugeSweep(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	huge := writeFile(t, dir, "huge.hcl", `pipeline "huge" {
   matrix {
@@ -208,12 +212,12 @@ func TestHugeSweep(t *testing.T) {
     log_w  = 0
     rate   = 12
     rounds = matrix.rounds
+    log    = "`+filepath.Join(dir, "checks.log")+`"
   }
   layerer "reifier" {}
 }
 `)
 	log := filepath.Join(dir, "checks.log")
-	t.Setenv(checkLogEnv, log)
 	r = tcforge(t, "run", "--log-level", "warn", "--max-points", "120", "--samples", "8", "--progress", "always", cfg)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -271,7 +275,9 @@ type manifest struct {
 // dir/out, and returns the config and the hang mark's path.
 func stoppedRun(t *testing.T, dir string) (cfg, out, mark string) {
 	t.Helper()
-	cfg = writeFile(t, dir, "int.hcl", smallPipeline("done", "reifier")+smallPipeline("stuck", "hangs")+smallPipeline("never", "reifier"))
+	mark = filepath.Join(dir, "stuck-now")
+	stuck := strings.Replace(smallPipeline("stuck", "hangs"), `layerer "hangs" {}`, `layerer "hangs" { mark = "`+mark+`" }`, 1)
+	cfg = writeFile(t, dir, "int.hcl", smallPipeline("done", "reifier")+stuck+smallPipeline("never", "reifier"))
 	out = filepath.Join(dir, "out")
 	// An earlier, complete run into the same directory.
 	if err := os.MkdirAll(filepath.Join(out, "plots"), 0o755); err != nil {
@@ -280,8 +286,6 @@ func stoppedRun(t *testing.T, dir string) (cfg, out, mark string) {
 	for _, f := range []string{"never.csv", "never.json", "stuck.md", "report.html", "plots/never.depth-vs-rounds.svg", "other.csv", "plots/never.x.depth-vs-rounds.svg"} {
 		writeFile(t, out, f, "from an earlier run: all ok\n")
 	}
-	mark = filepath.Join(dir, "stuck-now")
-	t.Setenv(hangMarkEnv, mark)
 	return cfg, out, mark
 }
 
@@ -369,6 +373,7 @@ func waitFor(t *testing.T, path string) {
 // does: the finished rows and report.html are written, the stop is said
 // in every format, exit status 143.
 func TestSIGTERM(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg, out, mark := stoppedRun(t, dir)
 	cmd := exec.Command(os.Args[0], "run", "--log-level", "warn", "--jobs", "1", "--out", out, cfg)
@@ -391,6 +396,7 @@ func TestSIGTERM(t *testing.T) {
 // closed, the host stops as on an interrupt, without a crash or a goroutine
 // dump, writes what finished and exits 141.
 func TestClosedStdout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.hcl", smallPipeline("first", "reifier")+smallPipeline("second", "reifier"))
 	out := filepath.Join(dir, "out")
@@ -459,6 +465,7 @@ func alive(pid int) bool {
 // stop its plugins) leaves no plugin process behind: each ends on its own
 // within about a second.
 func TestHostKilled(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to find the plugin processes")
 	}
@@ -497,19 +504,34 @@ func TestHostKilled(t *testing.T) {
 // handshake is killed after --start-timeout and reported in one line;
 // `tcforge plugins` lists the others; run fails that pipeline by name.
 func TestStartTimeout(t *testing.T) {
-	t.Setenv(neverStartsEnv, "1")
+	t.Parallel()
 	// The others must start within it, many test binaries at once on a
 	// machine perhaps busy with other work: the default, 10 s (1 s failed
-	// at load average 25), and more for instrumented binaries.
+	// at load average 25), and more for instrumented binaries. The
+	// timeout itself is tested at milliseconds in host/registry.
 	timeout := 10 * time.Second
 	if raceEnabled {
 		timeout = time.Minute
 	}
-	start := time.Now()
-	r := tcforge(t, "--start-timeout", timeout.String(), "plugins")
-	took := time.Since(start)
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("slow", "neverstarts")+smallPipeline("slow2", "neverstarts"))
+	builtins := testBuiltins()
+	builtins["neverstarts"] = allBuiltins()["neverstarts"]
+	// Both commands wait out the timeout: at once.
+	var plugins, run result
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		plugins = tcforgeWith(t, builtins, "--start-timeout", timeout.String(), "plugins")
+	}()
+	go func() {
+		defer wg.Done()
+		run = tcforgeWith(t, builtins, "--start-timeout", timeout.String(), "run", "--log-level", "warn", cfg)
+	}()
+	wg.Wait()
+	if plugins.code != 1 {
+		t.Fatalf("plugins: exit %d, want 1\n%s%s", plugins.code, plugins.stdout, plugins.stderr)
 	}
 	// One line for it (and one for the "oldproto" fixture, which
 	// speaks another protocol); nothing from go-plugin about the kill.
@@ -517,31 +539,21 @@ func TestStartTimeout(t *testing.T) {
 		`neverstarts: plugin "neverstarts" did not complete its start-up handshake within ` + timeout.String() + ` (--start-timeout)`,
 		`oldproto: starting plugin "oldproto" (bundled): plugin "oldproto" speaks tcforge plugin protocol`,
 	}
-	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(plugins.stderr, "\n"), "\n")
 	if len(lines) != len(want) || lines[0] != want[0] || !strings.HasPrefix(lines[1], want[1]) {
-		t.Errorf("stderr:\n%s\nwant two lines:\n%s", r.stderr, strings.Join(want, "\n"))
+		t.Errorf("stderr:\n%s\nwant two lines:\n%s", plugins.stderr, strings.Join(want, "\n"))
 	}
 	for _, name := range []string{"keccak", "md", "merkle", "reifier", "fusion"} {
-		if !strings.Contains(r.stdout, name) {
-			t.Errorf("plugins does not list %s:\n%s", name, r.stdout)
+		if !strings.Contains(plugins.stdout, name) {
+			t.Errorf("plugins does not list %s:\n%s", name, plugins.stdout)
 		}
 	}
-	t.Logf("plugins with a plugin that never starts: %v", took)
-
-	// Two pipelines use it: it is started once, not once for each (and
-	// again for the run after the check).
-	dir := t.TempDir()
-	launches := filepath.Join(dir, "launches")
-	t.Setenv(checkLogEnv, launches)
-	cfg := writeFile(t, dir, "p.hcl", smallPipeline("slow", "neverstarts")+smallPipeline("slow2", "neverstarts"))
-	r = tcforge(t, "--start-timeout", timeout.String(), "run", "--log-level", "warn", cfg)
-	if r.code != 1 || !strings.Contains(r.stderr, `plugin "neverstarts" did not complete its start-up handshake within `+timeout.String()) {
-		t.Errorf("run: exit %d\n%s", r.code, r.stderr)
+	// Two pipelines use it: one line each, the same start (the registry
+	// test checks that it is launched once).
+	if run.code != 1 || strings.Count(run.stderr, `plugin "neverstarts" did not complete its start-up handshake within `+timeout.String()) == 0 {
+		t.Errorf("run: exit %d\n%s", run.code, run.stderr)
 	}
-	if b, _ := os.ReadFile(launches); string(b) != "launched\n" {
-		t.Errorf("the plugin that never starts was launched %d times, want once", strings.Count(string(b), "\n"))
-	}
-	r = tcforge(t, "--start-timeout", "-1s", "plugins")
+	r := tcforge(t, "--start-timeout", "-1s", "plugins")
 	if r.code != 2 || !strings.Contains(r.stderr, "--start-timeout must be a duration of at least 0") {
 		t.Errorf("--start-timeout -1s: exit %d\n%s", r.code, r.stderr)
 	}
@@ -552,6 +564,7 @@ func TestStartTimeout(t *testing.T) {
 // runs; an invalid enum value does not hide the other errors; all are
 // reported together, and nothing is written.
 func TestAllErrorsTogether(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := writeFile(t, dir, "a.hcl", `pipeline "enum" {
   construction "keccak" {
@@ -628,6 +641,7 @@ pipeline "beta" {
 // instance is refused by the default --max-edges before anything is
 // built (it used to grow the plugin to 20 GB), located, with the estimate.
 func TestHugeInstances(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "huge.hcl", `pipeline "tree" {
   construction "merkle" {
@@ -670,6 +684,7 @@ pipeline "chain" {
 // SHA-256; every row of the CSV, JSON and report.html says which plugin
 // produced it: name, version and source (bundled, or path and SHA-256).
 func TestOverrideWarned(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "tcforge-plugin-reifier")
 	// The test binary serving the bundled reifier, as an external plugin.
@@ -762,6 +777,7 @@ func TestOverrideWarned(t *testing.T) {
 // is killed at --plugin-memory; its row fails with one line naming it and
 // the bound, and the other pipelines run.
 func TestMemoryBound(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.hcl", `pipeline "hog" {
   construction "hog" {
@@ -800,8 +816,7 @@ func TestMemoryBound(t *testing.T) {
 // to logs/ in --out and listed in the run manifest, or without --out to a
 // directory $TMPDIR/tcforge-logs-*. Each line gives the file.
 func TestFailuresInOneLine(t *testing.T) {
-	t.Setenv(chattyEnv, "1")
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.hcl", `pipeline "oom" {
   construction "oom" {
@@ -818,7 +833,7 @@ func TestFailuresInOneLine(t *testing.T) {
 	// check runs cfg and returns each failed row's line, with the file it
 	// names, after checking that nothing else was said about them.
 	check := func(t *testing.T, args ...string) []failure {
-		r := tcforge(t, append(append([]string{"run", "--log-level", "warn"}, args...), cfg)...)
+		r := tcforgeWith(t, allBuiltins(), append(append([]string{"run", "--log-level", "warn"}, args...), cfg)...)
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
@@ -924,9 +939,12 @@ func TestFailuresInOneLine(t *testing.T) {
 	})
 	t.Run("no-out", func(t *testing.T) {
 		for _, f := range check(t) {
-			if d := filepath.Dir(filepath.Dir(f.file)); !strings.HasPrefix(filepath.Base(d), "tcforge-logs-") || filepath.Dir(d) != os.TempDir() {
+			d := filepath.Dir(filepath.Dir(f.file))
+			if !strings.HasPrefix(filepath.Base(d), "tcforge-logs-") || filepath.Dir(d) != os.TempDir() {
 				t.Errorf("%s is not in $TMPDIR/tcforge-logs-*/logs", f.file)
+				continue
 			}
+			t.Cleanup(func() { os.RemoveAll(d) }) // $TMPDIR is shared: leave nothing there
 		}
 	})
 }
@@ -935,6 +953,7 @@ func TestFailuresInOneLine(t *testing.T) {
 // Go version go.mod needs (its go line, as it is now) and how to build the
 // binary once for repeated use (issue 16 item 13).
 func TestReadmeFirstRun(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -968,17 +987,18 @@ func TestReadmeFirstRun(t *testing.T) {
 // way) is started again for the next pipeline, whose rows are computed as
 // if nothing had happened.
 func TestPluginStartedAgain(t *testing.T) {
-	t.Setenv(diesOnceEnv, filepath.Join(t.TempDir(), "died"))
+	t.Parallel()
 	dir := t.TempDir()
+	died := `layerer "diesonce" { died = "` + filepath.Join(dir, "died") + `" }`
 	cfg := writeFile(t, dir, "p.hcl", `pipeline "first" {
   construction "keccak" {
     log_w  = 0
     rate   = 12
     rounds = 1
   }
-  layerer "diesonce" {}
+  `+died+`
 }
-`+smallPipeline("second", "diesonce"))
+`+strings.Replace(smallPipeline("second", "diesonce"), `layerer "diesonce" {}`, died, 1))
 	out := filepath.Join(dir, "out")
 	r := tcforge(t, "run", "--log-level", "warn", "--out", out, cfg)
 	if r.code != 1 {

@@ -3,11 +3,16 @@ package registry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -97,5 +102,71 @@ func TestGoMemLimit(t *testing.T) {
 		if got := registry.GoMemLimit(slices.Clone(tt.env), tt.limit); !slices.Equal(got, tt.want) {
 			t.Errorf("GoMemLimit(%q, %d) = %q, want %q", tt.env, tt.limit, got, tt.want)
 		}
+	}
+}
+
+// TestStartTimeout: a plugin process that never completes its start-up
+// handshake is killed after Options.StartTimeout (here milliseconds) and
+// reported as a *StartTimeoutError; the registry remembers the failure, so
+// a second Open (the next pipeline using the plugin) reports it again
+// without launching the process a second time.
+func TestStartTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	var mu sync.Mutex
+	var launched []*exec.Cmd
+	reg := registry.New(registry.Options{
+		Builtins: map[string]sdk.Plugin{"mute": toyPlugin()},
+		SelfCommand: func(name string) (*exec.Cmd, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			cmd := exec.Command("sleep", "60") // never says a word: no handshake
+			launched = append(launched, cmd)
+			return cmd, nil
+		},
+		StartTimeout: timeout,
+		Log:          zerolog.Nop(),
+	})
+	defer reg.Close()
+	for i := range 2 {
+		start := time.Now()
+		_, _, err := reg.Open(context.Background(), "mute")
+		took := time.Since(start)
+		var st *registry.StartTimeoutError
+		if !errors.As(err, &st) || st.Plugin != "mute" || st.Timeout != timeout {
+			t.Fatalf("Open #%d = %v, want a *StartTimeoutError for mute after %v", i+1, err, timeout)
+		}
+		want := `plugin "mute" did not complete its start-up handshake within 300ms (--start-timeout)`
+		if err.Error() != want {
+			t.Errorf("Open #%d: %q, want %q", i+1, err, want)
+		}
+		// Not before the timeout; well before a second (the first Open)
+		// or at once (the second: the failure remembered).
+		if i == 0 && (took < timeout || took > 10*time.Second) {
+			t.Errorf("Open #1 took %v, want about %v", took, timeout)
+		}
+		if i == 1 && took > time.Second {
+			t.Errorf("Open #2 took %v, want the remembered failure at once", took)
+		}
+	}
+	mu.Lock()
+	n := len(launched)
+	pid := launched[0].Process.Pid
+	mu.Unlock()
+	if n != 1 {
+		t.Errorf("the process was launched %d times, want once", n)
+	}
+	// The process was killed: gone (or a zombie, already signalled) soon.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL) // the test's own leftover
+			t.Fatalf("the plugin process %d is still running after the start timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/serve"
 )
 
 // serveEnv names the fixture a re-executed test binary serves.
@@ -43,11 +44,11 @@ func TestMain(m *testing.M) {
 func serveFixture(name string) {
 	switch name {
 	case "toy":
-		sdk.Serve(toyPlugin())
+		serve.Main(toyPlugin())
 	case "big":
-		sdk.Serve(bigPlugin())
+		serve.Main(bigPlugin())
 	case "tiny-mapper":
-		sdk.Serve(tinyMapper())
+		serve.Main(tinyMapper())
 	case "badproto":
 		plugin.Serve(wire.ServeConfig(describer{toyPlugin().Describe()}, sdk.ProtocolVersion+98))
 	case "liar":

@@ -91,6 +91,10 @@ type htmlPage struct {
 	// ("" if it did not).
 	Stopped  string
 	Sections []htmlSection
+	// Frontier is every pipeline's models in one shape comparison
+	// (AllShapes) and its plot, when two or more pipelines have models.
+	Frontier     []ShapeRow
+	FrontierPlot template.HTML
 }
 
 type htmlSection struct {
@@ -110,6 +114,8 @@ type htmlSection struct {
 	Drawings     []htmlDrawing
 	// Shapes is the shape comparison (Shapes), nil without models.
 	Shapes []ShapeRow
+	// ShapesPlot is its plot (ShapesSVG).
+	ShapesPlot template.HTML
 	// Plugins are the pipeline's plugins (see provenancePlugins).
 	Plugins []run.PluginInfo
 }
@@ -142,6 +148,13 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 	if why, ok := strings.CutPrefix(status, "stopped: "); ok {
 		page.Stopped = why
 	}
+	var results []*run.Result
+	for _, sec := range sections {
+		results = append(results, sec.Result)
+	}
+	if page.Frontier = AllShapes(results); page.Frontier != nil {
+		page.FrontierPlot = ShapesSVG(page.Frontier)
+	}
 	for _, sec := range sections {
 		res := sec.Result
 		hs := htmlSection{
@@ -161,6 +174,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		cols, rows := PaperTable(res)
 		hs.Columns = cols
 		hs.Shapes = Shapes(res)
+		hs.ShapesPlot = ShapesSVG(hs.Shapes)
 		for _, r := range rows {
 			cells := make([]htmlCell, len(r))
 			for i, c := range r {
@@ -226,7 +240,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 	return path, nil
 }
 
-var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -264,6 +278,12 @@ details { margin: 6px 0 18px; }
 <nav><ul>
 {{range .Sections}}<li><a href="#{{.ID}}">{{.Name}}</a> <span class="badge{{if not .OK}} fail{{end}}">{{if .Incomplete}}INCOMPLETE{{else if .OK}}ok{{else}}FAIL{{end}}</span> <span class="meta">{{.Summary.Rows}} rows, {{len .Plots}} plots{{if .Drawings}}, {{len .Drawings}} circuit drawings{{end}}</span></li>
 {{end}}</ul></nav>
+{{if .FrontierPlot}}<section id="frontier"><h2>The models of every pipeline beside well-known transformers</h2>
+<table class="results shapes"><tr><th></th><th>model</th><th>tokens</th><th>d_model</th><th>blocks</th><th>heads</th><th>FFN width</th><th>params dense</th><th>params nonzero</th><th>verified</th></tr>
+{{range $i, $r := .Frontier}}<tr{{if .Reference}} class="reference"{{end}}><td class="num">{{if not .Reference}}{{inc $i}}{{end}}</td><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
+{{end}}</table>
+<figure class="plot">{{.FrontierPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: every verified model of the run (dots, numbered as in the table), the reference shapes (rings)</figcaption></figure></section>
+{{end}}
 {{range .Sections}}
 <section id="{{.ID}}">
 <h2>{{.Name}} <span class="badge{{if not .OK}} fail{{end}}">{{if .Incomplete}}INCOMPLETE{{else if .OK}}ok{{else}}FAIL{{end}}</span></h2>
@@ -283,7 +303,8 @@ details { margin: 6px 0 18px; }
 <table class="results shapes"><tr><th>model</th><th>tokens</th><th>d_model</th><th>blocks</th><th>heads</th><th>FFN width</th><th>params dense</th><th>params nonzero</th><th>verified</th></tr>
 {{range .Shapes}}<tr{{if .Reference}} class="reference"{{end}}><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
 {{end}}</table>
-<p class="meta">Reference rows are published shapes; their parameters are computed from the shapes (embeddings included).</p>{{end}}
+<p class="meta">Reference rows are published shapes; their parameters are computed from the shapes (embeddings included).</p>
+{{if .ShapesPlot}}<figure class="plot">{{.ShapesPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: the run's verified models numbered in the table's order (dots), the reference shapes (rings)</figcaption></figure>{{end}}{{end}}
 {{template "plugins" .}}
 {{if .Plots}}<h3>Plots</h3>
 <div class="plots">

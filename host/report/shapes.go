@@ -2,7 +2,11 @@ package report
 
 import (
 	"fmt"
+	"html"
+	"html/template"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -22,18 +26,20 @@ type Reference struct {
 	Llama bool
 }
 
-// References returns the reference rows: GPT-2 small, GPT-2 XL and
-// Llama-2-7B.
+// References returns the reference rows: GPT-2 small, GPT-2 XL,
+// Llama-2-7B and Llama-2-13B.
 func References() []Reference {
 	return []Reference{
 		{Name: "GPT-2 small", Layers: 12, DModel: 768, Heads: 12, FFN: 3072, Vocab: 50257, Context: 1024},
 		{Name: "GPT-2 XL", Layers: 48, DModel: 1600, Heads: 25, FFN: 6400, Vocab: 50257, Context: 1024},
 		{Name: "Llama-2-7B", Layers: 32, DModel: 4096, Heads: 32, FFN: 11008, Vocab: 32000, Context: 4096, Llama: true},
+		{Name: "Llama-2-13B", Layers: 40, DModel: 5120, Heads: 40, FFN: 13824, Vocab: 32000, Context: 4096, Llama: true},
 	}
 }
 
 // Params returns the model's parameter count from its shape (GPT-2 small
-// 124,439,808; GPT-2 XL 1,557,611,200; Llama-2-7B 6,738,415,616).
+// 124,439,808; GPT-2 XL 1,557,611,200; Llama-2-7B 6,738,415,616;
+// Llama-2-13B 13,015,864,320).
 func (r Reference) Params() int64 {
 	d, f, n := int64(r.DModel), int64(r.FFN), int64(r.Layers)
 	if r.Llama {
@@ -81,12 +87,45 @@ func Shapes(res *run.Result) []ShapeRow {
 	if len(out) == 0 {
 		return nil
 	}
+	return append(out, referenceRows()...)
+}
+
+// referenceRows returns the reference shapes as rows.
+func referenceRows() []ShapeRow {
+	var out []ShapeRow
 	for _, r := range References() {
 		out = append(out, ShapeRow{Model: r.Name + " (reference shape)", Tokens: itoa(r.Context) + " ctx", DModel: itoa(r.DModel),
 			Blocks: itoa(r.Layers), Heads: itoa(r.Heads), FFN: itoa(r.FFN), ParamsDense: fmt.Sprint(r.Params()),
 			ParamsNonzero: "-", Verified: "-", Reference: true})
 	}
 	return out
+}
+
+// AllShapes returns the verified models of every pipeline of a run, each
+// named after its pipeline, followed by the reference shapes: the frontier
+// of the run's models in one comparison. It is nil unless two or more
+// pipelines have verified models.
+func AllShapes(results []*run.Result) []ShapeRow {
+	var out []ShapeRow
+	pipelines := 0
+	for _, res := range results {
+		n := 0
+		for _, r := range Shapes(res) {
+			if r.Reference || r.Verified != "true" {
+				continue
+			}
+			r.Model = res.Pipeline.Name + ": " + r.Model
+			out = append(out, r)
+			n++
+		}
+		if n > 0 {
+			pipelines++
+		}
+	}
+	if pipelines < 2 {
+		return nil
+	}
+	return append(out, referenceRows()...)
 }
 
 // shapeHead is the shape comparison's header.
@@ -110,4 +149,89 @@ func writeShapes(w io.Writer, res *run.Result) error {
 		fmt.Fprintln(tw, strings.Join(r.cells(), "\t")+"\t")
 	}
 	return tw.Flush()
+}
+
+// ShapesSVG plots the shape comparison: blocks (x) against FFN width,
+// d_model and dense parameters (y, logarithmic), one panel each; the
+// run's verified models as filled dots, the reference shapes as rings,
+// each labelled (the full row name as the point's title). Rows that
+// failed verification are left out. It returns "" without rows to plot.
+func ShapesSVG(rows []ShapeRow) template.HTML {
+	type pt struct {
+		x, y  [3]float64
+		label string
+		title string
+		ref   bool
+	}
+	var pts []pt
+	n := 0
+	for _, r := range rows {
+		if !r.Reference && r.Verified != "true" {
+			continue
+		}
+		var p pt
+		var err error
+		vals := [4]string{r.Blocks, r.FFN, r.DModel, r.ParamsDense}
+		var f [4]float64
+		for i, v := range vals {
+			if f[i], err = strconv.ParseFloat(v, 64); err != nil || f[i] <= 0 {
+				break
+			}
+		}
+		if err != nil || f[0] <= 0 || f[1] <= 0 || f[2] <= 0 || f[3] <= 0 {
+			continue
+		}
+		p.x = [3]float64{f[0], f[0], f[0]}
+		p.y = [3]float64{f[1], f[2], f[3]}
+		p.ref, p.title = r.Reference, r.Model
+		if r.Reference {
+			p.label = strings.TrimSuffix(r.Model, " (reference shape)")
+		} else {
+			n++
+			p.label = strconv.Itoa(n)
+		}
+		pts = append(pts, p)
+	}
+	if n == 0 {
+		return ""
+	}
+	const pw, ph, ml, mb, mt = 300.0, 220.0, 56.0, 36.0, 22.0
+	names := [3]string{"FFN width", "d_model", "params dense"}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="frontier" width="%g" height="%g" font-size="10" font-family="sans-serif">`, 3*(pw+ml)+10, ph+mb+mt)
+	for k := range 3 {
+		xmax, ylo, yhi := 1.0, math.Inf(1), math.Inf(-1)
+		for _, p := range pts {
+			xmax = max(xmax, p.x[k])
+			ylo, yhi = min(ylo, math.Log10(p.y[k])), max(yhi, math.Log10(p.y[k]))
+		}
+		ylo, yhi = math.Floor(ylo), math.Ceil(yhi)
+		if yhi == ylo {
+			yhi++
+		}
+		xmax = math.Ceil(xmax*1.1/50) * 50
+		ox := float64(k)*(pw+ml) + ml
+		X := func(x float64) float64 { return ox + x/xmax*pw }
+		Y := func(y float64) float64 { return mt + ph - (math.Log10(y)-ylo)/(yhi-ylo)*ph }
+		fmt.Fprintf(&b, `<text x="%g" y="14" text-anchor="middle" font-weight="bold">%s against blocks</text>`, ox+pw/2, names[k])
+		fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#888"/>`, ox, mt, pw, ph)
+		for e := ylo; e <= yhi; e++ {
+			y := mt + ph - (e-ylo)/(yhi-ylo)*ph
+			fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/><text x="%g" y="%g" text-anchor="end">1e%g</text>`, ox, y, ox+pw, y, ox-4, y+3, e)
+		}
+		for x := 0.0; x <= xmax; x += xmax / 5 {
+			fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%g</text>`, X(x), mt+ph+14, x)
+		}
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">blocks</text>`, ox+pw/2, mt+ph+30)
+		for _, p := range pts {
+			fill, stroke := "#1f77b4", "#1f77b4"
+			if p.ref {
+				fill, stroke = "none", "#d62728"
+			}
+			fmt.Fprintf(&b, `<g><title>%s: %g blocks, %s %.0f</title><circle cx="%.1f" cy="%.1f" r="4" fill="%s" stroke="%s" stroke-width="1.5"/><text x="%.1f" y="%.1f">%s</text></g>`,
+				html.EscapeString(p.title), p.x[k], names[k], p.y[k], X(p.x[k]), Y(p.y[k]), fill, stroke, X(p.x[k])+6, Y(p.y[k])-4, html.EscapeString(p.label))
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
 }

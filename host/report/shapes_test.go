@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/tcforge/tcforge/host/report"
+	"github.com/tcforge/tcforge/host/run"
 )
 
 func TestReferenceParams(t *testing.T) {
-	// The published counts: GPT-2 small 124M, XL 1.5B, Llama-2-7B 6.74B.
-	want := map[string]int64{"GPT-2 small": 124439808, "GPT-2 XL": 1557611200, "Llama-2-7B": 6738415616}
+	// The published counts: GPT-2 small 124M, XL 1.5B, Llama-2-7B 6.74B,
+	// Llama-2-13B 13.0B.
+	want := map[string]int64{"GPT-2 small": 124439808, "GPT-2 XL": 1557611200, "Llama-2-7B": 6738415616, "Llama-2-13B": 13015864320}
 	for _, r := range report.References() {
 		if got := r.Params(); got != want[r.Name] {
 			t.Errorf("%s: %d parameters, want %d", r.Name, got, want[r.Name])
@@ -23,9 +25,9 @@ func TestReferenceParams(t *testing.T) {
 func TestShapes(t *testing.T) {
 	res := mappedResult(t)
 	rows := report.Shapes(res)
-	// Three verified-or-not models without an error, then three references.
-	if len(rows) != 6 {
-		t.Fatalf("%d rows, want 6: %+v", len(rows), rows)
+	// Three verified-or-not models without an error, then four references.
+	if len(rows) != 7 {
+		t.Fatalf("%d rows, want 7: %+v", len(rows), rows)
 	}
 	if r := rows[1]; r.Model != "blocks=1, reifier, tokens-as-gates/softmax" || r.Tokens != "1111" || r.DModel != "1115" ||
 		r.Heads != "2" || r.FFN != "4" || r.ParamsDense != "4999660" || r.ParamsNonzero != "18510" || r.Reference {
@@ -56,8 +58,48 @@ func TestShapesHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, s := range []string{"Shapes beside well-known transformers", "blocks=2, reifier, no-attention/mlp", `<tr class="reference"><td>GPT-2 small (reference shape)</td>`, "124439808"} {
+	for _, s := range []string{"Shapes beside well-known transformers", "blocks=2, reifier, no-attention/mlp", `<tr class="reference"><td>GPT-2 small (reference shape)</td>`, "124439808",
+		`<svg xmlns="http://www.w3.org/2000/svg" class="frontier"`, "params dense against blocks", "<title>Llama-2-13B (reference shape): 40 blocks, params dense 13015864320</title>"} {
 		if !strings.Contains(page, s) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+}
+
+// TestAllShapes puts the verified models of two pipelines in one
+// comparison (numbered, named after their pipelines, then the references)
+// and report.html shows it and its plot above the sections; one pipeline
+// alone gets none.
+func TestAllShapes(t *testing.T) {
+	a, b := mappedResult(t), mappedResult(t)
+	pb := *b.Pipeline
+	pb.Name = "other"
+	b.Pipeline = &pb
+	rows := report.AllShapes([]*run.Result{a, b})
+	// Each pipeline: 2 mlp models and the first point's softmax model
+	// verified (the second's failed); then four references.
+	if len(rows) != 10 {
+		t.Fatalf("%d rows, want 10: %+v", len(rows), rows)
+	}
+	if r := rows[3]; r.Model != "other: blocks=1, reifier, no-attention/mlp" || r.Verified != "true" || r.Reference {
+		t.Errorf("row 3: %+v", r)
+	}
+	if r := rows[9]; !r.Reference || r.Model != "Llama-2-13B (reference shape)" {
+		t.Errorf("row 9: %+v", r)
+	}
+	if report.AllShapes([]*run.Result{a}) != nil {
+		t.Error("one pipeline: want no combined comparison")
+	}
+	dir := t.TempDir()
+	if _, err := report.WriteHTML(dir, []*report.Section{{Result: a}, {Result: b}}, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`<section id="frontier">`, "<td>other: blocks=1, reifier, no-attention/mlp</td>", `<td class="num">6</td>`, "<title>other: blocks=2, reifier, no-attention/mlp: 10 blocks, FFN width 1101</title>"} {
+		if !strings.Contains(string(page), s) {
 			t.Errorf("report.html lacks %q", s)
 		}
 	}

@@ -242,7 +242,7 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt 
 	if err != nil {
 		return nil, nil, fmt.Errorf("forward pass: %w", err)
 	}
-	if err := point.FirstMismatch("float32 model vs layered circuit", res.Outputs, want, l.NumOutputs()); err != nil {
+	if err := point.Mismatch("float32 model vs layered circuit", in, l.NumInputs, res.Outputs, want, l.NumOutputs()); err != nil {
 		return prog, res, err
 	}
 	return prog, res, nil

@@ -42,6 +42,14 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "bristol" { file = matrix.rate == 1 ? "../../plugins/bristol/testdata/adder4.txt" : "../../plugins/bristol/testdata/bad/cycle.txt" }` + "\nlayerer \"reifier\" {}", "file", "cycle.txt:7: "},
 		{`construction "bristol" { file = "../../plugins/bristol/testdata/adder4.txt", max_arity = matrix.rate }` + "\nlayerer \"reifier\" {}", "max_arity", "must be at least 2"},
 	},
+	"md5": {
+		{`construction "md5" { steps = 63 + matrix.rate }` + "\nlayerer \"reifier\" {}", "steps", "at most 64"},
+		{`construction "md5" { blocks = 1023 + matrix.rate }` + "\nlayerer \"reifier\" {}", "blocks", "at most 1024 blocks"},
+	},
+	"sha1": {
+		{`construction "sha1" { steps = 79 + matrix.rate }` + "\nlayerer \"reifier\" {}", "steps", "at most 80"},
+		{`construction "sha1" { blocks = 1, message_bits = matrix.rate == 2 ? 8 : null }` + "\nlayerer \"reifier\" {}", "message_bits", "not both"},
+	},
 	"sha2": {
 		{`construction "sha2" { preset = "sha256", rounds = 63 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 64 rounds"},
 		{`construction "sha2" { preset = "sha256", rounds = matrix.rate - 1 }` + "\nlayerer \"reifier\" {}", "rounds", "must be at least 1"},

@@ -21,6 +21,7 @@ import (
 // layered circuit is then checked against).
 type Logic struct {
 	Circuit    *circuit.Circuit
+	Seed       uint64 // In is Samples(Seed, len(In), len(Circuit.Inputs))
 	In, Out    []bitvec.Vec
 	BuildTime  time.Duration // the Build call
 	VerifyTime time.Duration // the Reference call and the comparison
@@ -45,14 +46,14 @@ func Build(ctx context.Context, c *sdk.Construction, pass *sdk.Pass, seed uint64
 			return nil, fmt.Errorf("construction %q returned an invalid circuit: %w", c.Name, err)
 		}
 	}
-	lg := &Logic{Circuit: circ, BuildTime: time.Since(t0)}
+	lg := &Logic{Circuit: circ, Seed: seed, BuildTime: time.Since(t0)}
 	lg.In = Samples(seed, n, len(circ.Inputs))
 	t0 = time.Now()
 	ref, err := c.Reference(ctx, pass, lg.In)
 	if err != nil {
 		return nil, err
 	}
-	if lg.Out, err = verifyLogic(circ, lg.In, ref); err != nil {
+	if lg.Out, err = verifyLogic(circ, seed, lg.In, ref); err != nil {
 		return nil, fmt.Errorf("construction %q: %w", c.Name, err)
 	}
 	lg.VerifyTime = time.Since(t0)
@@ -88,7 +89,7 @@ func Layer(ctx context.Context, l *sdk.Layerer, pass *sdk.Pass, lg *Logic, trust
 	}
 	out.Circuit = lc
 	t0 = time.Now()
-	err = verifyLayered(lc, lg.Circuit, lg.In, lg.Out)
+	err = verifyLayered(lc, lg.Circuit, lg.Seed, lg.In, lg.Out)
 	out.VerifyTime = time.Since(t0)
 	if err != nil {
 		return out, fmt.Errorf("layerer %q: %w", l.Name, err)
@@ -102,5 +103,5 @@ func Check(lc *layered.Circuit, lg *Logic) error {
 	if err := lc.Validate(); err != nil {
 		return err
 	}
-	return verifyLayered(lc, lg.Circuit, lg.In, lg.Out)
+	return verifyLayered(lc, lg.Circuit, lg.Seed, lg.In, lg.Out)
 }

@@ -59,3 +59,31 @@ func TestPoint(t *testing.T) {
 		t.Errorf("a lying layerer: %v (circuit kept: %v)", err, ly.Circuit != nil)
 	}
 }
+
+// TestMismatchReport: a mismatch names the first wrong sample and bit, the
+// number of wrong bits and samples, input, output and want in hex, and
+// the seed that replays it.
+func TestMismatchReport(t *testing.T) {
+	in := point.Samples(7, 3, 12)
+	want := []bitvec.Vec{bitvec.FromPackedMSB([]byte{0xab, 0xcd}, 16), bitvec.FromPackedMSB([]byte{0x00, 0x00}, 16), bitvec.FromPackedMSB([]byte{0xff, 0xff}, 16)}
+	got := []bitvec.Vec{bitvec.FromPackedMSB([]byte{0xab, 0xcd}, 16), bitvec.FromPackedMSB([]byte{0x81, 0x00}, 16), bitvec.FromPackedMSB([]byte{0xff, 0xfe}, 16)}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{point.FirstMismatch("x", got, want, 16), "x: sample 1, output bit 0 is 1, want 0; 2 of 16 output bits wrong; output 0x8100, want 0x0000 (bits packed most significant first)"},
+		{point.SeededMismatch("x", 7, in, 12, got, want, 16), "x: sample 1, output bit 0 is 1, want 0; 2 of 16 output bits wrong, 2 of 3 samples wrong; input " + point.Hex(in[1], 12) + ", output 0x8100, want 0x0000 (bits packed most significant first); seed 0x7, 3 samples (sdktest.Replay reproduces it)"},
+		{point.FirstMismatch("x", got[:1], want[:1], 16), ""},
+	} {
+		got := ""
+		if tc.err != nil {
+			got = tc.err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+	if h := point.Hex(bitvec.NewVec(1000), 1000); h != "0x"+strings.Repeat("00", 64)+"…(1000 bits in all)" {
+		t.Errorf("a long vector: %s", h)
+	}
+}

@@ -267,7 +267,7 @@ func startError(name string, cmd *exec.Cmd, protocol int, err error, stderr *out
 				line = string(r[:120]) + "…"
 			}
 			return &StartError{Plugin: name, Full: err.Error(), Output: stderr.String(),
-				Reason: fmt.Sprintf("wrote %q to its standard output before the start-up handshake (nothing may write there before sdk.Serve)", line)}
+				Reason: fmt.Sprintf("wrote %q to its standard output before the start-up handshake (nothing may write there before serve.Main)", line)}
 		}
 	}
 	if st := cmd.ProcessState; st != nil && st.Exited() {

@@ -24,7 +24,7 @@ import (
 	"github.com/tcforge/tcforge/internal/wire/proto"
 )
 
-// Handler is what a plugin process serves: sdk.Serve implements it over a
+// Handler is what a plugin process serves: serve.Main implements it over a
 // plugin value. Call runs one call of the plugin's funcs — method is
 // "Check" (the host's name for Prepare), "Estimate", "Build", "Reference",
 // "Layer" or "Map" — on the JSON-encoded parameters and the request's blob,

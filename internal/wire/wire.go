@@ -2,7 +2,7 @@
 // processes: the go-plugin handshake, the gRPC service with its chunked
 // streaming of large artifacts, errors that cross it, and the bridge that
 // brings a plugin's log lines into the host's log. Plugin authors never see
-// it: sdk.Serve serves a plugin through it, and the host's registry launches
+// it: serve.Main (sdk/serve) serves a plugin through it, and the host's registry launches
 // plugins through it. It speaks bytes; the sdk and the registry turn them
 // into plugin calls and artifacts.
 package wire

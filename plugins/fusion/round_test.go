@@ -3,10 +3,10 @@ package fusion_test
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/tcforge/tcforge/sdk/keccak/keccakref"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -65,9 +65,7 @@ func TestRoundObjectiveKeccakLaw(t *testing.T) {
 // circuit has 66 G edges). It takes 1½–3½ minutes and 7 GB, so it runs
 // only with TCFORGE_HEAVY=1.
 func TestSHA3_256Round(t *testing.T) {
-	if testing.Short() || os.Getenv("TCFORGE_HEAVY") == "" {
-		t.Skip("full SHA3-256 at one level a round: 1½–3½ minutes, 7 GB; set TCFORGE_HEAVY=1")
-	}
+	sdktest.Heavy(t, "full SHA3-256 at one level a round: 1½–3½ minutes, 7 GB")
 	const msgBytes = 135
 	c := sha3Circuit(msgBytes)
 	l, err := fusion.Compile(context.Background(), c, fusion.Options{Objective: fusion.Round})

@@ -194,10 +194,9 @@ func estimate(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	roundNodes := int64(len(c.Ops) - cfg.perm.B()) // less the zero state's constants
 	perms := int64(cfg.blocks + (cfg.outBits-1)/cfg.rate)
 	rounds := int64(cfg.perm.Rounds)
-	return sdk.Size{
-		Nodes: perms*rounds*roundNodes + int64(cfg.msgBits) + 2*int64(cfg.blocks*cfg.rate),
-		Edges: perms*rounds*int64(len(c.Args)) + 2*int64(cfg.blocks*cfg.rate),
-	}, nil
+	loads := 2 * int64(cfg.blocks) * int64(cfg.rate) // padding constants and absorbing XORs
+	fixed := sdk.Size{Nodes: int64(cfg.msgBits) + loads, Edges: loads}
+	return sdk.BlockLinear(fixed, sdk.Size{Nodes: rounds * roundNodes, Edges: rounds * int64(len(c.Args))}, perms)
 }
 
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {

@@ -77,33 +77,17 @@ func resolve(p sdk.Params) (config, error) {
 		return cfg, err
 	}
 	cfg.perm = perm
-	b, w := cfg.perm.B(), cfg.perm.W()
-	cfg.blockBits = p.Int("block_bits")
-	if cfg.blockBits < 1 {
-		return cfg, p.Errorf("block_bits", "must be at least 1: the chain absorbs the message in blocks of block_bits bits, got %d", cfg.blockBits)
+	comp, err := keccak.CompressionFromParams(p, perm, "chain_bits", keccak.CompressionWhy{
+		Block:      "the chain absorbs the message in blocks of block_bits bits",
+		BlockState: "each block is xored into the state",
+		Out:        "the chain value is the compression's output",
+		OutState:   "the chain value is read from the state",
+		Rate:       "the block and the chain value enter the rate part of the state",
+	})
+	if err != nil {
+		return cfg, err
 	}
-	if cfg.blockBits > b {
-		return cfg, p.Errorf("block_bits", "%d is larger than the Keccak-p state of 25w = %d bits (w = %d): each block is xored into the state", cfg.blockBits, b, w)
-	}
-	cfg.chainBits = cfg.blockBits
-	if p.Has("chain_bits") {
-		cfg.chainBits = p.Int("chain_bits")
-	}
-	if cfg.chainBits < 1 {
-		return cfg, p.Errorf("chain_bits", "must be at least 1: the chain value is the compression's output, got %d", cfg.chainBits)
-	}
-	if cfg.chainBits > b {
-		return cfg, p.Errorf("chain_bits", "%d is larger than the Keccak-p state of 25w = %d bits (w = %d): the chain value is read from the state", cfg.chainBits, b, w)
-	}
-	if p.Has("rate") {
-		cfg.rate = p.Int("rate")
-		if cfg.rate < 1 || cfg.rate >= b {
-			return cfg, p.Errorf("rate", "must be between 1 and 25w − 1 = %d (w = %d), got %d", b-1, w, cfg.rate)
-		}
-		if cfg.loadBits() > cfg.rate {
-			return cfg, p.Errorf("rate", "%d is smaller than block_bits %d or chain_bits %d: the block and the chain value enter the rate part of the state", cfg.rate, cfg.blockBits, cfg.chainBits)
-		}
-	}
+	cfg.blockBits, cfg.chainBits, cfg.rate = comp.BlockBits, comp.OutBits, comp.Rate
 	cfg.strengthened = p.String("padding") == PaddingStrengthened
 	switch {
 	case p.Has("blocks") && p.Has("message_bits"):
@@ -168,8 +152,8 @@ func estimate(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	if err != nil {
 		return sdk.Size{}, err
 	}
-	n := int64(cfg.blocks - few)
-	return sdk.Size{Nodes: s3.Nodes + n*(s3.Nodes-s2.Nodes), Edges: s3.Edges + n*(s3.Edges-s2.Edges)}, nil
+	perBlock := sdk.Size{Nodes: s3.Nodes - s2.Nodes, Edges: s3.Edges - s2.Edges}
+	return sdk.BlockLinear(s3, perBlock, int64(cfg.blocks-few))
 }
 
 // sizeOf builds the chain of cfg and returns its size.

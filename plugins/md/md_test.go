@@ -2,7 +2,6 @@ package md
 
 import (
 	"context"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -65,17 +64,11 @@ func TestCircuitMatchesReference(t *testing.T) {
 		{"log_w": 3, "rounds": 2, "block_bits": 64, "chain_bits": 32, "message_bits": 150, "padding": "strengthened"},
 		{"log_w": 6, "rounds": 24, "rate": 1088, "block_bits": 512, "blocks": 2},
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
 	for _, v := range cases {
-		p := sdktest.Pass(t, Plugin, v)
-		c, err := Plugin.Build(context.Background(), p)
-		if err != nil {
-			t.Fatalf("%v: %v", v, err)
-		}
-		if err := c.Validate(); err != nil {
-			t.Fatalf("%v: %v", v, err)
-		}
-		cfg := p.Prepared.(config)
+		// The host's point pipeline: build, validate, 64 seeded inputs
+		// through the circuit and the reference.
+		c := sdktest.CheckReference(t, Plugin, v, 64)
+		cfg := sdktest.Pass(t, Plugin, v).Prepared.(config)
 		if len(c.Inputs) != cfg.msgBits || len(c.Outputs) != cfg.chainBits {
 			t.Fatalf("%v: %d inputs, %d outputs; want %d, %d", v, len(c.Inputs), len(c.Outputs), cfg.msgBits, cfg.chainBits)
 		}
@@ -84,22 +77,6 @@ func TestCircuitMatchesReference(t *testing.T) {
 		// state bit j mod block_bits.
 		w := cfg.perm.W()
 		sdktest.CheckSlices(t, c, w, func(j int) int { return j % cfg.blockBits % w }, func(j int) int { return j % w })
-		in := bitvec.Random(rng, 64, len(c.Inputs))
-		want, err := Plugin.Reference(context.Background(), p, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := bitvec.EvalSliced(in, len(c.Inputs), c.Eval)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for s := range in {
-			for i := 0; i < cfg.chainBits; i++ {
-				if got[s].Get(i) != want[s].Get(i) {
-					t.Fatalf("%v: sample %d, digest bit %d: circuit %d, reference %d", v, s, i, got[s].Get(i), want[s].Get(i))
-				}
-			}
-		}
 	}
 }
 
@@ -142,15 +119,7 @@ func TestRejectsImpossibleParams(t *testing.T) {
 		{map[string]any{"log_w": 1, "block_bits": 4, "message_bits": 16, "padding": "strengthened"}, "message_bits", "does not fit the 4-bit length block"},
 	} {
 		// Prepare, which the host runs before any call, refuses them.
-		_, err := sdk.NewPass(context.Background(), Plugin, tc.params)
-		pe, ok := sdk.AsParamError(err)
-		if !ok {
-			t.Errorf("%v: Prepare returned %v, want a ParamError", tc.params, err)
-			continue
-		}
-		if pe.Param != tc.param || !strings.Contains(pe.Msg, tc.msg) {
-			t.Errorf("%v: %v; want parameter %q with %q", tc.params, err, tc.param, tc.msg)
-		}
+		sdktest.CheckRefused(t, Plugin, tc.params, tc.param, tc.msg)
 	}
 	// Bounds in the schema are checked before the plugin runs.
 	if _, err := sdk.NewParams(Plugin.Params, map[string]any{"blocks": int64(0)}); err == nil {

@@ -82,33 +82,17 @@ func resolve(p sdk.Params) (config, error) {
 		return cfg, err
 	}
 	cfg.perm = perm
-	b, w := cfg.perm.B(), cfg.perm.W()
-	cfg.blockBits = p.Int("block_bits")
-	if cfg.blockBits < 1 {
-		return cfg, p.Errorf("block_bits", "must be at least 1: every leaf hashes one block of block_bits bits, got %d", cfg.blockBits)
+	comp, err := keccak.CompressionFromParams(p, perm, "digest_bits", keccak.CompressionWhy{
+		Block:      "every leaf hashes one block of block_bits bits",
+		BlockState: "a leaf loads its block into the state",
+		Out:        "every node hash is the first digest_bits state bits",
+		OutState:   "hashes are read from the state",
+		Rate:       "blocks and hashes enter the rate part of the state",
+	})
+	if err != nil {
+		return cfg, err
 	}
-	if cfg.blockBits > b {
-		return cfg, p.Errorf("block_bits", "%d is larger than the Keccak-p state of 25w = %d bits (w = %d): a leaf loads its block into the state", cfg.blockBits, b, w)
-	}
-	cfg.digestBits = cfg.blockBits
-	if p.Has("digest_bits") {
-		cfg.digestBits = p.Int("digest_bits")
-	}
-	if cfg.digestBits < 1 {
-		return cfg, p.Errorf("digest_bits", "must be at least 1: every node hash is the first digest_bits state bits, got %d", cfg.digestBits)
-	}
-	if cfg.digestBits > b {
-		return cfg, p.Errorf("digest_bits", "%d is larger than the Keccak-p state of 25w = %d bits (w = %d): hashes are read from the state", cfg.digestBits, b, w)
-	}
-	if p.Has("rate") {
-		cfg.rate = p.Int("rate")
-		if cfg.rate < 1 || cfg.rate >= b {
-			return cfg, p.Errorf("rate", "must be between 1 and 25w − 1 = %d (w = %d), got %d", b-1, w, cfg.rate)
-		}
-		if max(cfg.blockBits, cfg.digestBits) > cfg.rate {
-			return cfg, p.Errorf("rate", "%d is smaller than block_bits %d or digest_bits %d: blocks and hashes enter the rate part of the state", cfg.rate, cfg.blockBits, cfg.digestBits)
-		}
-	}
+	cfg.blockBits, cfg.digestBits, cfg.rate = comp.BlockBits, comp.OutBits, comp.Rate
 	cfg.oneZero = p.String("padding") == PaddingOneZero
 	if p.Has("leaves") {
 		cfg.leaves = p.Int("leaves")

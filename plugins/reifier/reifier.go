@@ -158,32 +158,73 @@ type schedule struct {
 	tags       []string // the layered circuit's Tags
 }
 
+// planner is plan's state between its phases.
+type planner struct {
+	s  *schedule
+	tt *tagTable
+	// level is the level of each op's value (inputs 0, unread constants
+	// unset); lastUse the highest level that reads it.
+	level, lastUse []int32
+	// carry holds the values that need copy gates, bucketed by the level
+	// of their first copy (bucket L is carry[carryAt[L]:carryAt[L+1]]).
+	carry, carryAt []int32
+	// width is each level's gates; edges the edges of the op gates,
+	// copies the copy gates (outputs' aside).
+	width         []int32
+	edges, copies int
+}
+
 // plan assigns levels as soon as possible, constants lazily (one level
 // below their first reader, so a gate reading a constant sits at level 2 or
 // above), and lays out the levels with copy gates for the values read more
-// than one level above their own.
+// than one level above their own. Its phases: tags (the layered circuit's
+// tag table), levels (as soon as possible; constants, outputs), buckets
+// (each level's entries and the values to carry, with widths and edges),
+// copyGates (the values alive across each level) and totals.
 func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
-	nOps := len(c.Ops)
-	if nOps >= 1<<30 {
-		return nil, fmt.Errorf("reifier: %d nodes: too many to layer", nOps) // entries are 2i+1 in an int32
+	if n := len(c.Ops); n >= 1<<30 {
+		return nil, fmt.Errorf("reifier: %d nodes: too many to layer", n) // entries are 2i+1 in an int32
 	}
-	s := &schedule{
-		c:          c,
-		tag:        make([]int32, len(c.Tags)),
-		counterTag: make([]int32, len(c.Tags)),
+	p := &planner{s: &schedule{c: c}, tt: &tagTable{index: map[string]int32{}}}
+	p.tags()
+	if err := p.levels(ctx); err != nil {
+		return nil, err
 	}
-	tt := &tagTable{index: map[string]int32{}}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	p.buckets()
+	p.copyGates()
+	p.totals()
+	return p.s, nil
+}
+
+// tags interns the circuit's tags as the layered circuit's (an XOR's
+// counters get theirs in levels).
+func (p *planner) tags() {
+	c, s := p.s.c, p.s
+	s.tag = make([]int32, len(c.Tags))
+	s.counterTag = make([]int32, len(c.Tags))
 	for i, t := range c.Tags {
-		s.tag[i] = tt.intern(t)
+		s.tag[i] = p.tt.intern(t)
 		s.counterTag[i] = -1
 	}
-	level := make([]int32, nOps)    // the level of each op's value: inputs 0, unread constants unset
-	lastUse := make([]int32, nOps)  // the highest level that reads a value
+}
+
+// levels places every op as soon as possible (an XOR's parity one level
+// above its counters), then the output level, then each read constant one
+// level below its first reader; it records each value's last reader.
+func (p *planner) levels(ctx context.Context) error {
+	s, c := p.s, p.s.c
+	nOps := len(c.Ops)
+	p.level = make([]int32, nOps)
+	p.lastUse = make([]int32, nOps)
 	firstUse := make([]int32, nOps) // constants: the lowest level that reads them (0: none)
+	level, lastUse := p.level, p.lastUse
 	maxLevel := int32(0)
 	for i, op := range c.Ops {
 		if i%65536 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		switch op {
 		case circuit.OpInput:
@@ -196,10 +237,10 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 		case circuit.OpNot, circuit.OpAnd, circuit.OpOr, circuit.OpAndNot, circuit.OpThreshold:
 		case circuit.OpXor, circuit.OpSumBit:
 			if t := c.Tag[i]; s.counterTag[t] < 0 {
-				s.counterTag[t] = tt.intern(c.Tags[t] + " counters")
+				s.counterTag[t] = p.tt.intern(c.Tags[t] + " counters")
 			}
 		default:
-			return nil, fmt.Errorf("reifier: node %d: unsupported op %s", i, op)
+			return fmt.Errorf("reifier: node %d: unsupported op %s", i, op)
 		}
 		// L: the level of the gates reading the args (for an XOR, its counters).
 		args := c.Args[c.ArgStart[i]:c.ArgStart[i+1]]
@@ -240,24 +281,26 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 		}
 	}
 	s.outLevel = outLevel
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
+	return nil
+}
 
-	// Bucket the entries by level, in op order, counting each level's gates
-	// and the edges; bucket the values that need carrying by the level of
-	// their first copy, level(v)+1: the inputs in input order, then the ops
-	// in op order. A value is carried while lastUse(v) > level(v)+1.
-	// (Bucket b starts at startAt[b], so its count is gathered in
-	// startAt[b+1] before the prefix sums.)
+// buckets sorts the entries by level, in op order, counting each level's
+// gates and the edges, and the values that need carrying by the level of
+// their first copy, level(v)+1: the inputs in input order, then the ops in
+// op order. A value is carried while lastUse(v) > level(v)+1. (Bucket b
+// starts at startAt[b], so its count is gathered in startAt[b+1] before
+// the prefix sums.)
+func (p *planner) buckets() {
+	s, c := p.s, p.s.c
+	level, lastUse, outLevel := p.level, p.lastUse, s.outLevel
 	startAt := make([]int32, outLevel+2)
-	carryAt := make([]int32, outLevel+2)
-	width := make([]int32, outLevel+1)
-	edges, copies := 0, 0
+	p.carryAt = make([]int32, outLevel+2)
+	carryAt := p.carryAt
+	p.width = make([]int32, outLevel+1)
 	for _, v := range c.Inputs {
 		if lastUse[v] > 1 {
 			carryAt[2]++
-			copies += int(lastUse[v] - 1)
+			p.copies += int(lastUse[v] - 1)
 		}
 	}
 	for i, op := range c.Ops {
@@ -269,16 +312,16 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 		if hasCounters(op) {
 			nc := s.numCounters(int32(i))
 			startAt[L]++ // counters, at L−1
-			width[L-1] += nc
-			edges += int(nc) * int(n)
+			p.width[L-1] += nc
+			p.edges += int(nc) * int(n)
 			n = nc // the parity gate reads the counters
 		}
 		startAt[L+1]++
-		width[L]++
-		edges += int(n)
+		p.width[L]++
+		p.edges += int(n)
 		if lastUse[i] > L+1 {
 			carryAt[L+2]++
-			copies += int(lastUse[i] - L - 1)
+			p.copies += int(lastUse[i] - L - 1)
 		}
 	}
 	for b := 1; b <= int(outLevel); b++ {
@@ -286,12 +329,12 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 		carryAt[b+1] += carryAt[b]
 	}
 	s.entries = make([]int32, startAt[outLevel+1])
-	carry := make([]int32, carryAt[outLevel+1])
+	p.carry = make([]int32, carryAt[outLevel+1])
 	fill := append([]int32(nil), startAt...)
 	cfill := append([]int32(nil), carryAt...)
 	for _, v := range c.Inputs {
 		if lastUse[v] > 1 {
-			carry[cfill[1]] = v
+			p.carry[cfill[1]] = v
 			cfill[1]++
 		}
 	}
@@ -307,56 +350,64 @@ func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 		s.entries[fill[L]] = int32(2 * i)
 		fill[L]++
 		if lastUse[i] > L+1 {
-			carry[cfill[L+1]] = int32(i)
+			p.carry[cfill[L+1]] = int32(i)
 			cfill[L+1]++
 		}
 	}
 	s.startAt = startAt[:outLevel+1]
+}
 
-	// Copy gates, level by level: the values alive across each level, in
-	// the order they started being carried.
+// copyGates lays out the copy gates, level by level: the values alive
+// across each level, in the order they started being carried; then the
+// output level's copies.
+func (p *planner) copyGates() {
+	s, c, outLevel := p.s, p.s.c, p.s.outLevel
 	s.copyAt = make([]int32, outLevel+1)
-	s.copyOf = make([]int32, 0, copies)
-	s.copyTag = make([]int32, 0, copies+len(c.Outputs))
+	s.copyOf = make([]int32, 0, p.copies)
+	s.copyTag = make([]int32, 0, p.copies+len(c.Outputs))
 	inputTag := int32(-1)
 	tagOf := func(v int32) int32 {
 		if c.Ops[v] != circuit.OpInput {
 			return s.tag[c.Tag[v]]
 		}
 		if inputTag < 0 {
-			inputTag = tt.intern("input")
+			inputTag = p.tt.intern("input")
 		}
 		return inputTag
 	}
 	var active []int32
 	for L := int32(1); L < outLevel; L++ {
-		active = append(active, carry[carryAt[L]:carryAt[L+1]]...)
+		active = append(active, p.carry[p.carryAt[L]:p.carryAt[L+1]]...)
 		kept := active[:0]
 		for _, v := range active {
 			s.copyOf = append(s.copyOf, v)
 			s.copyTag = append(s.copyTag, tagOf(v))
-			if lastUse[v] > L+1 {
+			if p.lastUse[v] > L+1 {
 				kept = append(kept, v)
 			}
 		}
 		active = kept
 		s.copyAt[L] = int32(len(s.copyOf))
-		width[L] += s.copyAt[L] - s.copyAt[L-1]
+		p.width[L] += s.copyAt[L] - s.copyAt[L-1]
 	}
 	s.copyAt[outLevel] = s.copyAt[outLevel-1]
 	for _, o := range c.Outputs {
 		s.copyTag = append(s.copyTag, tagOf(o))
 	}
-	width[outLevel] = int32(len(c.Outputs))
+	p.width[outLevel] = int32(len(c.Outputs))
+}
 
+// totals sets the layered circuit's level starts, gate and edge counts and
+// tags.
+func (p *planner) totals() {
+	s, outLevel := p.s, p.s.outLevel
 	s.levelStart = make([]int32, outLevel+1)
 	for L := int32(1); L <= outLevel; L++ {
-		s.levelStart[L] = s.levelStart[L-1] + width[L]
+		s.levelStart[L] = s.levelStart[L-1] + p.width[L]
 	}
 	s.gates = int(s.levelStart[outLevel])
-	s.edges = edges + len(s.copyOf) + len(c.Outputs)
-	s.tags = tt.names
-	return s, nil
+	s.edges = p.edges + len(s.copyOf) + len(s.c.Outputs)
+	s.tags = p.tt.names
 }
 
 // levelEntries returns the entries of level L (see schedule).

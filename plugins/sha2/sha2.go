@@ -22,6 +22,7 @@ import (
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/mdpad"
 )
 
 // Plugin is the sha2 construction.
@@ -34,10 +35,7 @@ var Plugin = &sdk.Construction{
 			Doc: "the SHA-2 function: word size, initial value and digest length"},
 		{Name: "rounds", Type: sdk.Int, Min: sdk.Bound(1), Max: sdk.Bound(80),
 			Doc: "rounds per compression: 1…64 (32-bit words) or 1…80 (64-bit words); default the standard 64 or 80"},
-		{Name: "message_bits", Type: sdk.Int, Min: sdk.Bound(0),
-			Doc: "message length in bits, any (standard padding); default the longest whole-byte message of `blocks` blocks"},
-		{Name: "blocks", Type: sdk.Int, Min: sdk.Bound(1),
-			Doc: "padded blocks (alternative to message_bits): the message is the longest whole-byte one that pads to this many"},
+		mdpad.Params()[0], mdpad.Params()[1],
 		{Name: "mode", Type: sdk.String, Default: "hash", Enum: []string{"hash", "compress"},
 			Doc: "\"hash\": message in, digest out; \"compress\": chaining value (8 words) and one block (16 words) in, new chaining value out"},
 	},
@@ -81,28 +79,14 @@ func resolve(p sdk.Params) (config, error) {
 		cfg.blocks = 1
 		return cfg, nil
 	}
-	if p.Has("message_bits") && p.Has("blocks") {
-		return cfg, p.Errorf("message_bits", "give blocks or message_bits, not both")
-	}
-	switch {
-	case p.Has("message_bits"):
-		cfg.msgBits = p.Int("message_bits")
-		if cfg.msgBits > 1<<24 {
-			return cfg, p.Errorf("message_bits", "at most %d bits, got %d", 1<<24, cfg.msgBits)
-		}
-	default:
-		cfg.blocks = 1
-		if p.Has("blocks") {
-			cfg.blocks = p.Int("blocks")
-			if cfg.blocks > 1024 {
-				return cfg, p.Errorf("blocks", "at most 1024 blocks, got %d", cfg.blocks)
-			}
-		}
-		n := cfg.blocks*cfg.v.BlockBits() - 1 - 2*cfg.v.WordBits
-		cfg.msgBits = n - n%8
-	}
-	cfg.blocks = cfg.v.PaddedBlocks(cfg.msgBits)
-	return cfg, nil
+	m, err := padding(cfg.v).Message(p)
+	cfg.msgBits, cfg.blocks = m.Bits, m.Blocks
+	return cfg, err
+}
+
+// padding is v's Merkle–Damgård strengthening: a 2w-bit big-endian length.
+func padding(v sha2ref.Variant) mdpad.Padding {
+	return mdpad.Padding{BlockBits: v.BlockBits(), LengthBits: 2 * v.WordBits}
 }
 
 // prepare resolves and checks the parameters: its config is Pass.Prepared.
@@ -132,41 +116,11 @@ func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	r, steps := int64(cfg.rounds), int64(max(0, cfg.rounds-16))
 	nodes := steps*(3*w+int64(rot.s0[2]+rot.s1[2])) + r*8*w + 8*w
 	edges := steps*(6*w+4*T) + r*(13*w+15*T) + 16*T
-	n := int64(cfg.blocks)
-	s := sdk.Size{Nodes: n * nodes, Edges: n * edges}
-	if cfg.compress {
-		s.Nodes += 24 * w
-	} else {
-		s.Nodes += n*int64(cfg.v.BlockBits()) + 2*8*w // message and padding bits, IV twice
+	fixed := sdk.Size{Nodes: 24 * w}
+	if !cfg.compress {
+		fixed.Nodes = int64(cfg.blocks)*int64(cfg.v.BlockBits()) + 2*8*w // message and padding bits, IV twice
 	}
-	return s, nil
-}
-
-// word is a w-bit word of circuit nodes, least significant bit first.
-type word = []circuit.Node
-
-// msbWords splits bits (most significant first, as the standard writes
-// them) into w-bit words.
-func msbWords(bs []circuit.Node, w int) []word {
-	out := make([]word, len(bs)/w)
-	for i := range out {
-		out[i] = make(word, w)
-		for j := 0; j < w; j++ {
-			out[i][j] = bs[i*w+w-1-j]
-		}
-	}
-	return out
-}
-
-// msbBits is the inverse of msbWords.
-func msbBits(ws []word) []circuit.Node {
-	var out []circuit.Node
-	for _, x := range ws {
-		for j := len(x) - 1; j >= 0; j-- {
-			out = append(out, x[j])
-		}
-	}
-	return out
+	return sdk.BlockLinear(fixed, sdk.Size{Nodes: nodes, Edges: edges}, int64(cfg.blocks))
 }
 
 // rotations are the Σ and σ rotation and shift amounts of one word size.
@@ -182,98 +136,38 @@ func rotationsOf(w int) rotations {
 	return rotations{S0: [3]int{28, 34, 39}, S1: [3]int{14, 18, 41}, s0: [3]int{1, 8, 7}, s1: [3]int{19, 61, 6}}
 }
 
-// bitPos gives bit i of each word the position hint i where the bit has
-// none yet (a fresh result, an input, a constant; a bit that already
-// belongs to another word, as a rotated or shifted one does, keeps its).
-func bitPos(b *circuit.Builder, ws ...word) {
-	for _, x := range ws {
-		for i, n := range x {
-			if b.PosOf(n) == circuit.NoPos {
-				b.SetPos(n, i)
-			}
-		}
-	}
-}
-
 // compress builds the compression function over h (eight words) and m
-// (16 words) with the given number of rounds. Every node is hinted with
-// its bit index within its word (a carry of an addition: that of the sum
-// bit it serves).
-func compress(b *circuit.Builder, w, rounds int, h, m []word) []word {
+// (16 words) with the given number of rounds. The word helpers hint every
+// node with its bit index within its word (a carry of an addition: that of
+// the sum bit it serves).
+func compress(b *circuit.Builder, w, rounds int, h, m []circuit.Word) []circuit.Word {
 	r := rotationsOf(w)
-	bitPos(b, h...)
-	bitPos(b, m...)
-	big := func(x word, rs [3]int) word {
-		out := b.XorWords(circuit.RotR(x, rs[0]), circuit.RotR(x, rs[1]), circuit.RotR(x, rs[2]))
-		bitPos(b, out)
-		return out
+	big := func(x circuit.Word, rs [3]int) circuit.Word {
+		return b.XorWords(circuit.RotR(x, rs[0]), circuit.RotR(x, rs[1]), circuit.RotR(x, rs[2]))
 	}
-	small := func(x word, rs [3]int) word {
+	small := func(x circuit.Word, rs [3]int) circuit.Word {
 		shr := b.Shr(x, rs[2])
-		bitPos(b, shr)
-		out := b.XorWords(circuit.RotR(x, rs[0]), circuit.RotR(x, rs[1]), shr)
-		bitPos(b, out)
-		return out
+		return b.XorWords(circuit.RotR(x, rs[0]), circuit.RotR(x, rs[1]), shr)
 	}
-	add := func(ws ...word) word {
-		out := b.Add(ws...)
-		bitPos(b, out)
-		return out
-	}
-	W := append([]word(nil), m...)
+	W := append([]circuit.Word(nil), m...)
 	for t := 16; t < rounds; t++ {
 		b.Scope("schedule", func() {
-			W = append(W, add(small(W[t-2], r.s1), W[t-7], small(W[t-15], r.s0), W[t-16]))
+			W = append(W, b.Add(small(W[t-2], r.s1), W[t-7], small(W[t-15], r.s0), W[t-16]))
 		})
 	}
-	s := append([]word(nil), h...)
+	s := append([]circuit.Word(nil), h...)
 	for t := 0; t < rounds; t++ {
 		b.Scope("round "+strconv.Itoa(t+1), func() {
 			a, bb, c, d, e, f, g, hh := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
-			S1 := big(e, r.S1)
-			S0 := big(a, r.S0)
-			ef := make(word, w)  // e ∧ f
-			neg := make(word, w) // ¬e ∧ g
-			maj := make(word, w)
-			for i := 0; i < w; i++ {
-				b.At(i, func() {
-					ef[i] = b.And(e[i], f[i])
-					neg[i] = b.AndNot(e[i], g[i])
-					maj[i] = b.Threshold(2, []circuit.Node{a[i], bb[i], c[i]}, []int32{1, 1, 1})
-				})
-			}
+			S1, S0 := big(e, r.S1), big(a, r.S0)
+			ch, maj := b.Ch(e, f, g), b.Maj(a, bb, c)
 			K := b.ConstWord(sha2ref.K(w, t), w)
-			bitPos(b, K)
-			newA := add(hh, S1, ef, neg, K, W[t], S0, maj)
-			newE := add(d, hh, S1, ef, neg, K, W[t])
-			s = []word{newA, a, bb, c, newE, e, f, g}
+			newA := b.Sum(hh, S1, ch, K, W[t], S0, maj)
+			newE := b.Sum(d, hh, S1, ch, K, W[t])
+			s = []circuit.Word{newA, a, bb, c, newE, e, f, g}
 		})
 	}
-	out := make([]word, 8)
-	b.Scope("feed-forward", func() {
-		for i := range out {
-			out[i] = add(fresh(b, h[i]), s[i])
-		}
-	})
-	return out
-}
-
-// fresh returns x with its constant bits (the IV of the first block)
-// replaced by new constant nodes of the same values, so that the
-// feed-forward reads constants of its own: a layerer that places
-// constants lazily below their first reader (reifier) then does not
-// carry the IV from round 1 to the feed-forward (8w copy gates on
-// every level of the block).
-func fresh(b *circuit.Builder, x word) word {
-	out := make(word, len(x))
-	for i, bit := range x {
-		out[i] = bit
-		if v, ok := b.ConstValue(bit); ok {
-			out[i] = b.Const(v)
-		}
-	}
-	bitPos(b, out)
-	return out
+	return mdpad.FeedForward(b, h, s)
 }
 
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
@@ -281,32 +175,18 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	w := cfg.v.WordBits
 	b := circuit.NewBuilder()
 	if cfg.compress {
-		h := msbWords(b.Input("chain", 8*w), w)
-		m := msbWords(b.Input("block", 16*w), w)
-		b.Output("chain", msbBits(compress(b, w, cfg.rounds, h, m)))
+		h := b.BigEndianWords(b.Input("chain", 8*w), w)
+		m := b.BigEndianWords(b.Input("block", 16*w), w)
+		b.Output("chain", circuit.BigEndianBits(compress(b, w, cfg.rounds, h, m)))
 	} else {
-		msg := b.Input("msg", cfg.msgBits)
-		var padded []circuit.Node
-		b.Scope("padding", func() {
-			padded = append(padded, msg...)
-			for _, bit := range cfg.v.Pad(make([]byte, cfg.msgBits))[cfg.msgBits:] {
-				padded = append(padded, b.Const(int(bit)))
-			}
-		})
-		h := make([]word, 8)
-		for i, x := range cfg.v.IV {
-			h[i] = b.ConstWord(x, w)
-		}
-		for k := 0; k < cfg.blocks; k++ {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			block := padded[k*cfg.v.BlockBits() : (k+1)*cfg.v.BlockBits()]
-			b.Scope("block "+strconv.Itoa(k+1), func() {
-				h = compress(b, w, cfg.rounds, h, msbWords(block, w))
+		h, err := padding(cfg.v).Chain(ctx, b, mdpad.Message{Bits: cfg.msgBits, Blocks: cfg.blocks}, cfg.v.IV[:], w,
+			func(b *circuit.Builder, h, block []circuit.Word) []circuit.Word {
+				return compress(b, w, cfg.rounds, h, block)
 			})
+		if err != nil {
+			return nil, err
 		}
-		b.Output("digest", msbBits(h)[:cfg.v.DigestBits])
+		b.Output("digest", circuit.BigEndianBits(h)[:cfg.v.DigestBits])
 	}
 	for k, v := range map[string]int{
 		"w": w, "rounds": cfg.rounds, "blocks": cfg.blocks, "message_bits": cfg.msgBits,

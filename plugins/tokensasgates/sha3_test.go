@@ -17,15 +17,15 @@ import (
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // TestFullSHA3 maps full SHA3-256 (reifier) with every mapper and checks
-// 64 random inputs in float32. It takes minutes: set TCFORGE_FULL=1 (and
-// TCFORGE_MAPPERS=hard,softmax,… to choose; TCFORGE_PROF=FILE to profile).
+// 64 random inputs in float32. It takes minutes, so it runs in the heavy
+// tier (TCFORGE_HEAVY=1; TCFORGE_MAPPERS=hard,softmax,… to choose;
+// TCFORGE_PROF=FILE to profile).
 func TestFullSHA3(t *testing.T) {
-	if os.Getenv("TCFORGE_FULL") == "" {
-		t.Skip("set TCFORGE_FULL=1 to run the full SHA3-256 mappings")
-	}
+	sdktest.Heavy(t, "every mapping of full SHA3-256 (minutes)")
 	p, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	if err != nil {
 		t.Fatal(err)

@@ -103,6 +103,42 @@ type edge struct {
 	w   int64
 }
 
+// mapping is one Map call's state, filled phase by phase: tokens (the
+// merged edges and thresholds of every gate's token), heads (one per
+// weight sign and bit), padding (softmax: null tokens), scale (the
+// residual layout, margin, κ and β), then the model's tensors (embedding,
+// attention, ffn) and its blocks and readout.
+type mapping struct {
+	c   *layered.Circuit // flattened
+	opt Options
+	// nIn inputs, G gates, D levels; real = nIn + G tokens of the circuit.
+	nIn, G, D, real int
+
+	// tokens: token i's weighted sources are edges[rowPtr[i]:rowPtr[i+1]]
+	// (merged, zero weights dropped); theta[i] its threshold.
+	rowPtr []int32
+	edges  []edge
+	theta  []int64
+
+	// heads: the used heads h = sign·nb + bit, nb the bits of the largest |w|.
+	nb    int
+	heads []int
+
+	// padding (softmax): padTo[i] = N_i, the padded fan-in of token i's
+	// heads; nulls the null tokens.
+	padTo []int32
+	nulls int
+
+	// scale: T tokens, d = T + 4; the slots; the decision margin, κ, β and
+	// the largest N_i.
+	T, d                int
+	VAL, ACC, THR, ONE  int
+	margin, kappa, beta float64
+	maxN                int32
+
+	m *model.Model
+}
+
 // Map builds the tokens-as-gates model of c.
 func Map(ctx context.Context, c *layered.Circuit, opt Options) (*model.Model, error) {
 	if opt.Mode != model.Hard && opt.Mode != model.Softmax {
@@ -114,61 +150,94 @@ func Map(ctx context.Context, c *layered.Circuit, opt Options) (*model.Model, er
 	// A token is a gate and attention routes its sources' values: a gate
 	// reading forms reads their gates (a form is not a token).
 	c = c.Flatten()
-	nIn, G, D := c.NumInputs, c.NumGates(), c.Depth()
-	real := nIn + G // tokens of the circuit
-	// Token of gate idx within level L (L = 0: inputs).
-	tokenOf := func(L, idx int) int32 {
-		if L == 0 {
-			return int32(idx)
-		}
-		return int32(nIn + int(c.LevelStart[L-1]) + idx)
+	mp := &mapping{c: c, opt: opt, nIn: c.NumInputs, G: c.NumGates(), D: c.Depth()}
+	mp.real = mp.nIn + mp.G
+	if err := mp.tokens(ctx); err != nil {
+		return nil, err
 	}
-	// Merged edges and thresholds of every real token.
-	rowPtr := make([]int32, real+1)
-	edges := make([]edge, 0, len(c.Src)+nIn)
-	theta := make([]int64, real)
+	mp.headsUsed()
+	mp.padding()
+	mp.scale()
+	mp.newModel()
+	tensors := append(mp.embedding(), mp.attention()...)
+	tensors = append(tensors, mp.ffn()...)
+	for _, b := range tensors {
+		t, err := b.Tensor()
+		if err != nil {
+			return nil, fmt.Errorf("tokens-as-gates: %w", err)
+		}
+		mp.m.Tensors = append(mp.m.Tensors, t)
+	}
+	mp.blocksAndReadout()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return mp.m, nil
+}
+
+// tokenOf is the token of gate idx within level L (L = 0: inputs).
+func (mp *mapping) tokenOf(L, idx int) int32 {
+	if L == 0 {
+		return int32(idx)
+	}
+	return int32(mp.nIn + int(mp.c.LevelStart[L-1]) + idx)
+}
+
+// tokens merges the edges of every real token (an input is a copy gate
+// x ≥ 1 of itself) and records the thresholds.
+func (mp *mapping) tokens(ctx context.Context) error {
+	c, nIn := mp.c, mp.nIn
+	mp.rowPtr = make([]int32, mp.real+1)
+	mp.edges = make([]edge, 0, len(c.Src)+nIn)
+	mp.theta = make([]int64, mp.real)
 	for i := 0; i < nIn; i++ {
-		edges = append(edges, edge{src: int32(i), w: 1})
-		theta[i] = 1
-		rowPtr[i+1] = int32(len(edges))
+		mp.edges = append(mp.edges, edge{src: int32(i), w: 1})
+		mp.theta[i] = 1
+		mp.rowPtr[i+1] = int32(len(mp.edges))
 	}
 	merge := map[int32]int64{}
-	for L := 1; L <= D; L++ {
+	for L := 1; L <= mp.D; L++ {
 		if L%16 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		for g := c.LevelStart[L-1]; g < c.LevelStart[L]; g++ {
 			src, w := c.Row(int(g))
 			clear(merge)
-			start := len(edges)
+			start := len(mp.edges)
 			for k, s := range src {
-				t := tokenOf(L-1, int(s))
+				t := mp.tokenOf(L-1, int(s))
 				if _, seen := merge[t]; !seen {
-					edges = append(edges, edge{src: t})
+					mp.edges = append(mp.edges, edge{src: t})
 				}
 				merge[t] += int64(w[k])
 			}
-			out := edges[:start]
-			for _, e := range edges[start:] {
+			out := mp.edges[:start]
+			for _, e := range mp.edges[start:] {
 				if e.w = merge[e.src]; e.w != 0 {
 					out = append(out, e)
 				}
 			}
-			edges = out
+			mp.edges = out
 			tok := nIn + int(g)
-			theta[tok] = int64(c.Threshold[g])
-			rowPtr[tok+1] = int32(len(edges))
+			mp.theta[tok] = int64(c.Threshold[g])
+			mp.rowPtr[tok+1] = int32(len(mp.edges))
 		}
 	}
-	// Heads: (sign, bit).
+	return nil
+}
+
+// headsUsed finds the heads (sign, bit) some edge uses; softmax mirrors
+// every head so the implicit-zero leak cancels.
+func (mp *mapping) headsUsed() {
 	maxAbs := int64(1)
-	for _, e := range edges {
+	for _, e := range mp.edges {
 		maxAbs = max(maxAbs, abs(e.w))
 	}
 	nb := bits.Len64(uint64(maxAbs))
+	mp.nb = nb
 	headOf := func(sign, b int) int { return sign*nb + b } // sign 0: +, 1: −
 	used := make([]bool, 2*nb)
-	for _, e := range edges {
+	for _, e := range mp.edges {
 		s := 0
 		if e.w < 0 {
 			s = 1
@@ -179,119 +248,144 @@ func Map(ctx context.Context, c *layered.Circuit, opt Options) (*model.Model, er
 			}
 		}
 	}
-	if opt.Mode == model.Softmax {
-		// Mirror every head so the implicit-zero leak cancels.
+	if mp.opt.Mode == model.Softmax {
 		for b := 0; b < nb; b++ {
 			if used[headOf(0, b)] || used[headOf(1, b)] {
 				used[headOf(0, b)], used[headOf(1, b)] = true, true
 			}
 		}
 	}
-	var heads []int
 	for h, u := range used {
 		if u {
-			heads = append(heads, h)
+			mp.heads = append(mp.heads, h)
 		}
 	}
-	// Per token and head: real edge counts; softmax pads to N_i.
-	nHeads := len(heads)
-	count := make([]int32, nHeads)
-	padTo := make([]int32, real) // N_i
-	nulls := 0
-	if opt.Mode == model.Softmax {
-		for i := 0; i < real; i++ {
-			clear(count)
-			for _, e := range edges[rowPtr[i]:rowPtr[i+1]] {
-				for hi, h := range heads {
-					if edgeIn(e.w, h, nb) {
-						count[hi]++
-					}
-				}
-			}
-			n := int32(1)
-			for _, k := range count {
-				n = max(n, k)
-			}
-			padTo[i] = n
-			for _, k := range count {
-				nulls = max(nulls, int(n-k))
-			}
-		}
-		nulls = max(nulls, 1) // null tokens pad themselves with null 0
-	}
-	T := real + nulls
-	d := T + 4
-	VAL, ACC, THR, ONE := T, T+1, T+2, T+3
+}
 
-	// Decision margin of ACC − THR and the temperature.
-	margin := 0.5
+// headCounts sets count[hi] to the number of token i's edges in head
+// heads[hi] and, if k is not nil, calls k(hi, e) for each.
+func (mp *mapping) headCounts(i int, count []int32, k func(hi int, e edge)) {
+	clear(count)
+	for _, e := range mp.edges[mp.rowPtr[i]:mp.rowPtr[i+1]] {
+		for hi, h := range mp.heads {
+			if edgeIn(e.w, h, mp.nb) {
+				if k != nil {
+					k(hi, e)
+				}
+				count[hi]++
+			}
+		}
+	}
+}
+
+// padding (softmax) pads every head of token i to N_i edges with null
+// tokens, and counts the null tokens needed.
+func (mp *mapping) padding() {
+	mp.padTo = make([]int32, mp.real) // N_i
+	if mp.opt.Mode != model.Softmax {
+		return
+	}
+	count := make([]int32, len(mp.heads))
+	for i := 0; i < mp.real; i++ {
+		mp.headCounts(i, count, nil)
+		n := int32(1)
+		for _, k := range count {
+			n = max(n, k)
+		}
+		mp.padTo[i] = n
+		for _, k := range count {
+			mp.nulls = max(mp.nulls, int(n-k))
+		}
+	}
+	mp.nulls = max(mp.nulls, 1) // null tokens pad themselves with null 0
+}
+
+// scale lays out the residual stream and sets the decision margin of
+// ACC − THR, κ and the softmax temperature.
+func (mp *mapping) scale() {
+	mp.T = mp.real + mp.nulls
+	mp.d = mp.T + 4
+	mp.VAL, mp.ACC, mp.THR, mp.ONE = mp.T, mp.T+1, mp.T+2, mp.T+3
+	mp.margin = 0.5
 	mMax := int64(1)
-	for _, th := range theta {
+	for _, th := range mp.theta {
 		mMax = max(mMax, th, 1-th)
 	}
-	beta := 0.0
-	maxN := int32(1)
-	if opt.Mode == model.Softmax {
-		for _, n := range padTo {
-			maxN = max(maxN, n)
+	mp.maxN = 1
+	if mp.opt.Mode == model.Softmax {
+		for _, n := range mp.padTo {
+			mp.maxN = max(mp.maxN, n)
 		}
 		// With f ≥ 1 − 1/(8m): |f·z − (θ−½)| ≥ 3/8, over N_i.
-		margin = 3.0 / 8 / float64(maxN)
-		beta = opt.Beta
-		if beta == 0 {
-			beta = math.Log(8*float64(mMax)*float64(T) + 1)
+		mp.margin = 3.0 / 8 / float64(mp.maxN)
+		mp.beta = mp.opt.Beta
+		if mp.beta == 0 {
+			mp.beta = math.Log(8*float64(mMax)*float64(mp.T) + 1)
 		}
 	}
-	kappa := (stepA + stepArg) / margin
+	mp.kappa = (stepA + stepArg) / mp.margin
+}
 
-	thr := func(i int) float64 {
-		if opt.Mode == model.Softmax {
-			if i >= real {
-				return 0.5 // null tokens: θ = 1, N = 1
-			}
-			return (float64(theta[i]) - 0.5) / float64(padTo[i])
-		}
-		if i >= real {
-			return 0.5
-		}
-		return float64(theta[i]) - 0.5
+// thr is token i's threshold slot: θ − ½, over N_i under softmax (null
+// tokens: θ = 1, N = 1).
+func (mp *mapping) thr(i int) float64 {
+	if i >= mp.real {
+		return 0.5
 	}
+	if mp.opt.Mode == model.Softmax {
+		return (float64(mp.theta[i]) - 0.5) / float64(mp.padTo[i])
+	}
+	return float64(mp.theta[i]) - 0.5
+}
 
-	m := &model.Model{
-		Arch:   "tokens-as-gates/" + string(opt.Mode),
-		Tokens: T, DModel: d,
+// newModel starts the model: its shape and attributes.
+func (mp *mapping) newModel() {
+	mp.m = &model.Model{
+		Arch:   "tokens-as-gates/" + string(mp.opt.Mode),
+		Tokens: mp.T, DModel: mp.d,
 		Attrs: map[string]int64{
-			"circuit_depth": int64(D), "circuit_gates": int64(G), "null_tokens": int64(nulls),
-			"max_padded_fanin": int64(maxN), "kappa_milli": int64(math.Round(kappa * 1000)),
+			"circuit_depth": int64(mp.D), "circuit_gates": int64(mp.G), "null_tokens": int64(mp.nulls),
+			"max_padded_fanin": int64(mp.maxN), "kappa_milli": int64(math.Round(mp.kappa * 1000)),
 		},
 	}
-	// Embedding.
+}
+
+// embedding builds the static part of every token (one-hot, threshold,
+// constant 1) and the input bits' map into VAL.
+func (mp *mapping) embedding() []*model.Builder {
+	T, d := mp.T, mp.d
 	base := model.NewBuilder("embed.base", T, d)
 	base.Grow(3 * T)
 	for i := 0; i < T; i++ {
 		base.Add(i, i, 1)
-		base.Add(i, THR, thr(i))
-		base.Add(i, ONE, 1)
+		base.Add(i, mp.THR, mp.thr(i))
+		base.Add(i, mp.ONE, 1)
 	}
-	in := model.NewBuilder("embed.input", nIn, d)
-	m.Embed = model.Embedding{Base: "embed.base", Input: "embed.input", InputToken: make([]int32, nIn)}
-	for b := 0; b < nIn; b++ {
-		in.Add(b, VAL, 1)
-		m.Embed.InputToken[b] = int32(b)
+	in := model.NewBuilder("embed.input", mp.nIn, d)
+	mp.m.Embed = model.Embedding{Base: "embed.base", Input: "embed.input", InputToken: make([]int32, mp.nIn)}
+	for b := 0; b < mp.nIn; b++ {
+		in.Add(b, mp.VAL, 1)
+		mp.m.Embed.InputToken[b] = int32(b)
 	}
-	// Attention weights.
+	return []*model.Builder{base, in}
+}
+
+// attention builds the shared Q and V, one K and O a head (K: a token's
+// edges in that head, padded with null tokens under softmax), and records
+// the heads for the blocks.
+func (mp *mapping) attention() []*model.Builder {
+	T, d, nHeads := mp.T, mp.d, len(mp.heads)
 	q := model.NewBuilder("attn.q", T, d)
 	q.Grow(T)
 	for i := 0; i < T; i++ {
 		q.Add(i, i, 1)
 	}
 	v := model.NewBuilder("attn.v", 1, d)
-	v.Add(0, VAL, 1)
+	v.Add(0, mp.VAL, 1)
 	ks := make([]*model.Builder, nHeads)
 	os := make([]*model.Builder, nHeads)
-	var mh []model.Head
-	for hi, h := range heads {
-		sign, b := h/nb, h%nb
+	for hi, h := range mp.heads {
+		sign, b := h/mp.nb, h%mp.nb
 		name := fmt.Sprintf("attn.head%d", hi)
 		ks[hi] = model.NewBuilder(name+".k", T, d)
 		os[hi] = model.NewBuilder(name+".o", d, 1)
@@ -299,35 +393,36 @@ func Map(ctx context.Context, c *layered.Circuit, opt Options) (*model.Model, er
 		if sign == 1 {
 			coef = -coef
 		}
-		os[hi].Add(ACC, 0, coef)
-		mh = append(mh, model.Head{Q: "attn.q", K: name + ".k", V: "attn.v", O: name + ".o"})
-		m.Attrs[fmt.Sprintf("head%d_coef", hi)] = int64(coef)
+		os[hi].Add(mp.ACC, 0, coef)
+		mp.m.Attrs[fmt.Sprintf("head%d_coef", hi)] = int64(coef)
 	}
+	count := make([]int32, nHeads)
 	for i := 0; i < T; i++ {
 		clear(count)
-		if i < real {
-			for _, e := range edges[rowPtr[i]:rowPtr[i+1]] {
-				for hi, h := range heads {
-					if edgeIn(e.w, h, nb) {
-						ks[hi].Add(i, int(e.src), 1)
-						count[hi]++
-					}
-				}
-			}
+		if i < mp.real {
+			mp.headCounts(i, count, func(hi int, e edge) { ks[hi].Add(i, int(e.src), 1) })
 		}
-		if opt.Mode == model.Softmax {
+		if mp.opt.Mode == model.Softmax {
 			n := int32(1)
-			if i < real {
-				n = padTo[i]
+			if i < mp.real {
+				n = mp.padTo[i]
 			}
-			for hi := range heads {
+			for hi := range mp.heads {
 				for k := count[hi]; k < n; k++ {
-					ks[hi].Add(i, real+int(k-count[hi]), 1)
+					ks[hi].Add(i, mp.real+int(k-count[hi]), 1)
 				}
 			}
 		}
 	}
-	// FFN.
+	out := []*model.Builder{q, v}
+	out = append(out, ks...)
+	return append(out, os...)
+}
+
+// ffn builds the 4-unit FFN: two SiLU steps of κ(ACC − THR) ± A into VAL,
+// VAL's and ACC's old values cleared through the pass-through gate G.
+func (mp *mapping) ffn() []*model.Builder {
+	d, VAL, ACC, THR, ONE, kappa := mp.d, mp.VAL, mp.ACC, mp.THR, mp.ONE, mp.kappa
 	sG := silu(passG)
 	gate := model.NewBuilder("ffn.gate", 4, d)
 	gate.Add(0, ACC, kappa)
@@ -348,33 +443,28 @@ func Map(ctx context.Context, c *layered.Circuit, opt Options) (*model.Model, er
 	out.Add(VAL, 1, -1.0/(2*stepA))
 	out.Add(VAL, 2, -1/sG)
 	out.Add(ACC, 3, -1/sG)
+	return []*model.Builder{gate, value, out}
+}
 
-	builders := []*model.Builder{base, in, q, v}
-	builders = append(builders, ks...)
-	builders = append(builders, os...)
-	builders = append(builders, gate, value, out)
-	for _, b := range builders {
-		t, err := b.Tensor()
-		if err != nil {
-			return nil, fmt.Errorf("tokens-as-gates: %w", err)
-		}
-		m.Tensors = append(m.Tensors, t)
+// blocksAndReadout adds D identical blocks (every head, the FFN) and reads
+// output k from VAL of the k-th last-level gate's token.
+func (mp *mapping) blocksAndReadout() {
+	var mh []model.Head
+	for hi := range mp.heads {
+		name := fmt.Sprintf("attn.head%d", hi)
+		mh = append(mh, model.Head{Q: "attn.q", K: name + ".k", V: "attn.v", O: name + ".o"})
 	}
-	for L := 0; L < D; L++ {
-		m.Blocks = append(m.Blocks, model.Block{
-			Attn: &model.Attention{Mode: opt.Mode, Beta: beta, Residual: true, Heads: mh},
+	for L := 0; L < mp.D; L++ {
+		mp.m.Blocks = append(mp.m.Blocks, model.Block{
+			Attn: &model.Attention{Mode: mp.opt.Mode, Beta: mp.beta, Residual: true, Heads: mh},
 			FFN:  &model.FFN{Gate: "ffn.gate", Value: "ffn.value", Out: "ffn.out", Residual: true},
 		})
 	}
-	for k := 0; k < c.NumOutputs(); k++ {
-		m.Readout.Token = append(m.Readout.Token, tokenOf(D, k))
-		m.Readout.Dim = append(m.Readout.Dim, int32(VAL))
-		m.Readout.Threshold = append(m.Readout.Threshold, 0.5)
+	for k := 0; k < mp.c.NumOutputs(); k++ {
+		mp.m.Readout.Token = append(mp.m.Readout.Token, mp.tokenOf(mp.D, k))
+		mp.m.Readout.Dim = append(mp.m.Readout.Dim, int32(mp.VAL))
+		mp.m.Readout.Threshold = append(mp.m.Readout.Threshold, 0.5)
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return m, nil
 }
 
 // edgeIn reports whether an edge of weight w belongs to head h = sign·nb + bit.

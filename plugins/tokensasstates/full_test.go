@@ -15,7 +15,8 @@ import (
 )
 
 // TestFullSHA3 maps full SHA3-256 (one block: 135-byte messages) over
-// fusion with 64 tokens and checks the shape targets of issue 15 and the
+// fusion with the mapper's defaults (Config{}: the tokens from the
+// circuit's position hints, its 64 slices) and checks the shape targets of issue 15 and the
 // digests of 64 random messages in the host's float32 pass against
 // crypto/sha3.
 func TestFullSHA3(t *testing.T) {
@@ -28,7 +29,7 @@ func TestFullSHA3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{Tokens: 64, Interleave: true})
+	m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestFullSHA3(t *testing.T) {
 		name       string
 		got, limit int64
 	}{
-		{"blocks", int64(s.Blocks), 48}, {"tokens", int64(s.Tokens), 64}, {"d_model", int64(s.DModel), 256},
+		{"blocks", int64(s.Blocks), 48}, {"tokens", int64(s.Tokens), 64}, {"fewer tokens", 64, int64(s.Tokens)}, {"d_model", int64(s.DModel), 256},
 		{"FFN width", int64(s.FFNHidden), 1024}, {"heads", int64(s.Heads), 25}, {"dense parameters", s.ParamsDense, 25_000_000},
 	} {
 		if f.got > f.limit {

@@ -401,18 +401,8 @@ func span(src []int32, coef []int64, gs []gate, row []int32) (lo, hi int64) {
 // normalize divides a combination by the gcd of its coefficients, made
 // positive on its first term, and returns the factor.
 func normalize(w []int64) int64 {
-	var g int64
-	for _, x := range w {
-		a, b := g, max(x, -x)
-		for b != 0 {
-			a, b = b, a%b
-		}
-		g = a
-	}
-	if g == 0 {
-		return 1
-	}
-	if w[0] < 0 {
+	g := gcd(w)
+	if len(w) > 0 && w[0] < 0 {
 		g = -g
 	}
 	for i := range w {

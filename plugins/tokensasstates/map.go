@@ -18,6 +18,84 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	if c.Depth() < 1 {
 		return nil, fmt.Errorf("tokens-as-states: the circuit has no gate level")
 	}
+	if cfg.Tokens <= 0 {
+		return mapAuto(ctx, c, cfg)
+	}
+	return mapTokens(ctx, c, cfg)
+}
+
+// MaxAutoSearch is the largest token count Map tries (1, 2, 4, … up to
+// it), keeping the model with the fewest dense parameters, for a circuit
+// without position hints and Config.Tokens 0.
+const MaxAutoSearch = 16
+
+// AutoTokens returns the number of tokens Map gives a circuit with
+// Config.Tokens 0: the number of distinct position hints of its inputs,
+// gates and forms (at most 4096), or 0 when it has none (Map then tries 1, 2, 4, …
+// MaxAutoSearch tokens).
+func AutoTokens(c *layered.Circuit) int {
+	seen := map[int32]bool{}
+	for _, hs := range [][]int32{c.InputPos, c.Pos, c.FormPos} {
+		for _, h := range hs {
+			if h >= 0 {
+				seen[h] = true
+			}
+		}
+	}
+	return min(len(seen), 4096)
+}
+
+// mapAuto maps c with the tokens AutoTokens gives, or, without hints,
+// with each of 1, 2, 4, … MaxAutoSearch tokens (up to the widest level), keeping the
+// model with the fewest dense parameters (the fewer tokens on a tie). The
+// model's attrs say how: tokens_from_hints 1, or tokens_searched, the
+// number of candidates mapped.
+func mapAuto(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, error) {
+	if n := AutoTokens(c); n > 0 {
+		cfg.Tokens = n
+		m, err := mapTokens(ctx, c, cfg)
+		if err != nil {
+			return nil, err
+		}
+		m.Attrs["tokens_from_hints"] = 1
+		return m, nil
+	}
+	widest := c.NumInputs
+	for L := 1; L <= c.Depth(); L++ {
+		widest = max(widest, c.LevelWidth(L))
+	}
+	var best *model.Model
+	var firstErr error
+	tried := 0
+	for T := 1; T <= MaxAutoSearch; T *= 2 {
+		if T > 1 && T > widest {
+			break
+		}
+		cfg.Tokens = T
+		m, err := mapTokens(ctx, c, cfg)
+		tried++
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			if firstErr == nil {
+				firstErr = fmt.Errorf("tokens-as-states: %d tokens: %w", T, err)
+			}
+			continue
+		}
+		if best == nil || m.Stats().ParamsDense < best.Stats().ParamsDense {
+			best = m
+		}
+	}
+	if best == nil {
+		return nil, firstErr
+	}
+	best.Attrs["tokens_searched"] = int64(tried)
+	return best, nil
+}
+
+// mapTokens builds the model with cfg.Tokens ≥ 1 tokens.
+func mapTokens(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, error) {
 	mp := &mapping{c: c, cfg: cfg, D: c.Depth()}
 	mp.placeTokens()
 	mp.buildPartials()

@@ -79,6 +79,7 @@ func (mp *mapping) buildPartials() {
 		parts[0][i] = partial{tok: tok[0][i], src: []int32{int32(i)}, coef: []int64{1}}
 		partsOf[0][i] = []int32{int32(i)}
 	}
+	partF := make([][][]int64, top+1) // value i of level L → its partials' factors (nil: 1)
 	gs := make([][]gate, top+1)
 	for L := 1; L <= top; L++ {
 		gs[L] = gates(c, L)
@@ -101,6 +102,7 @@ func (mp *mapping) buildPartials() {
 		byKey := map[string]int32{}
 		var kb []byte
 		partsOf[L] = make([][]int32, width[L])
+		partF[L] = make([][]int64, width[L])
 		for i, v := range vals[L] {
 			groups := map[int32]*partial{}
 			var order []int32
@@ -122,6 +124,18 @@ func (mp *mapping) buildPartials() {
 			}
 			for _, u := range order {
 				pt := groups[u]
+				// A partial's coefficients are stored divided by their
+				// gcd, which its readers' weights take (SHA-2's chunk
+				// sums: 2^i·bit on token i holds the bit, read with
+				// weight 2^i, so a slot shared across tokens holds
+				// values of one size).
+				f := int64(1)
+				if L < top {
+					f = gcd(pt.coef)
+					for k := range pt.coef {
+						pt.coef[k] /= f
+					}
+				}
 				kb = strconv.AppendInt(kb[:0], int64(u), 10)
 				if L == top { // read by the readout alone: one partial a value
 					kb = append(kb, '#')
@@ -140,14 +154,19 @@ func (mp *mapping) buildPartials() {
 					parts[L] = append(parts[L], *pt)
 				}
 				partsOf[L][i] = append(partsOf[L][i], j)
+				partF[L][i] = append(partF[L][i], f)
 			}
 		}
 		// The gate's sources as partials of the level below.
 		for g := range gs[L] {
 			acc := map[int32]int64{}
 			for k, s := range gs[L][g].src {
-				for _, q := range partsOf[L-1][s] {
-					acc[q] += gs[L][g].w[k]
+				for e, q := range partsOf[L-1][s] {
+					f := int64(1)
+					if partF[L-1] != nil {
+						f = partF[L-1][s][e]
+					}
+					acc[q] += gs[L][g].w[k] * f
 				}
 			}
 			var src []int32
@@ -269,4 +288,18 @@ func (mp *mapping) mass(L int, slot []int32, w []int64) float64 {
 		m += math.Abs(float64(w[k])) * mp.bound[L][s]
 	}
 	return m
+}
+
+// gcd returns the greatest common divisor of the magnitudes of w (1 when
+// w is empty or all zero).
+func gcd(w []int64) int64 {
+	var g int64
+	for _, x := range w {
+		a, b := g, max(x, -x)
+		for b != 0 {
+			a, b = b, a%b
+		}
+		g = a
+	}
+	return max(g, 1)
 }

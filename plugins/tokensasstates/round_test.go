@@ -18,16 +18,20 @@ import (
 // (depth first) and at one (objective "round"), and checks that the
 // model has one block per level but the folded last — 2·rounds against
 // rounds — and that its float32 forward pass equals the logic circuit on
-// 64 random messages, with every step saturated (margin ≥ 0.4).
+// 64 random messages, with every step saturated (margin ≥ 0.4). Three
+// rounds at w = 1 and 2 (10–15 s each) run in the default tier; four
+// rounds and w = 4 (40 s to minutes each, and the whole test near Go's
+// 10-minute timeout on a loaded machine) in the heavy tier.
 func TestRoundObjective(t *testing.T) {
+	sdktest.Short(t, "toy Keccak at one level a round through tokens-as-states (10–15 s a point)")
 	for _, tt := range []struct{ logW, rate, rounds int }{
 		{0, 16, 3}, {0, 16, 4}, {1, 25, 3}, {1, 25, 4}, {2, 50, 3}, {2, 50, 4},
 	} {
 		w := 1 << tt.logW
 		name := fmt.Sprintf("w%d-r%d", w, tt.rounds)
 		t.Run(name, func(t *testing.T) {
-			if testing.Short() && (tt.logW == 2 || tt.rounds == 4) {
-				t.Skip("-short: w = 4 and four rounds at one level a round (a minute each)")
+			if tt.logW == 2 || tt.rounds == 4 {
+				sdktest.Heavy(t, "w = 4 and four rounds at one level a round (40 s to minutes each)")
 			}
 			ctx := context.Background()
 			c := sdktest.Build(t, keccak.Plugin, map[string]any{

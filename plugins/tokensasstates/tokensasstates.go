@@ -62,11 +62,14 @@
 // sums of its coefficients in threshold order (a parity counter
 // Σ (−1)ᵏ[S ≥ k]: [0, 1]; the round objective's mixed-radix projections
 // S_a + 23·S_b + 529·S_c: [0, 12166], where Σ|coef| gives 869,869). The
-// mean μ adds |w|·|μ| to every term (|μ| ≤ Σ|x|/d); where that would break
-// the budget, a balance dimension (after the fetched ones) holds minus the
-// sum of the token's other dimensions — every write to the stream writes
-// its negation there — so μ = 0 (fusion's round objective; the adder from
-// 14 bits: without it the 32-bit adder's carries go wrong in float32).
+// mean μ adds |w|·|μ| to every term (|μ| ≤ Σ|x|/d); where that would
+// break the budget, a balance dimension (after the fetched ones) holds
+// minus the sum of the token's other dimensions — every write to the
+// stream writes its negation there — so μ = 0 (fusion's round objective,
+// SHA-2's additions). A partial's coefficients are stored divided by
+// their gcd, which the weights of the gates reading it take (SHA-2's
+// chunk sums Σ 2ⁱ·bitᵢ: token i holds its bit, not 2ⁱ times it, so one
+// slot holds values of one size on every token).
 //
 // Block b (computing level b from level b−1):
 //
@@ -115,11 +118,11 @@ import (
 // Plugin is the tokens-as-states mapper.
 var Plugin = &sdk.Mapper{
 	Name:    "tokens-as-states",
-	Version: "0.2.0",
+	Version: "0.3.0",
 	Doc:     "Several tokens each hold a share of every level's forms (by position hint: Keccak's slice z); attention moves values between tokens by relative position; one stock PyTorch encoder layer (LayerNorm, softmax MHA, ReLU FFN) per circuit level, units shared across tokens, the last level folded into the readout.",
 	Params: []sdk.Param{
-		{Name: "tokens", Type: sdk.Int, Default: 8, Min: sdk.Bound(1), Max: sdk.Bound(4096),
-			Doc: "number of state tokens (at most the widest level)"},
+		{Name: "tokens", Type: sdk.Int, Default: 0, Min: sdk.Bound(0), Max: sdk.Bound(4096),
+			Doc: "number of state tokens (at most the widest level); 0: one token a distinct position hint of the circuit (SHA3-256: its 64 slices, SHA-256: its 32 bit positions, MD and Merkle: their permutation's slices, the adder: its bits; at most 4096), or, for a circuit without hints, the one of 1, 2, 4, 8, 16 giving the fewest dense parameters (each mapped, at most the widest level)"},
 		{Name: "assign", Type: sdk.String, Default: "chunks", Enum: []string{"chunks", "interleave"},
 			Doc: "where values without a position hint go: \"chunks\" (value i of W to token ⌊iT/W⌋) or \"interleave\" (value i to token i mod T)"},
 	},
@@ -127,12 +130,22 @@ var Plugin = &sdk.Mapper{
 		return Config{Tokens: pass.Params.Int("tokens"), Interleave: pass.Params.String("assign") == "interleave"}, nil
 	},
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
-		return Map(ctx, c, pass.Prepared.(Config))
+		cfg := pass.Prepared.(Config)
+		m, err := Map(ctx, c, cfg)
+		if err == nil && cfg.Tokens == 0 && pass.Log != nil {
+			how := "one a distinct position hint"
+			if m.Attrs["tokens_searched"] > 0 {
+				how = "the fewest dense parameters of 1, 2, 4, 8, 16 (no position hints)"
+			}
+			pass.Log.Info().Int("tokens", m.Tokens).Msg("tokens chosen: " + how)
+		}
+		return m, err
 	},
 }
 
 // Config is the mapper's resolved parameters.
 type Config struct {
+	// Tokens is the number of state tokens; 0 chooses it (AutoTokens).
 	Tokens     int
 	Interleave bool
 }
@@ -147,9 +160,12 @@ const (
 	// the ramp's middle for integer s, and K/2 − 1 away from its kinks.
 	Steep = 4.0
 	// MaxSum bounds Σ|w·x| + |θ| over every gate: K·MaxSum·2⁻²⁴ stays
-	// below 1/16 of a step's margin (the adder's carries reach 17,982 at
-	// every n; fusion's round objective on toy Keccak, 24,332 to 89,946;
-	// Keccak's θ at depth first, 35).
+	// below 1/16 of a step's margin (the adder's carries reach 9,925 at
+	// n = 32; SHA-256 at 8-bit chunks, 149,299; fusion's round objective
+	// on toy Keccak, 24,332 to 89,946; Keccak's θ at depth first, 35).
+	// Measured: full SHA-256 at 16-bit chunks (2,927,485, C = 2³³) passes
+	// the host's float32 pass on 64 messages but gets 6 of 64 digests
+	// wrong in stock PyTorch (docs/mappers.md).
 	MaxSum = 1 << 18
 	// Eps is the layer-norm epsilon (PyTorch's default).
 	Eps = 1e-5

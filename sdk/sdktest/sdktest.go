@@ -1,16 +1,21 @@
 // Package sdktest holds helpers for testing plugins in-process, in the
 // spirit of net/http/httptest: build a construction from Go values, check
-// it against its own reference, check a layered circuit against the logic
-// circuit it came from, read tables of expected figures. Each helper fails
-// the test with a message naming what differs; random inputs are seeded,
-// so a failure reproduces.
+// it against its own reference (CheckReference; Replay for a run's seed),
+// known answers (CheckVectors) and an independent oracle (CheckOracle),
+// check the refusals of Prepare (CheckRefused), check a layered circuit
+// against the logic circuit it came from, read tables of expected figures.
+// Each helper fails the test with a message naming what differs: for
+// outputs, the number of wrong bits, the input, output and wanted output
+// in hex, and the seed; random inputs are seeded, so a failure reproduces.
 package sdktest
 
 import (
 	"context"
 	"encoding/csv"
+	"encoding/hex"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tcforge/tcforge/internal/point"
@@ -69,15 +74,120 @@ func CheckEstimate(t testing.TB, c *sdk.Construction, values map[string]any, wit
 
 // CheckReference builds construction c with the given values and checks
 // its circuit against c.Reference on n random inputs: the host's own point
-// pipeline (validation, the same seeded inputs, the same comparison), in
-// process. It returns the circuit.
+// pipeline (validation, the comparison, the mismatch report), in process,
+// on inputs drawn from seed 1. It returns the circuit. A run draws each
+// point's inputs from a seed of its own, which its mismatch report prints;
+// Replay checks those inputs.
 func CheckReference(t testing.TB, c *sdk.Construction, values map[string]any, n int) *circuit.Circuit {
 	t.Helper()
-	lg, err := point.Build(context.Background(), c, Pass(t, c, values), 1, n, false)
+	return Replay(t, c, values, 1, n)
+}
+
+// Replay is CheckReference on the n inputs a run drew from seed: the seed
+// and the number of samples a host's mismatch report gives ("seed 0x…, 64
+// samples"), so that a failure seen in a run reproduces in a unit test.
+func Replay(t testing.TB, c *sdk.Construction, values map[string]any, seed uint64, n int) *circuit.Circuit {
+	t.Helper()
+	lg, err := point.Build(context.Background(), c, Pass(t, c, values), seed, n, false)
 	if err != nil {
 		t.Fatalf("%s %v: %v", c.Name, values, err)
 	}
 	return lg.Circuit
+}
+
+// Vector is a known answer: an input and the output it must give, each as
+// hex of the bits packed most significant first (bitvec.PackMSB: a
+// whole-byte message and a digest as a standard prints them). Bits is the
+// input's length when it is not a whole number of bytes (0: 4·len(In)).
+type Vector struct {
+	In, Want string
+	Bits     int
+}
+
+// CheckVectors builds construction c with the given values and checks that
+// both the circuit and c.Reference give each vector's output.
+func CheckVectors(t testing.TB, c *sdk.Construction, values map[string]any, vectors []Vector) {
+	t.Helper()
+	circ := Build(t, c, values)
+	nIn, nOut := len(circ.Inputs), len(circ.Outputs)
+	in := make([]bitvec.Vec, len(vectors))
+	want := make([]bitvec.Vec, len(vectors))
+	for k, v := range vectors {
+		bits := v.Bits
+		if bits == 0 {
+			bits = 4 * len(v.In)
+		}
+		if bits != nIn || 4*len(v.Want) < nOut {
+			t.Fatalf("%s %v: vector %d has %d input bits and %d output hex digits, the circuit %d inputs and %d outputs", c.Name, values, k, bits, len(v.Want), nIn, nOut)
+		}
+		in[k] = bitvec.FromPackedMSB(unhex(t, v.In), nIn)
+		want[k] = bitvec.FromPackedMSB(unhex(t, v.Want), nOut)
+	}
+	check(t, c, values, circ, "vector", in, want)
+}
+
+// CheckOracle builds construction c with the given values and checks both
+// the circuit and c.Reference against oracle, an independent computation
+// (the standard library's hash, a reference written apart from the
+// builder), on n random inputs drawn from seed 1: oracle gets an input
+// vector of len(circuit inputs) bits and returns the output vector.
+func CheckOracle(t testing.TB, c *sdk.Construction, values map[string]any, n int, oracle func(in bitvec.Vec) bitvec.Vec) *circuit.Circuit {
+	t.Helper()
+	circ := Build(t, c, values)
+	in := point.Samples(1, n, len(circ.Inputs))
+	want := make([]bitvec.Vec, n)
+	for k := range in {
+		want[k] = oracle(in[k])
+	}
+	check(t, c, values, circ, "oracle", in, want)
+	return circ
+}
+
+// check compares the circuit's and the reference's outputs on in with want.
+func check(t testing.TB, c *sdk.Construction, values map[string]any, circ *circuit.Circuit, what string, in, want []bitvec.Vec) {
+	t.Helper()
+	got, err := bitvec.EvalSliced(in, len(circ.Inputs), circ.Eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := point.Mismatch("circuit vs "+what, in, len(circ.Inputs), got, want, len(circ.Outputs)); err != nil {
+		t.Errorf("%s %v: %v", c.Name, values, err)
+	}
+	ref, err := c.Reference(context.Background(), Pass(t, c, values), in)
+	if err != nil {
+		t.Fatalf("%s %v: Reference: %v", c.Name, values, err)
+	}
+	if err := point.Mismatch("reference vs "+what, in, len(circ.Inputs), ref, want, len(circ.Outputs)); err != nil {
+		t.Errorf("%s %v: %v", c.Name, values, err)
+	}
+}
+
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	if len(s)%2 == 1 {
+		s += "0"
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatalf("vector %q: %v", s, err)
+	}
+	return b
+}
+
+// CheckRefused checks that plugin pl's Prepare (or its schema) refuses
+// values, blaming parameter param with a message containing msg: the
+// refusals a user meets before anything is built.
+func CheckRefused(t testing.TB, pl sdk.Plugin, values map[string]any, param, msg string) {
+	t.Helper()
+	_, err := sdk.NewPass(context.Background(), pl, values)
+	if err == nil {
+		t.Errorf("%s %v: accepted, want parameter %q refused (%q)", pl.Describe().Name, values, param, msg)
+		return
+	}
+	pe, ok := sdk.AsParamError(err)
+	if !ok || pe.Param != param || !strings.Contains(pe.Msg, msg) {
+		t.Errorf("%s %v: refused with %v, want parameter %q blamed with %q", pl.Describe().Name, values, err, param, msg)
+	}
 }
 
 // CheckLayered validates l and checks that it computes what c computes on
@@ -89,7 +199,7 @@ func CheckLayered(t testing.TB, c *circuit.Circuit, l *layered.Circuit, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := point.Check(l, &point.Logic{Circuit: c, In: in, Out: want}); err != nil {
+	if err := point.Check(l, &point.Logic{Circuit: c, Seed: 3, In: in, Out: want}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -97,6 +97,13 @@ func (r *recorder) Fatalf(format string, args ...any) {
 }
 func (r *recorder) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
 
+// Errorf records the first error and lets the helper go on.
+func (r *recorder) Errorf(format string, args ...any) {
+	if r.msg == "" {
+		r.msg = fmt.Sprintf(format, args...)
+	}
+}
+
 // failure runs f against a recorder and returns what it failed with.
 func failure(t *testing.T, f func(tb testing.TB)) (msg string) {
 	r := &recorder{TB: t}
@@ -172,5 +179,63 @@ func TestThreeGates(t *testing.T) {
 	}
 	if l.Depth() != 2 || l.NumGates() != 3 {
 		t.Errorf("depth %d, %d gates", l.Depth(), l.NumGates())
+	}
+}
+
+func TestCheckVectors(t *testing.T) {
+	// 1010 has even parity, 1110 odd; one output bit, written as a hex digit.
+	sdktest.CheckVectors(t, parity(false), map[string]any{"n": 4}, []sdktest.Vector{{In: "a", Want: "0"}, {In: "e", Want: "8"}})
+	msg := failure(t, func(tb testing.TB) {
+		sdktest.CheckVectors(tb, parity(false), map[string]any{"n": 4}, []sdktest.Vector{{In: "a", Want: "8"}})
+	})
+	for _, want := range []string{"circuit vs vector: sample 0, output bit 0 is 0, want 1", "1 of 1 output bits wrong", "input 0xa0", "output 0x00, want 0x80"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("a wrong vector: got %q, want it to contain %q", msg, want)
+		}
+	}
+}
+
+func TestCheckOracle(t *testing.T) {
+	odd := func(in bitvec.Vec) bitvec.Vec {
+		out := bitvec.NewVec(1)
+		for i := range 6 {
+			out.Set(0, out.Get(0)^in.Get(i))
+		}
+		return out
+	}
+	sdktest.CheckOracle(t, parity(false), map[string]any{"n": 6}, 50, odd)
+	msg := failure(t, func(tb testing.TB) {
+		sdktest.CheckOracle(tb, parity(true), map[string]any{"n": 6}, 50, odd)
+	})
+	if !strings.Contains(msg, "reference vs oracle: sample ") || !strings.Contains(msg, "samples wrong") {
+		t.Errorf("a lying reference: got %q", msg)
+	}
+}
+
+func TestCheckRefused(t *testing.T) {
+	sdktest.CheckRefused(t, parity(false), map[string]any{"n": 0}, "n", "at least 1")
+	for _, tc := range []struct {
+		values     map[string]any
+		param, msg string
+	}{
+		{map[string]any{"n": 3}, "n", "at least 1"},   // accepted
+		{map[string]any{"n": 0}, "m", "at least 1"},   // another parameter blamed
+		{map[string]any{"n": 0}, "n", "at most 1000"}, // another message
+	} {
+		if msg := failure(t, func(tb testing.TB) { sdktest.CheckRefused(tb, parity(false), tc.values, tc.param, tc.msg) }); msg == "" {
+			t.Errorf("%v, %s, %q: passed", tc.values, tc.param, tc.msg)
+		}
+	}
+}
+
+// TestReplay: the seed and sample count a mismatch report prints replay
+// the failure.
+func TestReplay(t *testing.T) {
+	msg := failure(t, func(tb testing.TB) { sdktest.Replay(tb, parity(true), map[string]any{"n": 5}, 0xbeef, 40) })
+	if !strings.Contains(msg, "seed 0xbeef, 40 samples") || !strings.Contains(msg, "input 0x") || !strings.Contains(msg, "of 1 output bits wrong") {
+		t.Fatalf("a lying reference: got %q", msg)
+	}
+	if again := failure(t, func(tb testing.TB) { sdktest.Replay(tb, parity(true), map[string]any{"n": 5}, 0xbeef, 40) }); again != msg {
+		t.Errorf("replayed %q, first %q", again, msg)
 	}
 }

@@ -1,6 +1,6 @@
 // The tcforge plugin protocol: what a host and a plugin say to each other
 // over go-plugin gRPC. Plugin authors never see these types; internal/wire
-// wraps them (wire.Serve behind sdk.Serve on the plugin side, wire.Launch on
+// wraps them (wire.Serve behind serve.Main on the plugin side, wire.Launch on
 // the host side).
 //
 // Artifacts (logic circuits, layered circuits, models, bit vectors) cross as

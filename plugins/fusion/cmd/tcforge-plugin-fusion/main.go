@@ -5,7 +5,7 @@ package main
 
 import (
 	"github.com/tcforge/tcforge/plugins/fusion"
-	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/serve"
 )
 
-func main() { sdk.Serve(fusion.Plugin) }
+func main() { serve.Main(fusion.Plugin) }

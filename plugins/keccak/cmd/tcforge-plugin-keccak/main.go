@@ -5,7 +5,7 @@ package main
 
 import (
 	"github.com/tcforge/tcforge/plugins/keccak"
-	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/serve"
 )
 
-func main() { sdk.Serve(keccak.Plugin) }
+func main() { serve.Main(keccak.Plugin) }

@@ -5,7 +5,7 @@ package main
 
 import (
 	"github.com/tcforge/tcforge/plugins/md"
-	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/serve"
 )
 
-func main() { sdk.Serve(md.Plugin) }
+func main() { serve.Main(md.Plugin) }

@@ -5,7 +5,7 @@ package main
 
 import (
 	"github.com/tcforge/tcforge/plugins/noattention"
-	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/serve"
 )
 
-func main() { sdk.Serve(noattention.Plugin) }
+func main() { serve.Main(noattention.Plugin) }

@@ -5,7 +5,7 @@ package main
 
 import (
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
-	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/serve"
 )
 
-func main() { sdk.Serve(tokensasgates.Plugin) }
+func main() { serve.Main(tokensasgates.Plugin) }

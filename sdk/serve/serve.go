@@ -1,4 +1,11 @@
-package sdk
+// Package serve is the main of a tcforge plugin executable: Main serves one
+// plugin value over the host's wire (go-plugin, gRPC, chunked streaming).
+// It is kept apart from package sdk, as go/analysis keeps singlechecker
+// apart from analysis, so that the declarations an author (or the host)
+// imports from sdk compile without the wire:
+//
+//	func main() { serve.Main(keccak.Plugin) }
+package serve
 
 import (
 	"context"
@@ -9,16 +16,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/tcforge/tcforge/internal/wire"
+	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
-// Serve runs p as a tcforge plugin: it is the whole main of a plugin
+// Main runs p as a tcforge plugin: it is the whole main of a plugin
 // executable, which the host starts. It checks p with Validate (an invalid
 // declaration is printed to stderr and the process exits with status 2),
 // then serves until the host stops it and exits the process.
@@ -28,18 +34,18 @@ import (
 // recovered per call and reported to the host as errors ("plugin panicked:
 // …"); the process keeps serving. Log with Pass.Log: the lines reach the
 // host's log with the plugin's name attached.
-func Serve(p Plugin) {
-	if err := Validate(p); err != nil {
+func Main(p sdk.Plugin) {
+	if err := sdk.Validate(p); err != nil {
 		fmt.Fprintf(os.Stderr, "tcforge plugin: invalid declaration: %v\n", err)
 		os.Exit(2)
 	}
-	wire.Serve(handler{p}, ProtocolVersion)
+	wire.Serve(handler{p}, sdk.ProtocolVersion)
 }
 
 // handler serves one plugin value: the one generic path of every call
 // (decode the parameters, prepare, decode the input artifact, call, check
 // the answer is there, encode it).
-type handler struct{ pl Plugin }
+type handler struct{ pl sdk.Plugin }
 
 // Describe implements wire.Handler.
 func (h handler) Describe() ([]byte, error) { return json.Marshal(h.pl.Describe()) }
@@ -47,7 +53,7 @@ func (h handler) Describe() ([]byte, error) { return json.Marshal(h.pl.Describe(
 // Call implements wire.Handler.
 func (h handler) Call(ctx context.Context, method string, pj, in []byte, t *wire.Times) ([]byte, error) {
 	out, err := h.call(ctx, method, pj, in, t)
-	if pe, ok := AsParamError(err); ok {
+	if pe, ok := sdk.AsParamError(err); ok {
 		return nil, &wire.CallError{Msg: err.Error(), Param: pe.Param, ParamMsg: pe.Msg}
 	}
 	return out, err
@@ -55,17 +61,17 @@ func (h handler) Call(ctx context.Context, method string, pj, in []byte, t *wire
 
 func (h handler) call(ctx context.Context, method string, pj, in []byte, t *wire.Times) ([]byte, error) {
 	d := h.pl.Describe()
-	p, err := decodeParams(d.Params, pj)
+	p, err := sdk.ParseParams(d.Params, pj)
 	if err != nil {
 		return nil, err
 	}
-	pass, err := prepare(ctx, h.pl, p, zerolog.Ctx(ctx))
+	pass, err := sdk.PassOf(ctx, h.pl, p)
 	if err != nil {
 		return nil, err
 	}
 	missing := fmt.Errorf("%s plugin %q has no %s", d.Kind, d.Name, method)
 	switch pl := h.pl.(type) {
-	case *Construction:
+	case *sdk.Construction:
 		switch method {
 		case "Check":
 			return nil, nil
@@ -86,14 +92,14 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, t *wire
 				return (*vecList)(&out), err
 			})
 		}
-	case *Layerer:
+	case *sdk.Layerer:
 		switch method {
 		case "Check":
 			return nil, nil
 		case "Layer":
 			return answer(t, "Layer returned no circuit", in, unmarshal[circuit.Circuit], func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
 		}
-	case *Mapper:
+	case *sdk.Mapper:
 		switch method {
 		case "Check":
 			return nil, nil

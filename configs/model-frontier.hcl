@@ -1,0 +1,113 @@
+# The model frontier: which stock transformer shapes compute which hash in
+# one forward pass. Every point is a model that tokens-as-states builds
+# with its defaults (`mapper "tokens-as-states" {}`: one token a distinct
+# position hint) out of fusion's circuit, verified in this run by the
+# host's float32 pass bit for bit against the layered circuit (which is
+# verified against the construction's reference: crypto/sha3,
+# crypto/sha256). After each pipeline's tables `tcforge run` prints its
+# models' shapes (tokens, d_model, blocks, heads, FFN width, parameters)
+# beside GPT-2 small, GPT-2 XL, Llama-2-7B and Llama-2-13B, and
+# report.html plots blocks against FFN width, d_model and dense
+# parameters (docs/mappers.md, "The model frontier").
+#
+#   go run ./host/cmd/tcforge run --out out configs/model-frontier.hcl
+#
+# With --export DIR every model loads into a stock nn.TransformerEncoder
+# (strict=True; python/ TestStockSHA256 runs full SHA-256 so against
+# hashlib.sha256).
+
+# Full SHA3-256, one block (135-byte messages): 64 tokens, 48 blocks.
+pipeline "frontier-sha3-256" {
+  samples = 64
+
+  construction "keccak" {
+    preset = "sha3-256"
+  }
+
+  layerer "fusion" {}
+
+  mapper "tokens-as-states" {}
+}
+
+# Full SHA-256, one block (55-byte messages), 32 tokens: fusion's 8-bit
+# chunks (max_weight 2^16: depth 321, 320 blocks). At the default bound
+# (16-bit chunks, depth 193) a gate's Σ|w·x| + |θ| reaches 2,927,485 and
+# the mapper refuses: not exact in float32 (docs/mappers.md).
+pipeline "frontier-sha256" {
+  samples = 64
+
+  construction "sha2" {
+    preset = "sha256"
+  }
+
+  layerer "fusion" {
+    max_weight = 65536
+  }
+
+  mapper "tokens-as-states" {}
+}
+
+# SHA-224 (one block) and SHA-256 of two blocks (119-byte messages), 8-bit
+# chunks.
+pipeline "frontier-sha2-more" {
+  samples = 64
+
+  matrix {
+    preset = ["sha224", "sha256"]
+  }
+
+  construction "sha2" {
+    preset = matrix.preset
+    blocks = matrix.preset == "sha256" ? 2 : 1
+  }
+
+  layerer "fusion" {
+    max_weight = 65536
+  }
+
+  mapper "tokens-as-states" {}
+}
+
+# The paper's Merkle–Damgård and Merkle points (w = 2, two rounds), two
+# and four blocks or leaves: one token a slice.
+pipeline "frontier-md" {
+  samples = 64
+
+  matrix {
+    blocks = [2, 4]
+  }
+
+  construction "md" {
+    log_w      = 1
+    rounds     = 2
+    rate       = 16
+    block_bits = 8
+    chain_bits = 8
+    blocks     = matrix.blocks
+    padding    = "zero"
+  }
+
+  layerer "fusion" {}
+
+  mapper "tokens-as-states" {}
+}
+
+pipeline "frontier-merkle" {
+  samples = 64
+
+  matrix {
+    leaves = [2, 4]
+  }
+
+  construction "merkle" {
+    log_w      = 1
+    rounds     = 2
+    rate       = 12
+    block_bits = 4
+    leaves     = matrix.leaves
+  }
+
+  layerer "fusion" {}
+
+  mapper "tokens-as-states" {}
+}

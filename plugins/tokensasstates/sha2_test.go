@@ -1,0 +1,117 @@
+package tokensasstates_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/plugins/sha2"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// TestSHA2 maps SHA-2 over fusion with the mapper's defaults (Config{}:
+// one token a bit position) and checks the model's shape and its float32
+// pass on 64 random messages: against the layered circuit at reduced
+// rounds, against crypto/sha256 at full rounds (TCFORGE_HEAVY=1: a full
+// model takes one to three minutes to map and pass). maxWeight is
+// fusion's bound on an addition's sums: 2¹⁶ gives 8-bit chunks (depth
+// 321 for full SHA-256); at the default 2²² (16-bit chunks, depth 193) a
+// gate's Σ|w·x| + |θ| reaches 2,927,485 and the mapper refuses (refused:
+// the figure it gives).
+func TestSHA2(t *testing.T) {
+	tests := []struct {
+		name      string
+		values    map[string]any
+		maxWeight int64
+		heavy     bool
+		refused   string
+		blocks    int
+		dModel    int // at most
+		ffn       int // at most
+	}{
+		{"sha256 r=8", map[string]any{"preset": "sha256", "rounds": int64(8)}, 0, false, "reaches 1110419 > 262144", 0, 0, 0},
+		{"sha256", map[string]any{"preset": "sha256"}, 0, false, "reaches 2927485 > 262144", 0, 0, 0},
+		{"sha256 r=8 8-bit chunks", map[string]any{"preset": "sha256", "rounds": int64(8)}, 1 << 16, false, "", 40, 512, 4096},
+		{"sha256 8-bit chunks", map[string]any{"preset": "sha256"}, 1 << 16, true, "", 320, 512, 4096},
+		{"sha224 8-bit chunks", map[string]any{"preset": "sha224"}, 1 << 16, true, "", 320, 512, 4096},
+		{"sha256 2 blocks 8-bit chunks", map[string]any{"preset": "sha256", "blocks": int64(2)}, 1 << 16, true, "", 641, 640, 4096},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.heavy && os.Getenv("TCFORGE_HEAVY") == "" {
+				t.Skip("full SHA-2 through tokens-as-states (a minute or two each): TCFORGE_HEAVY=1")
+			}
+			ctx := context.Background()
+			c := sdktest.Build(t, sha2.Plugin, tt.values)
+			l, err := fusion.Compile(ctx, c, fusion.Options{MaxSum: tt.maxWeight})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now()
+			m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{})
+			if tt.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.refused) {
+					t.Fatalf("err = %v, want the float32 refusal (%s)", err, tt.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mapTime := time.Since(t0)
+			s := m.Stats()
+			if s.Tokens != 32 || s.Blocks != tt.blocks || s.Blocks != l.Depth()-1 || s.DModel > tt.dModel || s.FFNHidden > tt.ffn || !m.IsStock() {
+				t.Fatalf("tokens %d, blocks %d (depth %d), d_model %d, FFN %d, stock %v; want 32 tokens, %d blocks, d_model ≤ %d, FFN ≤ %d, stock layers",
+					s.Tokens, s.Blocks, l.Depth(), s.DModel, s.FFNHidden, m.IsStock(), tt.blocks, tt.dModel, tt.ffn)
+			}
+			rng := rand.New(rand.NewPCG(23, uint64(i)))
+			msgs := make([][]byte, 64)
+			in := make([]bitvec.Vec, len(msgs))
+			for k := range msgs {
+				msgs[k] = make([]byte, l.NumInputs/8)
+				for j := range msgs[k] {
+					msgs[k][j] = byte(rng.Uint32())
+				}
+				in[k] = bitvec.NewVec(l.NumInputs)
+				for j := range l.NumInputs {
+					in[k].Set(j, uint(msgs[k][j/8]>>(7-j%8)&1))
+				}
+			}
+			t1 := time.Now()
+			want, err := bitvec.EvalSliced(in, l.NumInputs, l.Evaluator())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := checkPass(t, "float32 stock pass vs layered circuit", m, in, want, l.NumOutputs())
+			passTime := time.Since(t1)
+			if _, full := tt.values["rounds"]; !full {
+				for k, msg := range msgs {
+					var d []byte
+					switch tt.values["preset"] {
+					case "sha224":
+						x := sha256.Sum224(msg)
+						d = x[:]
+					default:
+						x := sha256.Sum256(msg)
+						d = x[:]
+					}
+					for j := range l.NumOutputs() {
+						if res.Outputs[k].Get(j) != uint(d[j/8]>>(7-j%8)&1) {
+							t.Fatalf("message %d: the float32 stock pass's digest differs from crypto/sha256 at bit %d", k, j)
+						}
+					}
+				}
+			}
+			t.Logf("%s: depth %d; tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params dense %d nonzero %d; attrs %v; margin %.7f; map %v, float32 pass %v",
+				tt.name, l.Depth(), s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, m.Attrs, res.MinMargin,
+				mapTime.Round(time.Millisecond), passTime.Round(time.Millisecond))
+		})
+	}
+}
