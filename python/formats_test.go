@@ -137,7 +137,10 @@ func TestExactIn(t *testing.T) {
 		for _, f := range []string{"fp64", "fp32", "bf16"} {
 			cell[f] = "exact"
 			if res.Wrong[f] > 0 {
-				cell[f] = fmt.Sprintf("%d of %d bits wrong", res.Wrong[f], res.Vectors*res.Outputs)
+				// The count depends on PyTorch's kernels (threads, BLAS):
+				// logged, not tabled.
+				cell[f] = "wrong"
+				t.Logf("%s: %s pass: %d of %d bits wrong", filepath.Base(res.Config), f, res.Wrong[f], res.Vectors*res.Outputs)
 			}
 		}
 		for _, f := range []string{"fp64", "fp32"} {
