@@ -31,7 +31,7 @@ pipeline "frontier-sha3-256" {
 
 # Full SHA-256, one block (55-byte messages), 32 tokens: fusion's 8-bit
 # chunks (max_weight 2^16: depth 321, 320 blocks). At the default bound
-# (16-bit chunks, depth 193) a gate's Σ|w·x| + |θ| reaches 2,927,485 and
+# (16-bit chunks, depth 193) a gate's Σ|w·x| + |θ| reaches 3,146,662 and
 # the mapper refuses: not exact in float32 (docs/mappers.md).
 pipeline "frontier-sha256" {
   samples = 64

@@ -27,7 +27,6 @@ package sdk
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/rs/zerolog"
 
@@ -209,21 +208,13 @@ func PassOf(ctx context.Context, pl Plugin, p Params) (*Pass, error) {
 // construction. Its error says the size overflows an int64 (a point no
 // host can build, refused as such).
 func BlockLinear(fixed, perBlock Size, blocks int64) (Size, error) {
-	n, ok1 := mulAdd(perBlock.Nodes, blocks, fixed.Nodes)
-	e, ok2 := mulAdd(perBlock.Edges, blocks, fixed.Edges)
-	if !ok1 || !ok2 || blocks < 0 {
+	var n, e Count
+	n.Add(perBlock.Nodes, blocks).Add(fixed.Nodes)
+	e.Add(perBlock.Edges, blocks).Add(fixed.Edges)
+	nv, ok1 := n.Value()
+	ev, ok2 := e.Value()
+	if !ok1 || !ok2 || fixed.Nodes < 0 || fixed.Edges < 0 {
 		return Size{}, fmt.Errorf("circuit size %d + %d × (%d nodes, %d edges) overflows an int64", fixed.Nodes, blocks, perBlock.Nodes, perBlock.Edges)
 	}
-	return Size{Nodes: n, Edges: e}, nil
-}
-
-// mulAdd returns a·b + c and whether it fits an int64 (a, b, c ≥ 0).
-func mulAdd(a, b, c int64) (int64, bool) {
-	if a < 0 || b < 0 || c < 0 {
-		return 0, false
-	}
-	if a != 0 && b > (math.MaxInt64-c)/a {
-		return 0, false
-	}
-	return a*b + c, true
+	return Size{Nodes: nv, Edges: ev}, nil
 }

@@ -121,6 +121,9 @@ type globals struct {
 	memoryMiB  int64         // --plugin-memory
 	maxEdges   int64         // run's --max-edges
 	maxPoints  int64         // run's --max-points
+	hostMiB    int64         // run's --memory
+	hostBytes  int64         // the bound it gives (hostMemory)
+	hostFrom   string        // and where that comes from
 	jobs       int           // run's --jobs
 
 	// run's --export and --export-dense-max
@@ -268,6 +271,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 				atLeast("jobs", int64(g.jobs), 1, ""),
 				atLeast("max-edges", g.maxEdges, 0, " (0: no limit)"),
 				atLeast("max-points", g.maxPoints, 0, " (0: no limit)"),
+				atLeast("memory", g.hostMiB, 0, " (MiB; 0: automatic)"),
 				atLeast("draw-max-gates", int64(ro.maxGates), 0, ""),
 				atLeast("export-dense-max", g.exportMax, 0, " (0: always CSR)"),
 			} {
@@ -282,7 +286,13 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 				return usagef("--draw %q: %w", ro.draw, err)
 			}
 			if out != "" {
-				if err := checkOutDir(out); err != nil {
+				if err := checkOutDir("--out", out); err != nil {
+					return usageError{err}
+				}
+			}
+			if g.export != "" {
+				// Before the mapping work, not at its end.
+				if err := checkOutDir("--export", g.export); err != nil {
 					return usageError{err}
 				}
 			}
@@ -307,6 +317,10 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 				return err
 			}
 			ro.dir, ro.log = out, log
+			g.hostBytes, g.hostFrom = hostMemory(g.hostMiB)
+			ro.memLimit = g.hostBytes
+			defer boundMemory(ctx, g.hostBytes, stopWith)()
+			log.Debug().Int64("mib", g.hostBytes>>20).Str("from", g.hostFrom).Msg("the host's memory bound")
 			if cpuProfile != "" {
 				stopProfile, err := startCPUProfile(cpuProfile)
 				if err != nil {
@@ -326,6 +340,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "directory for result files: DIR/<pipeline>.csv, .json, .md, DIR/plots/*.svg|png, DIR/report.html, DIR/"+report.ManifestFile+" (checked before anything runs)")
 	cmd.Flags().IntVar(&g.jobs, "jobs", runtime.NumCPU(), "points of a pipeline run at once (at least 1)")
 	cmd.Flags().Int64Var(&g.maxEdges, "max-edges", 50_000_000, "refuse points whose construction estimates more logic-circuit edges than this (0: no limit)")
+	cmd.Flags().Int64Var(&g.hostMiB, "memory", 0, "the host's own memory bound in MiB (0: $GOMEMLIMIT if set, else half the physical memory): model checks stream their samples to stay within half of it or are refused before they start, and the run stops, writing what finished, if the host grows past it (docs/robustness.md)")
 	cmd.Flags().Int64Var(&g.maxPoints, "max-points", 100_000, "refuse a run of more matrix points than this in all, before any is made (0: no limit)")
 	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification, at least 1 (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
@@ -335,18 +350,19 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	return cmd
 }
 
-// checkOutDir checks that --out can be written before anything runs: an
-// existing directory we can create files in, or a path whose nearest
-// existing ancestor is one. It creates nothing that stays.
-func checkOutDir(dir string) error {
+// checkOutDir checks that the directory dir of flag (--out, --export) can
+// be written before anything runs: an existing directory we can create
+// files in, or a path whose nearest existing ancestor is one. It creates
+// nothing that stays.
+func checkOutDir(flag, dir string) error {
 	at := dir
 	for {
 		fi, err := os.Stat(at)
 		switch {
 		case err == nil && !fi.IsDir() && at == dir:
-			return fmt.Errorf("--out %s: is a file, not a directory", dir)
+			return fmt.Errorf("%s %s: is a file, not a directory", flag, dir)
 		case err == nil && !fi.IsDir():
-			return fmt.Errorf("--out %s: %s is a file, not a directory", dir, at)
+			return fmt.Errorf("%s %s: %s is a file, not a directory", flag, dir, at)
 		case err == nil:
 			f, err := os.CreateTemp(at, ".tcforge-probe-*")
 			if err != nil {
@@ -354,16 +370,16 @@ func checkOutDir(dir string) error {
 				if errors.As(err, &pe) {
 					err = pe.Err
 				}
-				return fmt.Errorf("--out %s: cannot create files in %s: %w", dir, at, err)
+				return fmt.Errorf("%s %s: cannot create files in %s: %w", flag, dir, at, err)
 			}
 			f.Close()
 			return os.Remove(f.Name())
 		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
-			return fmt.Errorf("--out %s: %w", dir, err)
+			return fmt.Errorf("%s %s: %w", flag, dir, err)
 		}
 		parent := filepath.Dir(at)
 		if parent == at {
-			return fmt.Errorf("--out %s: no existing parent directory", dir)
+			return fmt.Errorf("%s %s: no existing parent directory", flag, dir)
 		}
 		at = parent
 	}
@@ -465,7 +481,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	reg := g.registry(env, log)
 	defer reg.Close()
-	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs,
+	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs, MemoryLimit: g.hostBytes,
 		Export: g.export, ExportDenseLimit: g.exportMax, SaveDetail: ro.saveDetail}
 	var shard *shardRecord
 	if g.shard != "" {
@@ -509,6 +525,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	if err := ro.begin(paths, pipelines, start); err != nil {
 		return err
 	}
+	defer ro.release()
 	ro.watch(runner, pipelines)
 	failed := 0
 	for _, p := range pipelines {
@@ -529,7 +546,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		}
 		// Files are written even when stopped: the finished points.
 		if err := ro.pipeline(context.WithoutCancel(ctx), runner, res); err != nil {
-			return err
+			return ro.abort(env.Stderr, err)
 		}
 		if ctx.Err() != nil {
 			// Stopped: the finished points of this pipeline are written;
@@ -538,7 +555,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 			log.Warn().Str("pipeline", p.Name).Int("rows", len(res.Rows)).Str("why", stop.why).
 				Msg("stopped: wrote the finished points; later pipelines did not run")
 			if err := ro.finish("stopped: " + stop.why); err != nil {
-				return err
+				return ro.abort(env.Stderr, err)
 			}
 			ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 			return exitStatus{stop.code}
@@ -558,12 +575,12 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	if shard != nil {
 		path, err := shard.write(out)
 		if err != nil {
-			return err
+			return ro.abort(env.Stderr, err)
 		}
 		log.Info().Str("file", path).Msg("wrote the shard's rows for tcforge merge")
 	}
 	if err := ro.finish(status); err != nil {
-		return err
+		return ro.abort(env.Stderr, err)
 	}
 	ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 	if failed > 0 {

@@ -39,6 +39,10 @@ type inspectFlags struct {
 	maxGates int
 	samples  int
 	seed     uint64
+	// labels, if ≥ 0, prints the labels of that block of every mapper's
+	// model (labels.go); labelFilter keeps those containing it.
+	labels      int
+	labelFilter string
 }
 
 func newInspectCmd(env *Env, g *globals) *cobra.Command {
@@ -76,7 +80,7 @@ func newInspectCmd(env *Env, g *globals) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.pipeline, "pipeline", "", "pipeline to inspect (needed when the file has several)")
-	fl.StringVar(&f.point, "point", "", "matrix point as k=v,k=v (needed when the pipeline has several points; unnamed variables may take any value if that leaves one point)")
+	fl.Var(&onceString{v: &f.point}, "point", "matrix point as k=v,k=v (needed when the pipeline has several points; unnamed variables may take any value if that leaves one point)")
 	fl.StringArrayVar(&f.layerers, "layerer", nil, "layerer to inspect (repeatable; default: every layerer of the pipeline)")
 	fl.StringVar(&f.svg, "svg", "", "draw the layered circuit into this SVG file (with several layerers: FILE-<layerer>.svg)")
 	fl.StringVar(&f.bristol, "bristol", "", "write the logic circuit into this file as a Bristol Fashion netlist")
@@ -84,6 +88,7 @@ func newInspectCmd(env *Env, g *globals) *cobra.Command {
 	fl.IntVar(&f.maxGates, "max-gates", draw.MaxGates, "largest circuit drawn with --svg")
 	fl.IntVar(&f.samples, "samples", 0, "random inputs for verification (overrides the pipeline's samples)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the random verification inputs")
+	addLabelFlags(fl, f)
 	return cmd
 }
 
@@ -161,6 +166,11 @@ func inspect(ctx context.Context, env *Env, g *globals, log zerolog.Logger, path
 	} else {
 		writeInspection(env.Stdout, ins)
 	}
+	if f.labels >= 0 {
+		if err := printLabels(ctx, env.Stdout, runner, ins, f); err != nil {
+			return fmt.Errorf("labels of %s: %w", describePoint(p, pt), err)
+		}
+	}
 	if f.bristol != "" {
 		if err := writeBristol(f.bristol, ins.Logic, f, p.Samples, log); err != nil {
 			return fmt.Errorf("exporting %s: %w", describePoint(p, pt), err)
@@ -217,17 +227,13 @@ func writeBristol(path string, c *circuit.Circuit, f *inspectFlags, pipelineSamp
 			return fmt.Errorf("creating the netlist's directory: %w", err)
 		}
 	}
-	fh, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing Bristol Fashion netlist: %w", err)
-	}
-	defer func() {
-		if cerr := fh.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("writing Bristol Fashion netlist: %w", cerr)
-		}
-	}()
-	if err := nl.Write(fh); err != nil {
+	// Atomically: a write cut short (a full disk) leaves no partial netlist.
+	var buf bytes.Buffer
+	if err := nl.Write(&buf); err != nil {
 		return err
+	}
+	if err := report.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("writing Bristol Fashion netlist: %w", err)
 	}
 	st := nl.Stats()
 	log.Info().Str("file", path).Int("gates", st.Gates).Int("wires", st.Wires).Int("and", st.ANDs).

@@ -90,6 +90,7 @@ func mergeShards(ctx context.Context, env *Env, dirs []string, ro *runOutput) er
 	if err := ro.begin(configs, pipelines, start); err != nil {
 		return err
 	}
+	defer ro.release()
 	failed := 0
 	for _, p := range pipelines {
 		res, err := mergePipeline(p, byIndex)

@@ -34,6 +34,8 @@ type runOutput struct {
 	sections []*report.Section
 	summary  report.Summary
 	manifest *report.Manifest // with --out: what this run wrote
+	lock     *os.File         // with --out: the directory's run lock, held to the end
+	memLimit int64            // the host's memory bound (hostMemory), for the manifest
 
 	logMu   sync.Mutex
 	logs    map[string][]string // with --out: the logs/ files of each pipeline
@@ -122,6 +124,18 @@ func (o *runOutput) begin(configs []string, pipelines []*config.Pipeline, start 
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("creating output directory: %w", err)
 	}
+	lock, err := lockOut(o.dir)
+	if err != nil {
+		return err
+	}
+	o.lock = lock
+	// A manifest still "running" now that we hold the lock: its run
+	// was killed (SIGKILL, the kernel's OOM killer, a power cut).
+	previous := ""
+	if old, err := report.ReadManifest(o.dir); err == nil && old != nil && old.Status == "running" {
+		previous = fmt.Sprintf("killed: the run started %s ended without finishing (its manifest still said \"running\")", old.Started.Format(time.RFC3339))
+		o.log.Warn().Str("dir", o.dir).Time("started", old.Started).Msg("the previous run into this directory was killed before it finished")
+	}
 	names := make([]string, len(pipelines))
 	for i, p := range pipelines {
 		names[i] = p.Name
@@ -133,11 +147,19 @@ func (o *runOutput) begin(configs []string, pipelines []*config.Pipeline, start 
 	if len(removed) > 0 {
 		o.log.Debug().Strs("files", removed).Str("dir", o.dir).Msg("removed the earlier run's files of these pipelines")
 	}
-	o.manifest = &report.Manifest{Tool: "tcforge", Configs: configs, Started: start.UTC().Round(time.Second), Status: "running", Files: []string{}}
+	o.manifest = &report.Manifest{Tool: "tcforge", Configs: configs, Started: start.UTC().Round(time.Second), Status: "running", Files: []string{}, Previous: previous, PID: os.Getpid()}
 	for _, n := range names {
 		o.manifest.Pipelines = append(o.manifest.Pipelines, report.ManifestPipeline{Name: n, Status: "not run"})
 	}
 	return report.WriteManifest(o.dir, o.manifest)
+}
+
+// release lets go of the --out lock (begin's), at the end of the run.
+func (o *runOutput) release() {
+	if o.lock != nil {
+		o.lock.Close()
+		o.lock = nil
+	}
 }
 
 // wrote records files of pipeline name in the manifest and rewrites it,
@@ -197,6 +219,11 @@ func (o *runOutput) pipeline(ctx context.Context, runner *run.Runner, res *run.R
 	o.log.Info().Str("file", csvPath).Msg("wrote results")
 	sec, err := report.WriteReports(o.dir, res, o.png)
 	if err != nil {
+		// The rows are in the CSV, whole (every file is written
+		// atomically); the manifest names it and says the rest failed.
+		if rel, rerr := filepath.Rel(o.dir, csvPath); rerr == nil {
+			o.wrote(res.Pipeline.Name, "files failed", len(res.Rows), filepath.ToSlash(rel))
+		}
 		return err
 	}
 	status := "ok"
@@ -291,6 +318,10 @@ func (o *runOutput) finish(status string) error {
 		o.log.Info().Str("file", path).Msg("wrote report.html")
 	}
 	o.manifest.Status, o.manifest.Finished = status, time.Now().UTC().Round(time.Second)
+	if peak, ok := selfPeak(); ok {
+		o.manifest.HostPeakRSS = peak
+	}
+	o.manifest.HostMemoryLimit = o.memLimit
 	return report.WriteManifest(o.dir, o.manifest)
 }
 

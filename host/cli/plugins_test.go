@@ -205,5 +205,6 @@ func allBuiltins() map[string]sdk.Plugin {
 		Layer: func(ctx context.Context, _ *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 			return reifier.Compile(ctx, c)
 		}}
+	addChaos(m) // chaos_test.go
 	return m
 }

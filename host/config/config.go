@@ -167,6 +167,10 @@ func ParseFiles(paths ...string) ([]*File, map[string]*hcl.File, hcl.Diagnostics
 
 func parse(filename string, src []byte) (*File, *hcl.File, hcl.Diagnostics) {
 	out := &File{Filename: filename}
+	if d := checkNesting(filename, src); d.HasErrors() {
+		// Not parsed: the parser would recurse past the stack.
+		return out, &hcl.File{Bytes: src}, d
+	}
 	hf, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() || hf == nil {
 		// The structure of a file with syntax errors is not checked: the
@@ -174,6 +178,7 @@ func parse(filename string, src []byte) (*File, *hcl.File, hcl.Diagnostics) {
 		return out, hf, diags
 	}
 	body := hf.Body.(*hclsyntax.Body)
+	boundFor(body)
 	for _, a := range sortedSyntaxAttrs(body.Attributes) {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -239,7 +244,7 @@ func parsePipeline(b *hclsyntax.Block) (*Pipeline, hcl.Diagnostics) {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  fmt.Sprintf("Invalid pipeline name %q", name),
-			Detail:   "A pipeline name names its result files: use letters, digits, '-', '_' and '.', not starting with '.'.",
+			Detail:   fmt.Sprintf("A pipeline name names its result files: use letters, digits, '-', '_' and '.', not starting with '.', at most %d characters (the files add a point, a layerer and a suffix, within the 255 bytes a file name may have).", MaxPipelineName),
 			Subject:  b.LabelRanges[0].Ptr(),
 		})
 		return nil, diags
@@ -520,8 +525,14 @@ func wholeInt(v cty.Value) (int64, bool) {
 	return n, acc == big.Exact
 }
 
+// MaxPipelineName is the longest pipeline name: result files are named
+// <pipeline>[.<point>].<layerer>.<arch>.safetensors and the like, and a
+// file name has at most 255 bytes (a 300-character name passed the check
+// and failed when the files were written).
+const MaxPipelineName = 100
+
 func validPipelineName(s string) bool {
-	if s == "" || s[0] == '.' {
+	if s == "" || s[0] == '.' || len(s) > MaxPipelineName {
 		return false
 	}
 	for _, r := range s {

@@ -131,7 +131,7 @@ func writeDiagnostic(w *bufio.Writer, files map[string]*hcl.File, d *hcl.Diagnos
 	if d.Severity == hcl.DiagWarning {
 		sev, sevColor = "Warning", ansiYellow
 	}
-	fmt.Fprintf(w, "%s: %s\n\n", paint(sevColor, sev), paint(ansiBold, printable(d.Summary)))
+	fmt.Fprintf(w, "%s: %s\n\n", paint(sevColor, sev), paint(ansiBold, printable(clip(d.Summary, 300))))
 
 	if d.Subject != nil {
 		subj := *d.Subject
@@ -154,7 +154,7 @@ func writeDiagnostic(w *bufio.Writer, files map[string]*hcl.File, d *hcl.Diagnos
 	}
 
 	if d.Detail != "" {
-		fmt.Fprintf(w, "%s\n\n", printable(d.Detail))
+		fmt.Fprintf(w, "%s\n\n", printable(clip(d.Detail, 2000)))
 	}
 }
 
@@ -181,19 +181,19 @@ func writeSnippet(w *bufio.Writer, src []byte, d *hcl.Diagnostic, paint func(str
 		if !line.Overlaps(snip) && !(line.Start.Line == hl.Start.Line) {
 			continue
 		}
-		text := printable(string(sc.Bytes()))
+		text := printable(clip(string(sc.Bytes()), 240))
 		before, mid, after := line.PartitionAround(hl)
 		if mid.Empty() {
 			fmt.Fprintf(w, "%6d: %s\n", line.Start.Line, text)
 			continue
 		}
-		pre, hi := printable(string(before.SliceBytes(src))), printable(string(mid.SliceBytes(src)))
+		pre, hi := printable(clipLeft(string(before.SliceBytes(src)), 60)), printable(clip(string(mid.SliceBytes(src)), 120))
 		if line.Start.Line != hl.Start.Line {
 			// Continuation lines: no carets under the indentation.
 			t := strings.TrimLeft(hi, " \t")
 			pre, hi = pre+hi[:len(hi)-len(t)], t
 		}
-		fmt.Fprintf(w, "%6d: %s%s%s\n", line.Start.Line, pre, paint(ansiHighlight, hi), printable(string(after.SliceBytes(src))))
+		fmt.Fprintf(w, "%6d: %s%s%s\n", line.Start.Line, pre, paint(ansiHighlight, hi), printable(clip(string(after.SliceBytes(src)), 120)))
 		// Align the carets under the highlighted text, copying tabs.
 		var indent strings.Builder
 		for _, r := range pre {
@@ -265,7 +265,7 @@ func shortValue(v cty.Value) string {
 	case cty.Number:
 		return formatNumber(v.AsBigFloat())
 	case cty.String:
-		return fmt.Sprintf("%q", v.AsString())
+		return fmt.Sprintf("%q", clip(v.AsString(), 100))
 	case cty.Bool:
 		if v.True() {
 			return "true"

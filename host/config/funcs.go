@@ -42,6 +42,7 @@ func Functions() map[string]function.Function {
 		"flatten":    stdlib.FlattenFunc,
 		"length":     stdlib.LengthFunc,
 		"range":      stdlib.RangeFunc,
+		budgetFunc:   elementBudget(),
 		"reverse":    stdlib.ReverseListFunc,
 		"slice":      stdlib.SliceFunc,
 		"format":     stdlib.FormatFunc,

@@ -61,11 +61,19 @@ type NotFoundError struct {
 	Name       string
 	Bundled    []string
 	SearchPath string
+	// NotExecutable is a file on the plugin path with the plugin's
+	// executable name that is not executable (or not a regular file),
+	// if there is one: the likely mistake.
+	NotExecutable string
 }
 
 // Error implements error.
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no plugin named %q (bundled: %s; searched %s)", e.Name, strings.Join(e.Bundled, ", "), e.SearchPath)
+	msg := fmt.Sprintf("no plugin named %q (bundled: %s; searched %s)", e.Name, strings.Join(e.Bundled, ", "), e.SearchPath)
+	if e.NotExecutable != "" {
+		msg += fmt.Sprintf("; %s exists but is not an executable file (chmod +x it)", e.NotExecutable)
+	}
+	return msg
 }
 
 // Options configure a Registry.
@@ -122,6 +130,25 @@ type Registry struct {
 	lockOnce sync.Once
 	lock     *Lock
 	lockErr  error
+
+	tempOnce sync.Once
+	tempErr  error // see checkTemp
+}
+
+// checkTemp checks, once, that the temporary directory plugin processes
+// make their sockets (and blob files) in takes files: without, every
+// plugin failed to start with go-plugin's "plugin init error" and an exit
+// status 0.
+func (r *Registry) checkTemp() error {
+	r.tempOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tcforge-probe-")
+		if err != nil {
+			r.tempErr = fmt.Errorf("the temporary directory %s takes no files (%w): plugin processes make their sockets there; set TMPDIR to a writable directory", os.TempDir(), errors.Unwrap(err))
+			return
+		}
+		os.Remove(dir)
+	})
+	return r.tempErr
 }
 
 // pinned returns the SHA-256 the lock file (read on first use) pins an
@@ -177,6 +204,19 @@ func (r *Registry) external(name string) (string, bool) {
 	return "", false
 }
 
+// notExecutable returns the first file on the plugin path named like
+// plugin name's executable that external does not take (not executable,
+// or a directory), or "".
+func (r *Registry) notExecutable(name string) string {
+	for _, d := range r.opts.Dirs {
+		p := filepath.Join(d, ExecPrefix+name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
 // Names lists every plugin available (bundled and external), sorted.
 func (r *Registry) Names() []string {
 	seen := map[string]bool{}
@@ -213,7 +253,7 @@ func (r *Registry) Lookup(name string) (Source, bool) {
 func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, error) {
 	src, ok := r.Lookup(name)
 	if !ok {
-		return nil, Source{}, &NotFoundError{Name: name, Bundled: r.builtinNames(), SearchPath: r.searchPath()}
+		return nil, Source{}, &NotFoundError{Name: name, Bundled: r.builtinNames(), SearchPath: r.searchPath(), NotExecutable: r.notExecutable(name)}
 	}
 	if src.Bundled && r.opts.InProcess {
 		src.InProcess = true
@@ -246,6 +286,10 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		}
 		e.c.Close()
 		e.c, e.pl = nil, nil
+	}
+	if err := r.checkTemp(); err != nil {
+		e.src, e.startErr = src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
+		return nil, src, e.startErr
 	}
 	var cmd *exec.Cmd
 	var sum []byte

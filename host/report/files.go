@@ -2,10 +2,12 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tcforge/tcforge/host/config"
@@ -87,18 +89,33 @@ const ManifestFile = "tcforge-run.json"
 // run ends, however it ends short of being killed.
 type Manifest struct {
 	Tool string `json:"tool"`
+	// PID is the process ID of the run that wrote it.
+	PID int `json:"pid,omitempty"`
 	// Configs are the pipeline files of the run, as given.
 	Configs []string  `json:"configs"`
 	Started time.Time `json:"started"`
 	// Finished is zero while the run is running.
 	Finished time.Time `json:"finished,omitzero"`
 	// Status is "running", "ok" (every row verified and as expected),
-	// "failed" (some did not) or "stopped: <why>" (interrupted, terminated,
-	// standard output closed: finished points are written).
+	// "failed" (some did not), "failed: <why>" (its files could not be
+	// written) or "stopped: <why>" (interrupted, terminated, standard
+	// output closed, the host's memory bound: finished points are
+	// written). "running" in a directory whose lock no run holds is a run
+	// that was killed (see Previous).
 	Status    string             `json:"status"`
 	Pipelines []ManifestPipeline `json:"pipelines"`
 	// Files are every file the run wrote, relative to the directory.
 	Files []string `json:"files"`
+	// Previous says how the run before this one into the directory
+	// ended when its manifest could not say it: "killed: …" for one that
+	// still said "running" when this one took the directory's lock (it
+	// was killed, or its machine stopped). Empty otherwise.
+	Previous string `json:"previous,omitempty"`
+	// HostPeakRSS is the host process's own peak resident memory in
+	// bytes when the run ended (Linux's VmHWM; 0 where unknown), and
+	// HostMemoryLimit the bound it held itself to (--memory).
+	HostPeakRSS     int64 `json:"host_peak_rss,omitempty"`
+	HostMemoryLimit int64 `json:"host_memory_limit,omitempty"`
 }
 
 // ManifestPipeline is one pipeline of a run: its status ("running",
@@ -110,13 +127,46 @@ type ManifestPipeline struct {
 	Files  []string `json:"files,omitempty"`
 }
 
-// WriteManifest writes m to DIR/tcforge-run.json atomically.
+// WriteManifest writes m to DIR/tcforge-run.json atomically. On a full
+// disk, where the temporary file finds no room, it overwrites the
+// manifest in place if the new one fits the blocks the old one holds
+// (a full disk must not leave the manifest saying "running").
 func WriteManifest(dir string, m *Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n'))
+	b = append(b, '\n')
+	path := filepath.Join(dir, ManifestFile)
+	err = WriteFileAtomic(path, b)
+	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	return overwrite(path, b, err)
+}
+
+// overwrite writes b over path in place when b fits in the 4 KiB blocks
+// path already holds (so no new block is needed), else returns err.
+func overwrite(path string, b []byte, err error) error {
+	st, serr := os.Stat(path)
+	if serr != nil || int64(len(b)) > (st.Size()+4095)/4096*4096 {
+		return err
+	}
+	f, oerr := os.OpenFile(path, os.O_WRONLY, 0)
+	if oerr != nil {
+		return err
+	}
+	_, werr := f.WriteAt(b, 0)
+	if werr == nil {
+		werr = f.Truncate(int64(len(b)))
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("%w; in place: %w", err, werr)
+	}
+	return nil
 }
 
 // ReadManifest reads DIR/tcforge-run.json; a missing one is (nil, nil).

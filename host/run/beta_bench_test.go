@@ -48,7 +48,7 @@ func BenchmarkBetaMin(b *testing.B) {
 			if _, err := prog.Run(in, forward.Options{}); err != nil {
 				b.Fatal(err)
 			}
-			if got, _, err = betaSearch(ctx, prog, in, want, l.NumOutputs(), beta); err != nil {
+			if got, _, err = betaSearch(ctx, prog, in, want, l.NumOutputs(), beta, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -61,7 +61,7 @@ func BenchmarkBetaMin(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if got, _, _, _, err = betaMin(ctx, prog, res.Beta, in, want, l.NumOutputs(), beta, zerolog.Nop()); err != nil {
+			if got, _, _, _, err = betaMin(ctx, prog, res.Beta, in, want, l.NumOutputs(), beta, 0, zerolog.Nop()); err != nil {
 				b.Fatal(err)
 			}
 		}

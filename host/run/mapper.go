@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/tcforge/tcforge/internal/forward"
 	"math"
@@ -161,9 +162,15 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	if beta, ok := m.SoftmaxBeta(); ok {
 		mr.Beta = beta
 	}
+	if need, limit := programBytes(mr.Stats), r.modelBytes(p); limit > 0 && need > limit {
+		// Refused before the check starts, as --max-edges refuses a point.
+		mr.Err = fmt.Errorf("mapper %q: the model check would take about %d MiB (%d tokens, %d nonzero parameters), over its share of the host's memory bound, %d MiB (half of --memory, over the points checked at once); not checked", b.Name, need>>20, mr.Stats.Tokens, mr.Stats.ParamsNonzero, limit>>20)
+		return
+	}
 	t0 = time.Now()
 	mr.Samples = len(in)
-	prog, res, err := verifyModel(m, l, in, want, forward.Options{ProbeBeta: mr.Beta > 0})
+	maxBytes := r.modelBytes(p)
+	prog, res, err := verifyModel(ctx, m, l, in, want, forward.Options{ProbeBeta: mr.Beta > 0, MaxBytes: maxBytes})
 	mr.VerifyTime = time.Since(t0)
 	if res != nil {
 		mr.MinMargin = res.MinMargin
@@ -175,7 +182,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	mr.Verified = true
 	// The same samples in float64: "exact in" lists the formats whose pass
 	// ran and reproduced every bit (the host runs no fp16 or bf16 pass).
-	res64, err := prog.Run(in, forward.Options{Float64: true})
+	res64, err := prog.RunContext(ctx, in, forward.Options{Float64: true, MaxBytes: maxBytes})
 	if err != nil {
 		mr.Err = fmt.Errorf("mapper %q: float64 pass: %w", b.Name, err)
 		return
@@ -184,7 +191,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	mr.ExactIn = exactIn(mr.Exact)
 	if mr.Beta > 0 {
 		t0 = time.Now()
-		mr.BetaMin, mr.BetaStep, mr.BetaBound, mr.BetaMethod, err = betaMin(ctx, prog, res.Beta, in, want, l.NumOutputs(), mr.Beta, log)
+		mr.BetaMin, mr.BetaStep, mr.BetaBound, mr.BetaMethod, err = betaMin(ctx, prog, res.Beta, in, want, l.NumOutputs(), mr.Beta, maxBytes, log)
 		mr.SearchTime = time.Since(t0)
 		if err != nil {
 			mr.Err = fmt.Errorf("mapper %q: β search: %w", b.Name, err)
@@ -199,6 +206,10 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 			return
 		}
 		mr.Export = info.Config
+		if _, err := exportLabels(m, r.Export, exportName(p, pt, layerer, mr.Arch)); err != nil {
+			mr.Err = err
+			return
+		}
 		ev := log.Info()
 		if info.Note != "" {
 			ev = log.Warn().Str("note", info.Note)
@@ -225,11 +236,38 @@ func exactIn(exact map[string]bool) string {
 	return strings.Join(out, " ")
 }
 
+// modelBytes is the budget of one model check's forward-pass buffers
+// (forward.Options.MaxBytes), and separately of its model and Program
+// (programBytes): half the host's memory bound, shared by the points of
+// pipeline p that may check models at once (Jobs, the pipeline's own
+// jobs, its number of points). 0: no bound.
+func (r *Runner) modelBytes(p *config.Pipeline) int64 {
+	if r.MemoryLimit <= 0 {
+		return 0
+	}
+	at := int64(max(1, r.Jobs))
+	if p.Jobs > 0 {
+		at = min(at, int64(p.Jobs))
+	}
+	at = max(1, min(at, p.NumPoints()))
+	return r.MemoryLimit / 2 / at
+}
+
+// programBytes estimates the host memory a model of stats s takes to
+// check beyond the forward pass's buffers (forward.Options.MaxBytes): the
+// decoded model and its compiled Program, about 2 KiB a token and 32 bytes
+// a nonzero parameter. Measured on tokens-as-gates softmax models of
+// Keccak-f[1600] (2, 4 and 8 rounds over 1000 message bits: 65 k to
+// 238 k tokens) the host's whole peak stays under this figure.
+func programBytes(s model.Stats) int64 {
+	return 2048*int64(s.Tokens) + 32*s.ParamsNonzero
+}
+
 // verifyModel checks model m against the layered circuit l: its input and
 // output counts, then a float32 forward pass (options opt) on in against
 // l's outputs want, bit for bit. It returns the compiled model and the
 // pass's result (nil if it did not run).
-func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt forward.Options) (*forward.Program, *forward.Result, error) {
+func verifyModel(ctx context.Context, m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt forward.Options) (*forward.Program, *forward.Result, error) {
 	if m.NumInputs() != l.NumInputs || m.NumOutputs() != l.NumOutputs() {
 		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
 			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
@@ -238,7 +276,11 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt 
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := prog.Run(in, opt)
+	res, err := prog.RunContext(ctx, in, opt)
+	var me *forward.MemoryError
+	if errors.As(err, &me) {
+		return nil, nil, fmt.Errorf("forward pass refused before it started: %w (half the host's memory bound, --memory, shared by the --jobs points running at once); nothing was allocated", err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("forward pass: %w", err)
 	}
@@ -257,14 +299,14 @@ func verifyModel(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt 
 // same answer as the bisection when exactness is monotone in β, usually in
 // two passes instead of six). Otherwise it bisects (method "bisection").
 // bound is the probe's bound (0 if none).
-func betaMin(ctx context.Context, prog *forward.Program, bb *forward.BetaBound, in, want []bitvec.Vec, nOut int, beta float64, log zerolog.Logger) (betaMin, step, bound float64, method string, err error) {
+func betaMin(ctx context.Context, prog *forward.Program, bb *forward.BetaBound, in, want []bitvec.Vec, nOut int, beta float64, maxBytes int64, log zerolog.Logger) (betaMin, step, bound float64, method string, err error) {
 	n := 1 << betaSteps
 	step = beta / float64(n)
 	exact := func(k int) (bool, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		res, err := prog.Run(in, forward.Options{Beta: float64(k) * beta / float64(n)})
+		res, err := prog.RunContext(ctx, in, forward.Options{Beta: float64(k) * beta / float64(n), MaxBytes: maxBytes})
 		if err != nil {
 			return false, err
 		}
@@ -296,7 +338,7 @@ func betaMin(ctx context.Context, prog *forward.Program, bb *forward.BetaBound, 
 	} else if bb != nil && !bb.Supported {
 		log.Debug().Str("reason", bb.Reason).Msg("β probe does not apply; bisecting")
 	}
-	lo, step, err := betaSearch(ctx, prog, in, want, nOut, beta)
+	lo, step, err := betaSearch(ctx, prog, in, want, nOut, beta, maxBytes)
 	return lo, step, bound, "bisection", err
 }
 
@@ -304,14 +346,14 @@ func betaMin(ctx context.Context, prog *forward.Program, bb *forward.BetaBound, 
 // model's weights still compute every sample exactly, between 0 and the
 // model's own β (which is known to). It returns that β and the search's
 // resolution.
-func betaSearch(ctx context.Context, prog *forward.Program, in, want []bitvec.Vec, nOut int, beta float64) (float64, float64, error) {
+func betaSearch(ctx context.Context, prog *forward.Program, in, want []bitvec.Vec, nOut int, beta float64, maxBytes int64) (float64, float64, error) {
 	lo, hi := 0.0, beta
 	for range betaSteps {
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
 		mid := (lo + hi) / 2
-		res, err := prog.Run(in, forward.Options{Beta: mid})
+		res, err := prog.RunContext(ctx, in, forward.Options{Beta: mid, MaxBytes: maxBytes})
 		if err != nil {
 			return 0, 0, err
 		}

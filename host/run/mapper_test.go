@@ -92,7 +92,7 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, res, err := verifyModel(m, l, in, want, forward.Options{})
+			_, res, err := verifyModel(context.Background(), m, l, in, want, forward.Options{})
 			if err != nil {
 				t.Fatalf("the untouched model fails verification: %v", err)
 			}
@@ -103,7 +103,7 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 			if err := m.Validate(); err != nil {
 				t.Fatalf("the corrupted model is invalid (should be well-formed and wrong): %v", err)
 			}
-			_, _, err = verifyModel(m, l, in, want, forward.Options{})
+			_, _, err = verifyModel(context.Background(), m, l, in, want, forward.Options{})
 			if err == nil || !strings.Contains(err.Error(), "float32 model vs layered circuit: sample 3, output bit 0 is 0, want 1") {
 				t.Errorf("verification of the corrupted model: %v, want a mismatch on sample 3 (a = b = 1)", err)
 			}
@@ -120,7 +120,7 @@ func TestVerifyModelRejectsShape(t *testing.T) {
 	m.Readout.Token = append(m.Readout.Token, 0)
 	m.Readout.Dim = append(m.Readout.Dim, 0)
 	m.Readout.Threshold = append(m.Readout.Threshold, 0.5)
-	if _, _, err := verifyModel(m, l, nil, nil, forward.Options{}); err == nil || !strings.Contains(err.Error(), "2 outputs") {
+	if _, _, err := verifyModel(context.Background(), m, l, nil, nil, forward.Options{}); err == nil || !strings.Contains(err.Error(), "2 outputs") {
 		t.Errorf("a model with an extra output: %v", err)
 	}
 }
@@ -133,11 +133,11 @@ func TestBetaSearch(t *testing.T) {
 	}
 	in := sdktest.AllInputs(2)
 	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
-	prog, _, err := verifyModel(m, l, in, want, forward.Options{})
+	prog, _, err := verifyModel(context.Background(), m, l, in, want, forward.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bmin, step, err := betaSearch(context.Background(), prog, in, want, 1, 8)
+	bmin, step, err := betaSearch(context.Background(), prog, in, want, 1, 8, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,15 +167,15 @@ func TestBetaMinProbe(t *testing.T) {
 	}
 	in := sdktest.AllInputs(2)
 	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
-	prog, res, err := verifyModel(m, l, in, want, forward.Options{ProbeBeta: true})
+	prog, res, err := verifyModel(context.Background(), m, l, in, want, forward.Options{ProbeBeta: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, step, bound, method, err := betaMin(context.Background(), prog, res.Beta, in, want, 1, 8, zerolog.Nop())
+	got, step, bound, method, err := betaMin(context.Background(), prog, res.Beta, in, want, 1, 8, 0, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	bis, bstep, err := betaSearch(context.Background(), prog, in, want, 1, 8)
+	bis, bstep, err := betaSearch(context.Background(), prog, in, want, 1, 8, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,6 +106,11 @@ type Runner struct {
 	MaxEdges int64
 	// Jobs is how many points of a pipeline run at once (at least 1).
 	Jobs int
+	// MemoryLimit is the memory bound, in bytes, the host holds itself to
+	// (0: none; see modelBytes): a model check's forward passes stream
+	// their samples through a few at a time to stay within their share of
+	// it, or are refused before they start.
+	MemoryLimit int64
 	// Export, if set, is the directory mapped models are written to
 	// (safetensors + JSON config, see safetensors.Export); ExportDenseLimit is
 	// the largest dense model in bytes written dense (0: always CSR).
@@ -333,6 +338,10 @@ func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construc
 		return nil
 	}
 	size, err := c.Estimate(ctx, pass)
+	if pe, ok := sdk.AsParamError(err); ok {
+		// An estimate past int64 (sdk.CheckedSize), at the parameter.
+		return hcl.Diagnostics{b.ParamDiag(pt, pe)}
+	}
 	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("The construction %q cannot estimate its size", b.Name), Detail: err.Error(), Subject: b.DefRange.Ptr()}}
 	}

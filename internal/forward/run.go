@@ -1,10 +1,10 @@
 package forward
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/tcforge/tcforge/sdk/model"
@@ -34,6 +34,14 @@ type Options struct {
 	// ProbeBeta derives Result.Beta, the smallest softmax β at which the
 	// pass's stream is provably unchanged (see BetaBound).
 	ProbeBeta bool
+	// MaxBytes, if > 0, bounds the pass's buffers (workers ×
+	// WorkerBytes(lanes)): fewer lanes, then fewer workers, are used to
+	// fit it, so a large model streams its samples through a few at a
+	// time; a pass that does not fit at one sample is refused with a
+	// *MemoryError before anything is allocated.
+	MaxBytes int64
+
+	ctx context.Context // RunContext's
 }
 
 // Result is the outcome of a forward pass over a list of samples.
@@ -75,11 +83,21 @@ func (p *Program) Run(inputs []bitvec.Vec, opt Options) (*Result, error) {
 	if opt.Beta < 0 || math.IsNaN(opt.Beta) || math.IsInf(opt.Beta, 0) {
 		return nil, fmt.Errorf("model: bad β override %v", opt.Beta)
 	}
-	if p.stock != nil && opt.Float64 {
-		return stockRun[float64](p.stock, inputs, opt)
+	if opt.ctx == nil {
+		opt.ctx = context.Background()
+	}
+	if err := opt.ctx.Err(); err != nil {
+		return nil, err
 	}
 	if p.stock != nil {
-		return stockRun[float32](p.stock, inputs, opt)
+		workers, _, err := p.fit(len(inputs), opt)
+		if err != nil {
+			return nil, err
+		}
+		if opt.Float64 {
+			return stockRun[float64](p.stock, inputs, workers, opt)
+		}
+		return stockRun[float32](p.stock, inputs, workers, opt)
 	}
 	if opt.Float64 {
 		return run[float64](p, inputs, opt)
@@ -96,17 +114,11 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 	if n == 0 {
 		return res, nil
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	workers, lanes, err := p.fit(n, opt)
+	if err != nil {
+		return nil, err
 	}
-	lanes := opt.Lanes
-	if lanes <= 0 {
-		lanes = min(32, (n+workers-1)/workers)
-	}
-	lanes = max(1, min(lanes, n))
 	batches := (n + lanes - 1) / lanes
-	workers = min(workers, batches)
 	tp, perr := makeTyped[F](p, opt)
 	if perr != nil {
 		// The probe does not apply: the pass runs without it.
@@ -166,6 +178,9 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 				hi := min(n, lo+lanes)
 				w.load(inputs[lo:hi])
 				for i := range tp.subs {
+					if opt.ctx.Err() != nil {
+						return
+					}
 					w.sublayer(&tp.subs[i])
 				}
 				local := margin{m: math.Inf(1), s: -1, k: -1}
@@ -208,6 +223,9 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 	wg.Wait()
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if err := opt.ctx.Err(); err != nil {
+		return nil, err
 	}
 	res.MinMargin, res.WorstSample, res.WorstOutput = worst.m, worst.s, worst.k
 	return res, nil

@@ -3,7 +3,6 @@ package forward
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/tcforge/tcforge/sdk/bitvec"
@@ -64,23 +63,21 @@ func compileStock(m *model.Model) (*stockProgram, error) {
 }
 
 // stockRun runs the stock pass over every sample.
-func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, opt Options) (*Result, error) {
+func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, workers int, opt Options) (*Result, error) {
 	res := &Result{Outputs: make([]bitvec.Vec, len(inputs)), MinMargin: math.Inf(1)}
 	nOut := p.m.NumOutputs()
 	values := make([][]float64, len(inputs))
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range min(workers, max(1, len(inputs))) {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			st := newStockState[F](p)
 			for s := range next {
-				values[s] = st.sample(inputs[s])
+				if opt.ctx.Err() == nil {
+					values[s] = st.sample(inputs[s])
+				}
 			}
 		}()
 	}
@@ -89,6 +86,9 @@ func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, opt Options) (*Resu
 	}
 	close(next)
 	wg.Wait()
+	if err := opt.ctx.Err(); err != nil {
+		return nil, err
+	}
 	r := p.m.Readout
 	for s := range inputs {
 		out := bitvec.NewVec(nOut)

@@ -190,14 +190,14 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		quiet.Store(true) // the error returned says why it is killed
 		go func() {
 			<-done
-			pc.Kill()
+			stopProcess(pc, cmd)
 			removeDir()
 		}()
 		return nil, fmt.Errorf("plugin %q: starting: %w", label, ctx.Err())
 	case s := <-done:
 		if s.err != nil {
 			quiet.Store(true)
-			pc.Kill()
+			stopProcess(pc, cmd)
 			removeDir()
 			return nil, startError(label, cmd, protocol, s.err, stderr)
 		}
@@ -304,12 +304,12 @@ func (c *Client) Name() string { return c.name }
 // Exited reports whether the plugin process has exited.
 func (c *Client) Exited() bool { return c.pc.Exited() }
 
-// Close stops the plugin process (gracefully, then by force). Calls after
-// Close fail.
+// Close stops the plugin process (gracefully, then by force after
+// killGrace: a frozen plugin does not hold it up). Calls after Close fail.
 func (c *Client) Close() {
 	c.closed.Store(true)
 	c.quiet.Store(true)
-	c.pc.Kill()
+	stopProcess(c.pc, c.cmd)
 	if c.dir != "" {
 		os.RemoveAll(c.dir)
 	}

@@ -8,12 +8,17 @@ import (
 )
 
 // residentBytes returns process pid's resident set size (VmRSS).
-func residentBytes(pid int) (int64, bool) {
+func residentBytes(pid int) (int64, bool) { return ProcessMemory(pid, "VmRSS") }
+
+// ProcessMemory returns a size field of process pid's /proc status in
+// bytes: "VmRSS" (resident now), "VmHWM" (its peak), …; false where it
+// cannot be read.
+func ProcessMemory(pid int, field string) (int64, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, false
 	}
-	_, rest, ok := bytes.Cut(b, []byte("\nVmRSS:"))
+	_, rest, ok := bytes.Cut(b, []byte("\n"+field+":"))
 	if !ok {
 		return 0, false
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha3"
 	"fmt"
+	"math"
 
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
@@ -143,6 +144,10 @@ func resolve(p sdk.Params) (config, error) {
 		return cfg, p.Errorf("message_bits", "give blocks or message_bits, not both")
 	}
 	overhead := len(cfg.suffix) + 2
+	if p.Has("message_bits") && p.Int("message_bits") > math.MaxInt64/4 {
+		// Its padded blocks would overflow the arithmetic below.
+		return cfg, p.Errorf("message_bits", "%d is far too large to build (at most %d)", p.Int("message_bits"), int64(math.MaxInt64/4))
+	}
 	switch {
 	case !cfg.padded && p.Has("message_bits"):
 		m := p.Int("message_bits")
@@ -172,6 +177,9 @@ func resolve(p sdk.Params) (config, error) {
 			return cfg, p.Errorf("rate", "rate %d is too small for the %d-bit suffix and pad10*1", cfg.rate, len(cfg.suffix))
 		}
 	}
+	if _, ok := sdk.Mul(int64(cfg.blocks), int64(cfg.rate), 2); !ok {
+		return cfg, p.Errorf("blocks", "%d blocks of %d bits are far too many to build", cfg.blocks, cfg.rate)
+	}
 	cfg.outBits = cfg.rate
 	if hasPreset {
 		cfg.outBits = ps.out
@@ -192,11 +200,23 @@ func estimate(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	one.Apply(b, one.ZeroState(b))
 	c := b.Circuit()
 	roundNodes := int64(len(c.Ops) - cfg.perm.B()) // less the zero state's constants
-	perms := int64(cfg.blocks + (cfg.outBits-1)/cfg.rate)
+	var perms, nodes, edges sdk.Count
+	perms.Add(int64(cfg.blocks)).Add(int64((cfg.outBits - 1) / cfg.rate))
+	np, ok := perms.Value()
+	if !ok {
+		np = -1 // a negative factor: nodes and edges overflow too
+	}
 	rounds := int64(cfg.perm.Rounds)
-	loads := 2 * int64(cfg.blocks) * int64(cfg.rate) // padding constants and absorbing XORs
-	fixed := sdk.Size{Nodes: int64(cfg.msgBits) + loads, Edges: loads}
-	return sdk.BlockLinear(fixed, sdk.Size{Nodes: rounds * roundNodes, Edges: rounds * int64(len(c.Args))}, perms)
+	nodes.Add(np, rounds, roundNodes).Add(int64(cfg.msgBits)).Add(2, int64(cfg.blocks), int64(cfg.rate))
+	edges.Add(np, rounds, int64(len(c.Args))).Add(2, int64(cfg.blocks), int64(cfg.rate))
+	param := "rounds"
+	if int64(cfg.blocks) > rounds {
+		param = "blocks"
+		if pass.Params.Has("message_bits") {
+			param = "message_bits"
+		}
+	}
+	return sdk.CheckedSize(nodes, edges, param)
 }
 
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {

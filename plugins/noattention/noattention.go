@@ -62,9 +62,17 @@ var Plugin = &sdk.Mapper{
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) { return pass.Params.String("variant"), nil },
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
 		if pass.Prepared == "residual" {
-			return Residual(ctx, c)
+			m, slots, err := residual(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			return labelResidual(m, c, slots)
 		}
-		return MLP(ctx, c)
+		m, err := MLP(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return labelMLP(m, c)
 	},
 }
 
@@ -414,8 +422,15 @@ func anchorFor(c *layered.Circuit) (float64, error) {
 
 // Residual maps c to Llama-style pre-norm residual blocks.
 func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
+	m, _, err := residual(ctx, c)
+	return m, err
+}
+
+// residual is Residual; it also returns the slot of every form of every
+// level (slots[L][i]: the dimension form i of level L sits in).
+func residual(ctx context.Context, c *layered.Circuit) (*model.Model, [][]int32, error) {
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("no-attention: %w", err)
+		return nil, nil, fmt.Errorf("no-attention: %w", err)
 	}
 	D, nIn := c.Depth(), c.NumInputs
 	W := maxForms(c)
@@ -423,7 +438,7 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 	anchor := W
 	C, err := anchorFor(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rho0 := math.Sqrt(float64(d)) / C // nominal 1/rms
 	m := &model.Model{Arch: "no-attention/residual", Tokens: 1, DModel: d,
@@ -441,6 +456,7 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 			in.Add(int(prev.src[e]), i, float64(prev.coef[e]))
 		}
 	}
+	slots := [][]int32{slot}
 	bs := []*model.Builder{base, in}
 	tensors := []model.Tensor{model.Ones("norm", d)}
 	norm := &model.RMSNorm{Weight: "norm", Eps: normEps}
@@ -452,7 +468,7 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 	stepValue := 1 / (C * rho0)         // value ρ/ρ₀ from the anchor
 	for L := 1; L <= D; L++ {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		lo, hi := int(c.LevelStart[L-1]), int(c.LevelStart[L])
 		cur := formsOf(c, L)
@@ -575,6 +591,7 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 			}
 		}
 		slot = next
+		slots = append(slots, slot)
 		prev = cur
 		bs = append(bs, gate, value, out)
 		for _, p := range []string{".attn.q", ".attn.k", ".attn.v", ".attn.o"} {
@@ -592,5 +609,6 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 		m.Readout.Threshold = append(m.Readout.Threshold, 0.5)
 	}
 	m.Tensors = tensors
-	return finish(m, bs)
+	m, err = finish(m, bs)
+	return m, slots, err
 }

@@ -76,7 +76,11 @@ var Plugin = &sdk.Mapper{
 		return Options{Mode: model.AttnMode(p.String("attention")), Beta: p.Float("beta")}, nil
 	},
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
-		return Map(ctx, c, pass.Prepared.(Options))
+		m, err := Map(ctx, c, pass.Prepared.(Options))
+		if err != nil {
+			return nil, err
+		}
+		return label(m, c)
 	},
 }
 

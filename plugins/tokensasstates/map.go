@@ -118,7 +118,11 @@ func mapTokens(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Mode
 	mp.embedding()
 	mp.blocks()
 	mp.padFFN()
-	return mp.readout()
+	m, err := mp.readout()
+	if err != nil || !cfg.Labels {
+		return m, err
+	}
+	return mp.label(m)
 }
 
 // mapping is the state Map's phases share; each phase fills its own

@@ -131,6 +131,7 @@ var Plugin = &sdk.Mapper{
 	},
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
 		cfg := pass.Prepared.(Config)
+		cfg.Labels = true
 		m, err := Map(ctx, c, cfg)
 		if err == nil && cfg.Tokens == 0 && pass.Log != nil {
 			how := "one a distinct position hint"
@@ -148,6 +149,9 @@ type Config struct {
 	// Tokens is the number of state tokens; 0 chooses it (AutoTokens).
 	Tokens     int
 	Interleave bool
+	// Labels attaches the model's labels (model.Labels; the plugin
+	// always does).
+	Labels bool
 }
 
 // Constants of the construction (see the package doc).
@@ -161,9 +165,9 @@ const (
 	Steep = 4.0
 	// MaxSum bounds Σ|w·x| + |θ| over every gate: K·MaxSum·2⁻²⁴ stays
 	// below 1/16 of a step's margin (the adder's carries reach 9,925 at
-	// n = 32; SHA-256 at 8-bit chunks, 149,299; fusion's round objective
+	// n = 32; SHA-256 at 8-bit chunks, 117,357; fusion's round objective
 	// on toy Keccak, 24,332 to 89,946; Keccak's θ at depth first, 35).
-	// Measured: full SHA-256 at 16-bit chunks (2,927,485, C = 2³³) passes
+	// Measured: full SHA-256 at 16-bit chunks (3,146,662 with sha2's word-by-word Ch and Maj; 2,927,485 before, C = 2³³) passes
 	// the host's float32 pass on 64 messages but gets 6 of 64 digests
 	// wrong in stock PyTorch (docs/mappers.md).
 	MaxSum = 1 << 18

@@ -5,6 +5,8 @@
                      `python3 -m tcforge_torch CONFIG`
     module CONFIG    write the bytes-in, digest-out module of a stock model
                      as TorchScript (CONFIG's name with .pt) and ONNX (.onnx)
+    train CONFIG ... train a model of its shape (tcforge_torch/train.py, its
+                     own arguments; docs/learnability.md)
 
 Each command is one entry of COMMANDS: (help line, add_arguments(parser),
 main(args) -> exit status). A new command adds a function pair and an entry.
@@ -70,11 +72,22 @@ def parser():
         sp = sub.add_parser(name, help=help_line, description=help_line)
         add_args(sp)
         sp.set_defaults(fn=fn)
+    for name, (help_line, _) in DELEGATED.items():
+        sub.add_parser(name, help=help_line, add_help=False)
     return p
+
+
+# Commands with their own argument parsers: name -> (help line, module).
+DELEGATED = {"train": ("train a model of an export's shape (python3 -m tcforge_torch train --help)", "train")}
 
 
 def main(argv):
     args = argv[1:]
+    if args and args[0] in DELEGATED:
+        import importlib
+
+        mod = importlib.import_module("." + DELEGATED[args[0]][1], __package__)
+        return mod.main(args[1:])
     if args and args[0] not in COMMANDS and not args[0].startswith("-"):
         args = ["run"] + args  # python3 -m tcforge_torch CONFIG
     p = parser()

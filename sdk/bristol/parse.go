@@ -35,6 +35,21 @@ const (
 // ParseFile reads and checks the Bristol Fashion netlist at path; errors
 // are *Error located in it (or the error opening it).
 func ParseFile(path string) (*Netlist, error) {
+	// Not a FIFO, a device or a directory: opening a FIFO waits for a
+	// writer (the check before a run hung until --timeout), /dev/zero never
+	// ends.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		what := "not a regular file"
+		switch {
+		case fi.Mode()&os.ModeNamedPipe != 0:
+			what = "a named pipe (FIFO), not a regular file"
+		case fi.IsDir():
+			what = "a directory, not a file"
+		case fi.Mode()&os.ModeDevice != 0:
+			what = "a device, not a regular file"
+		}
+		return nil, fmt.Errorf("reading Bristol Fashion netlist: %s is %s", path, what)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading Bristol Fashion netlist: %w", err)

@@ -11,6 +11,10 @@ import (
 const (
 	magic   = "TCMD"
 	version = 3 // 2: structured transformer IR, CSR tensors; 3: stock encoder layers
+	// versionLabels is version 3 followed by the labels (Labels'
+	// own record); a model without labels is written as version 3, byte
+	// for byte as before.
+	versionLabels = 4
 )
 
 // MarshalBinary encodes the model in tcforge's compact binary form (packed
@@ -20,7 +24,11 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	for i := range m.Tensors {
 		size += 8*len(m.Tensors[i].Val) + m.Tensors[i].Rows
 	}
-	w := binenc.NewWriter(magic, version, size)
+	v := uint32(version)
+	if m.Labels != nil {
+		v = versionLabels
+	}
+	w := binenc.NewWriter(magic, v, size)
 	w.String(m.Arch)
 	keys := make([]string, 0, len(m.Attrs))
 	for k := range m.Attrs {
@@ -90,6 +98,13 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		w.I32s(t.Col)
 		w.F32s(t.Val)
 	}
+	if m.Labels != nil {
+		lb, err := m.Labels.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("encoding model: %w", err)
+		}
+		w.U8s(lb)
+	}
 	return w.Bytes(), nil
 }
 
@@ -120,7 +135,7 @@ func readNorm(r *binenc.Reader) *RMSNorm {
 // UnmarshalBinary decodes a model written by MarshalBinary. It checks the
 // encoding, not the model: call Validate before using it.
 func (m *Model) UnmarshalBinary(data []byte) error {
-	r := binenc.NewReader(data, magic, version)
+	r := binenc.NewReaderVersions(data, magic, version, versionLabels)
 	var d Model
 	d.Arch = r.String()
 	n := r.U32()
@@ -212,6 +227,15 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("decoding model: tensor %q: %d row entries, %d columns, %d values", t.Name, sum, len(t.Col), len(t.Val))
 		}
 		d.Tensors = append(d.Tensors, t)
+	}
+	if r.Version() == versionLabels && r.Err() == nil {
+		lb := r.U8s()
+		if r.Err() == nil {
+			d.Labels = &Labels{}
+			if err := d.Labels.UnmarshalBinary(lb); err != nil {
+				return fmt.Errorf("decoding model: %w", err)
+			}
+		}
 	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("decoding model: %w", err)

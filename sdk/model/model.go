@@ -200,6 +200,9 @@ type Model struct {
 	Blocks  []Block
 	Readout Readout
 	Tensors []Tensor
+	// Labels, optional, name what the residual dimensions, units and
+	// heads hold (labels.go); the forward pass ignores them.
+	Labels *Labels
 }
 
 // NumInputs returns the number of input bits (rows of the input embedding),
@@ -360,6 +363,9 @@ func (m *Model) Validate() error {
 		if t := float64(r.Threshold[k]); math.IsNaN(t) || math.IsInf(t, 0) {
 			return fmt.Errorf("model: readout %d: threshold %v", k, t)
 		}
+	}
+	if m.Labels != nil {
+		return m.Labels.Validate(m)
 	}
 	return nil
 }

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/sdk/model"
+)
+
+// addLabelFlags adds inspect's --labels and --label-filter.
+func addLabelFlags(fl *pflag.FlagSet, f *inspectFlags) {
+	fl.IntVar(&f.labels, "labels", -1, "map the point with the pipeline's mappers (verified) and print the labels of this block (0-based) of each model: its heads and FFN units, and the residual dimensions after it (docs/labels.md)")
+	fl.StringVar(&f.labelFilter, "label-filter", "", "with --labels, print only the labels whose line contains this text (e.g. \"round 5/chi\")")
+}
+
+// printLabels maps the inspected circuits and prints, per model, block
+// f.labels's head and unit labels and the residual labels after it.
+func printLabels(ctx context.Context, w io.Writer, runner *run.Runner, ins *run.Inspection, f *inspectFlags) error {
+	models, err := runner.InspectModels(ctx, ins)
+	if err != nil {
+		return err
+	}
+	for _, im := range models {
+		m := im.Model
+		fmt.Fprintf(w, "\nmapper %q on layerer %q: %s, %d tokens, d_model %d, %d blocks (verified)\n", im.Mapper, im.Layerer, m.Arch, m.Tokens, m.DModel, len(m.Blocks))
+		if m.Labels == nil {
+			fmt.Fprintln(w, "  (the model carries no labels)")
+			continue
+		}
+		if f.labels >= len(m.Blocks) {
+			return fmt.Errorf("%s has blocks 0…%d, not %d", m.Arch, len(m.Blocks)-1, f.labels)
+		}
+		writeBlockLabels(w, m, f.labels, f.labelFilter)
+	}
+	return nil
+}
+
+// writeBlockLabels prints block b's heads and FFN units and the residual
+// labels after it (boundary b+1) that contain filter.
+func writeBlockLabels(w io.Writer, m *model.Model, b int, filter string) {
+	keep := func(s string) bool { return filter == "" || strings.Contains(s, filter) }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	n := 0
+	fmt.Fprintf(tw, "BLOCK %d\tKIND\tINDEX\tLABEL\n", b)
+	for _, u := range m.Labels.Units {
+		if int(u.Block) == b && keep(u.Name) {
+			fmt.Fprintf(tw, "\t%s\t%d\t%s\n", u.Kind, u.Index, u.Name)
+			n++
+		}
+	}
+	fmt.Fprintf(tw, "AFTER BLOCK %d\tTOKEN\tDIM\tLABEL\n", b)
+	for _, v := range m.Labels.Values {
+		if v.From > int32(b+1) || int32(b+1) > v.Until {
+			continue
+		}
+		tok := fmt.Sprint(v.Token)
+		if v.Token < 0 {
+			tok = "all"
+		}
+		if d := v.Describe(); keep(d) {
+			fmt.Fprintf(tw, "\t%s\t%d\t%s\n", tok, v.Dim, d)
+			n++
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d labels", n)
+	if filter != "" {
+		fmt.Fprintf(w, " containing %q", filter)
+	}
+	fmt.Fprintln(w)
+}

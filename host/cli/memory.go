@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/tcforge/tcforge/internal/wire"
+)
+
+// memoryPoll is how often the host compares its own resident memory with
+// its bound.
+const memoryPoll = 200 * time.Millisecond
+
+// hostMemory returns the memory bound in bytes the host holds itself to
+// and where it comes from: --memory MiB when set (> 0), else the
+// environment's GOMEMLIMIT, else half the machine's physical memory; 0
+// where none is known.
+func hostMemory(flagMiB int64) (int64, string) {
+	if flagMiB > 0 {
+		return flagMiB << 20, "--memory"
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
+		if l := debug.SetMemoryLimit(-1); l > 0 && l < 1<<62 {
+			return l, "GOMEMLIMIT"
+		}
+	}
+	if total := physicalMemory(); total > 0 {
+		return total / 2, "half the physical memory"
+	}
+	return 0, "none"
+}
+
+// boundMemory holds the host to limit bytes (see hostMemory): the Go
+// runtime's soft limit (debug.SetMemoryLimit, so the garbage collector
+// works to stay under it) unless GOMEMLIMIT sets one, and a watchdog that
+// samples the process's resident size and, over the bound, stops the run
+// as a signal does (stop, with the sizes): the finished rows are written,
+// the manifest says why. The model checks' own estimate (run's
+// MemoryLimit) keeps them under it in the first place; this is the
+// backstop. The watchdog ends with ctx; restore puts the runtime's
+// limit back (Main may run again in one process, as tests do).
+func boundMemory(ctx context.Context, limit int64, stop func(stopCause)) (restore func()) {
+	restore = func() {}
+	if limit <= 0 {
+		return restore
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		old := debug.SetMemoryLimit(limit)
+		restore = func() { debug.SetMemoryLimit(old) }
+	}
+	if _, ok := selfResident(); !ok {
+		return restore
+	}
+	go func() {
+		t := time.NewTicker(memoryPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if rss, ok := selfResident(); ok && rss > limit {
+				stop(stopCause{code: 1, why: fmt.Sprintf("the host grew to %d MiB, over its memory bound of %d MiB (--memory)", rss>>20, limit>>20)})
+				return
+			}
+		}
+	}()
+	return restore
+}
+
+// selfResident returns this process's resident set size (VmRSS).
+func selfResident() (int64, bool) { return wire.ProcessMemory(os.Getpid(), "VmRSS") }
+
+// selfPeak returns this process's peak resident set size (VmHWM).
+func selfPeak() (int64, bool) { return wire.ProcessMemory(os.Getpid(), "VmHWM") }

@@ -1,0 +1,20 @@
+//go:build unix
+
+package cli
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// tryLock takes an exclusive lock on f without waiting (flock), or
+// returns errLocked.
+func tryLock(f *os.File) error {
+	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return errLocked
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tcforge/tcforge/internal/forward"
+	"github.com/tcforge/tcforge/internal/point"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/model"
+)
+
+// exportLabels writes m's labels beside its exported config dir/name.json
+// as dir/name.labels.json (docs/labels.md) and returns the file's path
+// ("" when the model has no labels).
+func exportLabels(m *model.Model, dir, name string) (string, error) {
+	if m.Labels == nil {
+		return "", nil
+	}
+	b, err := m.LabelsJSON(name + ".json")
+	if err != nil {
+		return "", fmt.Errorf("export: %w", err)
+	}
+	path := filepath.Join(dir, name+".labels.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", fmt.Errorf("export: %w", err)
+	}
+	return path, nil
+}
+
+// InspectedModel is one mapper's model of an inspected layered circuit,
+// verified like Run's.
+type InspectedModel struct {
+	Layerer string
+	Mapper  string
+	Model   *model.Model
+	Circuit *layered.Circuit
+}
+
+// InspectModels maps every layered circuit of ins with each mapper of the
+// pipeline, validates each model and verifies it on the point's random
+// inputs (Runner.Samples, else the pipeline's) against the layered
+// circuit, as Run does, and returns the models (labels included).
+func (r *Runner) InspectModels(ctx context.Context, ins *Inspection) ([]InspectedModel, error) {
+	p, pt := ins.Pipeline, ins.Point
+	if len(p.Mappers) == 0 {
+		return nil, fmt.Errorf("pipeline %q has no mapper", p.Name)
+	}
+	pl, diags := r.open(ctx, p)
+	if diags.HasErrors() {
+		r.report(diags)
+		return nil, fmt.Errorf("pipeline %q: %w", p.Name, diags)
+	}
+	k := -1
+	for i, q := range p.Points() {
+		if q.String() == pt.String() {
+			k = i
+		}
+	}
+	if k < 0 {
+		return nil, fmt.Errorf("pipeline %q has no point %s", p.Name, pt)
+	}
+	n := p.Samples
+	if r.Samples > 0 {
+		n = r.Samples
+	}
+	var out []InspectedModel
+	for _, ly := range ins.Layered {
+		l := ly.Circuit
+		in := point.Samples(r.pointSeed(p, pt), n, l.NumInputs)
+		want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
+		if err != nil {
+			return nil, fmt.Errorf("evaluating the layered circuit [%s]: %w", ly.Layerer, err)
+		}
+		for i, b := range p.Mappers {
+			m, err := pl.mappers[i].Map(ctx, pl.passes[k].mappers[i], l)
+			if err != nil {
+				return nil, r.paramErr(b, pt, err)
+			}
+			if m == nil {
+				return nil, fmt.Errorf("mapper %q returned no model", b.Name)
+			}
+			if err := m.Validate(); err != nil {
+				return nil, fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
+			}
+			if _, _, err := verifyModel(ctx, m, l, in, want, forward.Options{}); err != nil {
+				return nil, fmt.Errorf("mapper %q [%s]: %w", b.Name, ly.Layerer, err)
+			}
+			out = append(out, InspectedModel{Layerer: ly.Layerer, Mapper: b.Name, Model: m, Circuit: l})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,177 @@
+package labelcheck_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tcforge/tcforge/internal/labelcheck"
+	"github.com/tcforge/tcforge/plugins/adder"
+	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/md"
+	"github.com/tcforge/tcforge/plugins/noattention"
+	"github.com/tcforge/tcforge/plugins/sha2"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
+
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/layered"
+	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// circuitCase is a construction, fusion-layered.
+type circuitCase struct {
+	name   string
+	plugin *sdk.Construction
+	values map[string]any
+	maxSum int64 // fusion's max_weight (0: its default)
+}
+
+var circuits = []circuitCase{
+	{"toy keccak", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2), "padding": "none"}, 0},
+	{"md point", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, 0},
+	{"sha256 r2", sha2.Plugin, map[string]any{"preset": "sha256", "mode": "compress", "rounds": int64(2)}, 65536},
+	{"adder", adder.Plugin, map[string]any{"n": int64(8)}, 0},
+}
+
+// mapperCase is a mapper plugin with its parameters.
+type mapperCase struct {
+	name   string
+	plugin *sdk.Mapper
+	values map[string]any
+}
+
+var mappers = []mapperCase{
+	{"no-attention/mlp", noattention.Plugin, map[string]any{"variant": "mlp"}},
+	{"no-attention/residual", noattention.Plugin, map[string]any{"variant": "residual"}},
+	{"tokens-as-gates/hard", tokensasgates.Plugin, map[string]any{"attention": "hard"}},
+	{"tokens-as-gates/softmax", tokensasgates.Plugin, map[string]any{"attention": "softmax"}},
+	{"tokens-as-states", tokensasstates.Plugin, map[string]any{"tokens": int64(4)}},
+}
+
+func layer(t *testing.T, c circuitCase) *layered.Circuit {
+	t.Helper()
+	l, err := fusion.Compile(context.Background(), sdktest.Build(t, c.plugin, c.values), fusion.Options{MaxSum: c.maxSum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func mapWith(t *testing.T, mc mapperCase, l *layered.Circuit) *model.Model {
+	t.Helper()
+	m, err := mc.plugin.Map(context.Background(), sdktest.Pass(t, mc.plugin, mc.values), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestGroundTruth decodes every labelled residual value of every mapper's
+// model at every block boundary on random inputs and compares it with the
+// layered circuit's value at the matching level.
+func TestGroundTruth(t *testing.T) {
+	for _, cc := range circuits {
+		t.Run(cc.name, func(t *testing.T) {
+			l := layer(t, cc)
+			in := bitvec.Random(rand.New(rand.NewPCG(7, uint64(l.NumGates()))), 8, l.NumInputs)
+			for _, mc := range mappers {
+				t.Run(mc.name, func(t *testing.T) {
+					m := mapWith(t, mc, l)
+					rep, err := labelcheck.Check(context.Background(), m, l, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					// Every circuit value of every level is labelled.
+					want := 0
+					for L := 0; L <= l.Depth(); L++ {
+						want += l.NumForms(L)
+					}
+					if rep.Labels < want/2 || rep.Compared < len(in)*rep.Labels {
+						t.Errorf("%+v: too few labels or comparisons (circuit: %d values)", rep, want)
+					}
+					// The contract is 0.25 (docs/labels.md); the mappers
+					// measure far inside it (largest 0.0105: no-attention
+					// residual on SHA-256 at two rounds), so drift shows.
+					if rep.MaxErr >= 0.05 {
+						t.Errorf("largest difference %v, docs/labels.md says under 0.05", rep.MaxErr)
+					}
+					t.Logf("%s: %d labels, %d values compared over %d boundaries, max error %.3g", m.Arch, rep.Labels, rep.Compared, rep.Boundaries, rep.MaxErr)
+				})
+			}
+		})
+	}
+}
+
+// TestCheckFails shows the check can fail: a label moved to another
+// labelled dimension, or naming another gate, is caught and named.
+func TestCheckFails(t *testing.T) {
+	l := layer(t, circuits[0])
+	in := bitvec.Random(rand.New(rand.NewPCG(3, 4)), 8, l.NumInputs)
+	tests := []struct {
+		name   string
+		mapper mapperCase
+		edit   func(m *model.Model) int // returns the label it broke
+	}{
+		{"mlp: gate index off by one", mappers[0], func(m *model.Model) int {
+			for i, v := range m.Labels.Values {
+				if v.Kind != model.Aux && v.Level == 1 {
+					m.Labels.Values[i].Index = (v.Index + 1) % m.Labels.Forms[1]
+					return i
+				}
+			}
+			return -1
+		}},
+		{"tokens-as-states: partial term dropped", mappers[4], func(m *model.Model) int {
+			for i, v := range m.Labels.Values {
+				if v.Kind == model.Partial && v.Level == 2 && len(v.Src) > 1 {
+					m.Labels.Values[i].Src, m.Labels.Values[i].Coef = v.Src[1:], v.Coef[1:]
+					return i
+				}
+			}
+			return -1
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mapWith(t, tc.mapper, l)
+			broke := tc.edit(m)
+			if broke < 0 {
+				t.Fatal("no label to break")
+			}
+			_, err := labelcheck.Check(context.Background(), m, l, in)
+			if err == nil || !strings.Contains(err.Error(), "decodes to") {
+				t.Fatalf("check on a broken label %d: %v, want a mismatch", broke, err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// TestGroundTruthSHA3 is TestGroundTruth on full SHA3-256 (one block)
+// through tokens-as-states with 64 tokens, the stock model (heavy tier).
+func TestGroundTruthSHA3(t *testing.T) {
+	if os.Getenv("TCFORGE_HEAVY") == "" {
+		t.Skip("TCFORGE_HEAVY unset: full SHA3-256 through tokens-as-states, every block decoded")
+	}
+	ctx := context.Background()
+	l, err := fusion.Compile(ctx, sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256"}), fusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mapWith(t, mapperCase{"tokens-as-states", tokensasstates.Plugin, map[string]any{"tokens": int64(64), "assign": "interleave"}}, l)
+	in := bitvec.Random(rand.New(rand.NewPCG(256, 26)), 4, l.NumInputs)
+	rep, err := labelcheck.Check(ctx, m, l, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Boundaries != 49 || rep.Compared != len(in)*rep.Labels || rep.MaxErr >= 0.01 {
+		t.Errorf("%+v: want 49 boundaries, every label compared once a sample, differences under 0.01", rep)
+	}
+	t.Logf("%s: %d labels, %d values compared over %d boundaries, max error %.3g", m.Arch, rep.Labels, rep.Compared, rep.Boundaries, rep.MaxErr)
+}
