@@ -387,15 +387,18 @@ class Model:
             return torch.zeros(x.shape[0], w.shape[0], dtype=x.dtype)
         return (w @ x.T).T
 
-    def _apply_norm(self, n, x, r):
+    def _apply_norm(self, n, x, r=None):
+        r = r or _same
         if n is None:
             return x
         g, eps = self._norm(n)
         g = r(g.to(x.dtype))
         return r(x * g / r(torch.sqrt(r((x * x).mean(dim=-1, keepdim=True)) + eps)))
 
-    def _attention(self, W, a, x, r):
-        """x: [T, d] of one sample; r rounds to the pass's format."""
+    def _attention(self, a, x, W=None, r=None):
+        """x: [T, d] of one sample; W the pass's weights (float32's by
+        default); r rounds to the pass's format."""
+        W, r = W or self.W, r or _same
         out = torch.zeros_like(x)
         for h in a["heads"]:
             q = r(self._mm(W[h["q"]], x))
@@ -444,7 +447,7 @@ class Model:
         n, T, d = bits.shape[0], self.tokens, self.d
         W = self._weights(dtype)
         cdt = torch.float64 if dtype == torch.float64 else torch.float32
-        r = (lambda t: t) if cdt == dtype else (lambda t: _round(t, dtype))
+        r = _same if cdt == dtype else (lambda t: _round(t, dtype))
         bits = bits.to(cdt)
         base, inp = r(self.base.to(cdt)), r(self.input.to(cdt))
         x = base.unsqueeze(0).repeat(n, 1, 1)  # [n, T, d]
@@ -453,7 +456,7 @@ class Model:
         for blk in self.cfg["blocks"]:
             if blk.get("attention"):
                 a = blk["attention"]
-                y = torch.stack([self._attention(W, a, xi, r) for xi in self._apply_norm(a.get("norm"), x, r)])
+                y = torch.stack([self._attention(a, xi, W, r) for xi in self._apply_norm(a.get("norm"), x, r)])
                 x = r(x + y) if a["residual"] else y
             if blk.get("ffn"):
                 f = blk["ffn"]
@@ -461,6 +464,11 @@ class Model:
                 x = r(x + y) if f["residual"] else y
         vals = x[:, self.out_token, self.out_dim]
         return (vals >= r(self.out_threshold.to(cdt))).to(torch.uint8)
+
+
+def _same(t):
+    """The identity: the rounding of a float32 or float64 pass."""
+    return t
 
 
 def _round(t, dtype):
