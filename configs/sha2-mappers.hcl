@@ -1,11 +1,8 @@
 # Full SHA-256 through both transformer mappings, every model verified by
 # a float32 forward pass against the layered circuit, which is verified
-# against crypto/sha256. exact_in is the narrowest float format holding
-# every integer a model computes on bit inputs (its largest Σ|weight| of a
-# tensor row and the circuit's largest |pre-activation|): the
-# no-attention mapper multiplies the circuit's weights by κ = 320 to
-# saturate its SiLU steps, so a float32-exact model needs pre-activations
-# below 2^24/320, i.e. additions cut into 8-bit chunks (max_weight 2^16).
+# against crypto/sha256. exact_in lists the float formats whose host pass
+# (float32 and float64) reproduced every bit on the samples (fp16 and bf16
+# are not checked; docs/export.md): every model here, "fp64 fp32".
 #
 #   go run ./host/cmd/tcforge run --out out configs/sha2-mappers.hcl
 
@@ -37,8 +34,7 @@ pipeline "sha2-mappers" {
 
 pipeline "sha2-mappers-default" {
   # The default bound (16-bit chunks, the shallowest circuit): 193 blocks.
-  # The models verify in float32 by their margins; exact_in says which
-  # format would hold their integers exactly. One token per gate: about
+  # One token per gate: about
   # 300,000 tokens, hard attention (the float32 forward pass costs about
   # tokens × blocks; reifier's 654,526 tokens × 388 blocks took 5 minutes).
   samples = 64

@@ -9,7 +9,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha3"
+	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -298,8 +300,12 @@ func TestSHA3_256(t *testing.T) {
 }
 
 // TestMalformedExports checks that the loader refuses a missing tensor, a
-// tensor of the wrong shape and an unknown format version, naming the file
-// and the tensor.
+// tensor of the wrong shape, an unknown format version, NaN and infinite
+// weights, overlapping data offsets, a negative readout index, a missing
+// key, a value of the wrong type, an input token out of range and a
+// weights file outside the export folder, naming the file and the
+// problem; and that the command line answers --help and reports a bad
+// export in one line.
 func TestMalformedExports(t *testing.T) {
 	needTorch(t)
 	ctx := context.Background()
@@ -350,6 +356,35 @@ for cfg in sys.argv[1:]:
 		}, func() []byte { return weights }, "bad.safetensors", "'blocks.0.ffn.gate.crow_indices': I32"},
 		{"unknown version", func() []byte { return bytes.Replace(cfg, []byte(`"version": 1`), []byte(`"version": 7`), 1) },
 			func() []byte { return weights }, "bad.json", "unknown format version 7"},
+		// Issue 27 item 8: each of these loaded (all-zero outputs) or
+		// raised a raw traceback.
+		{"NaN weight", func() []byte { return cfg }, func() []byte {
+			return editTensor(t, weights, "blocks.0.ffn.gate.values", func(d []byte) { binary.LittleEndian.PutUint32(d, 0x7fc00000) })
+		}, "bad.safetensors", "'blocks.0.ffn.gate.values': 1 NaN or infinite values"},
+		{"infinite weight", func() []byte { return cfg }, func() []byte {
+			return editTensor(t, weights, "embed.input.values", func(d []byte) { binary.LittleEndian.PutUint32(d[4:], 0x7f800000) })
+		}, "bad.safetensors", "'embed.input.values': 1 NaN or infinite values"},
+		{"overlapping offsets", func() []byte { return cfg }, func() []byte {
+			return editHeader(t, weights, func(h map[string]any) {
+				h["blocks.0.ffn.gate.values"].(map[string]any)["data_offsets"] = h["blocks.0.ffn.gate.col_indices"].(map[string]any)["data_offsets"]
+			})
+		}, "bad.safetensors", "overlap"},
+		{"negative readout index", func() []byte {
+			return editConfig(t, cfg, func(c map[string]any) { c["readout"].(map[string]any)["dim"].([]any)[3] = -1 })
+		}, func() []byte { return weights }, "bad.json", "readout.dim[3] is -1, want an index in [0, "},
+		{"missing key", func() []byte { return editConfig(t, cfg, func(c map[string]any) { delete(c, "tokens") }) },
+			func() []byte { return weights }, "bad.json", "config has no 'tokens'"},
+		{"wrong type", func() []byte { return editConfig(t, cfg, func(c map[string]any) { c["d_model"] = "51" }) },
+			func() []byte { return weights }, "bad.json", "config['d_model'] is str '51', want int"},
+		{"input index out of range", func() []byte {
+			return editConfig(t, cfg, func(c map[string]any) { c["embedding"].(map[string]any)["input_token"].([]any)[0] = 9999 })
+		}, func() []byte { return weights }, "bad.json", "embedding.input_token[0] is 9999, want an index in [0, 1)"},
+		{"weights outside the folder", func() []byte {
+			return editConfig(t, cfg, func(c map[string]any) { c["weights"] = "/dev/zero" })
+		}, func() []byte { return weights }, "bad.json", `"weights" is '/dev/zero': want a file name in the config's directory`},
+		{"weights through a parent", func() []byte {
+			return editConfig(t, cfg, func(c map[string]any) { c["weights"] = "../toy.safetensors" })
+		}, func() []byte { return weights }, "bad.json", `"weights" is '../toy.safetensors'`},
 	}
 	var configs []string
 	for _, tc := range cases {
@@ -363,6 +398,7 @@ for cfg in sys.argv[1:]:
 			t.Fatal(err)
 		}
 		c = bytes.Replace(c, []byte(`"weights": "toy.safetensors"`), []byte(`"weights": "bad.safetensors"`), 1)
+		c = bytes.Replace(c, []byte(`"weights":"toy.safetensors"`), []byte(`"weights":"bad.safetensors"`), 1)
 		if err := os.WriteFile(filepath.Join(sub, "bad.json"), c, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -380,4 +416,81 @@ for cfg in sys.argv[1:]:
 			t.Errorf("%s: loader said %q, want it to name %q and %q", tc.name, got[i], tc.want1, tc.want2)
 		}
 	}
+	// The command line: --help is help, not a file name; a bad export is
+	// one line naming the problem and exit status 1, no traceback.
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--help"}, 0, "usage: python3 -m tcforge_torch"},
+		{[]string{"run", "--help"}, 0, "usage: python3 -m tcforge_torch run"},
+		{[]string{configs[len(configs)-2]}, 1, "tcforge_torch: " + configs[len(configs)-2] + `: "weights" is '/dev/zero'`},
+		{[]string{"module", configs[0]}, 1, "is missing"},
+		{[]string{"module", info.Config}, 1, "architecture 'no-attention/mlp' is not stock encoder layers"},
+	} {
+		cmd := exec.Command(python, append([]string{"-m", "tcforge_torch"}, tc.args...)...)
+		pkg, _ := filepath.Abs(".")
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+pkg)
+		cmd.Stdin = strings.NewReader("")
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != tc.code || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "Traceback") {
+			t.Errorf("python3 -m tcforge_torch %s: exit %d, output %q; want exit %d naming %q", strings.Join(tc.args, " "), code, out, tc.code, tc.want)
+		}
+	}
+}
+
+// editTensor returns a copy of a safetensors file with tensor name's data
+// changed by edit.
+func editTensor(t *testing.T, file []byte, name string, edit func([]byte)) []byte {
+	t.Helper()
+	out := bytes.Clone(file)
+	ts, _, err := safetensors.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ts {
+		if x.Name == name {
+			edit(x.Data) // a slice of out
+			return out
+		}
+	}
+	t.Fatalf("no tensor %q", name)
+	return nil
+}
+
+// editHeader returns a safetensors file with its JSON header changed by
+// edit (the data unchanged).
+func editHeader(t *testing.T, file []byte, edit func(map[string]any)) []byte {
+	t.Helper()
+	n := binary.LittleEndian.Uint64(file)
+	var h map[string]any
+	if err := json.Unmarshal(file[8:8+n], &h); err != nil {
+		t.Fatal(err)
+	}
+	edit(h)
+	hb, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(hb)%8 != 0 {
+		hb = append(hb, ' ')
+	}
+	out := binary.LittleEndian.AppendUint64(nil, uint64(len(hb)))
+	return append(append(out, hb...), file[8+n:]...)
+}
+
+// editConfig returns a JSON config changed by edit.
+func editConfig(t *testing.T, cfg []byte, edit func(map[string]any)) []byte {
+	t.Helper()
+	var c map[string]any
+	if err := json.Unmarshal(cfg, &c); err != nil {
+		t.Fatal(err)
+	}
+	edit(c)
+	out, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

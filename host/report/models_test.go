@@ -100,7 +100,7 @@ func TestTableAndJSONWithModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, s := range []string{"models (forward pass in float32", "tokens-as-gates/softmax", "11.5", "8.25",
+	for _, s := range []string{"models (forward passes in float32", "tokens-as-gates/softmax", "11.5", "8.25",
 		"error [blocks=2, reifier, tokens-as-gates]: float32 model vs layered circuit"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)

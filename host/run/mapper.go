@@ -49,9 +49,13 @@ type ModelRow struct {
 	// inputs: the largest Σ|weight| of a tensor row (model.MaxRowSum; the
 	// mappers scale the circuit's weights, e.g. by κ for saturated SiLU
 	// steps) and the layered circuit's largest |pre-activation|
-	// (layered.Circuit.MaxPreActivation). ExactIn is the narrowest float
-	// format that holds them all exactly (layered.FloatFormat).
-	MaxInt  int64
+	// (layered.Circuit.MaxPreActivation). Informative: a bound on values
+	// says nothing of the rounding of SiLU, softmax or norms.
+	MaxInt int64
+	// Exact maps each float format whose pass ran on the samples ("fp32",
+	// "fp64") to whether it reproduced every output bit; ExactIn lists the
+	// exact ones, widest first ("fp64 fp32"), "none" if none.
+	Exact   map[string]bool
 	ExactIn string
 	// Export is the exported config's path, if the model was exported.
 	Export string
@@ -109,7 +113,8 @@ const betaSteps = 6
 
 // runMappers maps the verified layered circuit l of layerer with every
 // mapper of the pipeline and verifies each model on the inputs in.
-func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, passes []*sdk.Pass, layerer string, l *layered.Circuit, in []bitvec.Vec, log zerolog.Logger) []ModelRow {
+// cp describes what the models compute, for their exports.
+func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins, pt config.Point, passes []*sdk.Pass, layerer string, l *layered.Circuit, in []bitvec.Vec, cp *safetensors.Computes, log zerolog.Logger) []ModelRow {
 	if len(p.Mappers) == 0 {
 		return nil
 	}
@@ -125,12 +130,14 @@ func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins
 			out[i].Err = ctx.Err()
 			continue
 		}
-		r.runMapper(ctx, p, pl.mappers[i], passes[i], b, pt, layerer, l, in, want, &out[i], log)
+		mc := *cp
+		mc.Mapper, mc.MapperParams = b.Name, blockParams(pl.mappers[i].Params, passes[i])
+		r.runMapper(ctx, p, pl.mappers[i], passes[i], b, pt, layerer, l, in, want, &mc, &out[i], log)
 	}
 	return out
 }
 
-func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, pass *sdk.Pass, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bitvec.Vec, mr *ModelRow, log zerolog.Logger) {
+func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapper, pass *sdk.Pass, b *config.Block, pt config.Point, layerer string, l *layered.Circuit, in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow, log zerolog.Logger) {
 	t0 := time.Now()
 	m, err := mp.Map(ctx, pass, l)
 	mr.MapTime = time.Since(t0)
@@ -152,7 +159,6 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	}
 	mr.Stats = m.Stats()
 	mr.MaxInt = max(int64(math.Ceil(m.MaxRowSum())), l.MaxPreActivation())
-	mr.ExactIn = layered.FloatFormat(mr.MaxInt)
 	if beta, ok := m.SoftmaxBeta(); ok {
 		mr.Beta = beta
 	}
@@ -174,6 +180,15 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		return
 	}
 	mr.Verified = true
+	// The same samples in float64: "exact in" lists the formats whose pass
+	// ran and reproduced every bit (the host runs no fp16 or bf16 pass).
+	res64, err := prog.RunContext(ctx, in, forward.Options{Float64: true, MaxBytes: maxBytes})
+	if err != nil {
+		mr.Err = fmt.Errorf("mapper %q: float64 pass: %w", b.Name, err)
+		return
+	}
+	mr.Exact = map[string]bool{"fp32": true, "fp64": point.FirstMismatch("", res64.Outputs, want, l.NumOutputs()) == nil}
+	mr.ExactIn = exactIn(mr.Exact)
 	if mr.Beta > 0 {
 		t0 = time.Now()
 		mr.BetaMin, mr.BetaStep, mr.BetaBound, mr.BetaMethod, err = betaMin(ctx, prog, res.Beta, in, want, l.NumOutputs(), mr.Beta, maxBytes, log)
@@ -184,7 +199,8 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		}
 	}
 	if r.Export != "" {
-		info, err := safetensors.Export(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit)
+		info, err := safetensors.ExportDescribed(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit,
+			&safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
 		if err != nil {
 			mr.Err = err
 			return
@@ -204,6 +220,20 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).Int64("params_nonzero", mr.Stats.ParamsNonzero).
 		Float64("min_margin", mr.MinMargin).Float64("beta", mr.Beta).Float64("beta_min", mr.BetaMin).Float64("beta_bound", mr.BetaBound).Str("beta_method", mr.BetaMethod).
 		Dur("map_ms", mr.MapTime).Dur("verify_ms", mr.VerifyTime).Dur("search_ms", mr.SearchTime).Msg("model verified")
+}
+
+// exactIn lists the formats of exact that are true, widest first.
+func exactIn(exact map[string]bool) string {
+	var out []string
+	for _, f := range safetensors.Formats {
+		if exact[f] {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " ")
 }
 
 // modelBytes is the budget of one model check's forward-pass buffers

@@ -583,7 +583,9 @@ func (r *Runner) runPoint(ctx context.Context, p *config.Pipeline, pl *plugins, 
 			}
 		}
 		if row.Verified {
-			row.Models = r.runMappers(ctx, p, pl, pt, passes.mappers, b.Name, l, lg.In, log)
+			cp := *computes(p.Construction.Name, scope, lg.Circuit)
+			cp.Layerer, cp.LayerParams = b.Name, blockParams(pl.layerers[i].Params, passes.layerers[i])
+			row.Models = r.runMappers(ctx, p, pl, pt, passes.mappers, b.Name, l, lg.In, &cp, log)
 		}
 	}
 	return rows

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
@@ -254,20 +255,134 @@ func Read(data []byte) ([]Tensor, map[string]string, error) {
 
 // Config is the JSON config written next to the safetensors file.
 type Config struct {
-	Format       string            `json:"format"`
-	Version      int               `json:"version"`
-	Architecture string            `json:"architecture"`
-	Layout       string            `json:"layout"`
-	Weights      string            `json:"weights"` // the safetensors file, relative to the config
-	Tokens       int               `json:"tokens"`
-	DModel       int               `json:"d_model"`
-	Attrs        map[string]int64  `json:"attrs,omitempty"`
-	Stats        model.Stats       `json:"stats"`
-	Embedding    Embedding         `json:"embedding"`
-	Blocks       []Block           `json:"blocks"`
-	Readout      Readout           `json:"readout"`
-	Tensors      map[string]Shape  `json:"tensors"`
-	Notes        map[string]string `json:"notes,omitempty"`
+	Format       string           `json:"format"`
+	Version      int              `json:"version"`
+	Architecture string           `json:"architecture"`
+	Layout       string           `json:"layout"`
+	Weights      string           `json:"weights"` // the safetensors file, relative to the config
+	Tokens       int              `json:"tokens"`
+	DModel       int              `json:"d_model"`
+	Attrs        map[string]int64 `json:"attrs,omitempty"`
+	Stats        model.Stats      `json:"stats"`
+	Embedding    Embedding        `json:"embedding"`
+	Blocks       []Block          `json:"blocks"`
+	// Stock, for a model whose every block is a stock encoder layer: the
+	// nn.TransformerEncoder's hyper-parameters (layers, nhead,
+	// dim_feedforward, layer_norm_eps; every layer has the same).
+	Stock   *Stock            `json:"stock,omitempty"`
+	Readout Readout           `json:"readout"`
+	Tensors map[string]Shape  `json:"tensors"`
+	Notes   map[string]string `json:"notes,omitempty"`
+	// Computes says what function the model computes (absent in exports
+	// of models built outside a pipeline run).
+	Computes *Computes `json:"computes,omitempty"`
+	// Precision maps each float format ("fp64", "fp32", "fp16", "bf16")
+	// to what a pass in it gave on the verification samples: "exact" (a
+	// pass ran and reproduced every output bit), "wrong" (a pass ran and
+	// some bit differed) or "not checked" (no pass ran in that format).
+	Precision map[string]string `json:"precision,omitempty"`
+	// ExactIn lists the formats whose pass was exact, widest first.
+	ExactIn []string `json:"exact_in,omitempty"`
+	// Samples is the number of random inputs the passes ran on.
+	Samples int `json:"samples,omitempty"`
+	// TestVectors are some of those inputs with the construction's
+	// outputs, as bit strings (character i is bit i), for a loader to
+	// check itself against.
+	TestVectors []TestVector `json:"test_vectors,omitempty"`
+}
+
+// TestVector is one input of a model with its expected output.
+type TestVector struct {
+	Input  string `json:"input"`
+	Output string `json:"output"`
+}
+
+// Computes describes the function an exported model computes: the
+// construction and its resolved parameters, how its input and output bits
+// are laid out, and the layerer and mapper that built the model.
+type Computes struct {
+	// Construction is the construction plugin's name ("keccak", "sha2", …);
+	// Params its resolved parameters and the circuit's attributes (e.g.
+	// preset, rate, rounds, message_bits, padded_bits, output_bits).
+	Construction string         `json:"construction"`
+	Params       map[string]any `json:"params"`
+	// Inputs and Outputs are the named runs of input and output bits, in
+	// order (input bit i of the model is bit i of the concatenation).
+	Inputs  []BitRange `json:"inputs"`
+	Outputs []BitRange `json:"outputs"`
+	// BitOrder says how a byte string maps to bits: "lsb-first" (bit i is
+	// bit i mod 8 of byte ⌊i/8⌋, FIPS 202's order), "msb-first" (bit i is
+	// bit 7 − i mod 8 of byte ⌊i/8⌋, FIPS 180-4's) or "bits" (the
+	// construction has no byte interface).
+	BitOrder string `json:"bit_order"`
+	// Padding says who pads the message: "model" (the input is the
+	// message, the model pads it), "caller" (the input is already padded
+	// blocks) or "none".
+	Padding string `json:"padding"`
+	// Layerer and Mapper are the plugins (with their parameters) that
+	// compiled the circuit and mapped it.
+	Layerer      string         `json:"layerer"`
+	LayerParams  map[string]any `json:"layerer_params,omitempty"`
+	Mapper       string         `json:"mapper"`
+	MapperParams map[string]any `json:"mapper_params,omitempty"`
+}
+
+// BitRange is a named run of a model's input or output bits.
+type BitRange struct {
+	Name  string `json:"name"`
+	Start int    `json:"start"`
+	Bits  int    `json:"bits"`
+}
+
+// Description is what Export adds to a config beside the model itself.
+type Description struct {
+	Computes *Computes
+	// Exact maps each format whose pass ran to whether it reproduced every
+	// output bit on Samples inputs; formats absent are "not checked".
+	Exact   map[string]bool
+	Samples int
+	// Inputs and Outputs are test vectors: the first MaxTestVectors are
+	// written (NumIn and NumOut bits each).
+	Inputs, Outputs []bitvec.Vec
+	NumIn, NumOut   int
+}
+
+// MaxTestVectors is the most test vectors a config holds.
+const MaxTestVectors = 8
+
+// Formats are the float formats a config's Precision covers, widest first.
+var Formats = []string{"fp64", "fp32", "fp16", "bf16"}
+
+// describe adds d to c.
+func (c *Config) describe(d *Description) {
+	if d == nil {
+		return
+	}
+	c.Computes, c.Samples = d.Computes, d.Samples
+	for i := range min(len(d.Inputs), len(d.Outputs), MaxTestVectors) {
+		c.TestVectors = append(c.TestVectors, TestVector{Input: d.Inputs[i].Text(d.NumIn), Output: d.Outputs[i].Text(d.NumOut)})
+	}
+	c.Precision = map[string]string{}
+	for _, f := range Formats {
+		exact, ran := d.Exact[f]
+		switch {
+		case !ran:
+			c.Precision[f] = "not checked"
+		case exact:
+			c.Precision[f] = "exact"
+			c.ExactIn = append(c.ExactIn, f)
+		default:
+			c.Precision[f] = "wrong"
+		}
+	}
+}
+
+// Stock are the hyper-parameters of a stock nn.TransformerEncoder.
+type Stock struct {
+	Layers int     `json:"num_layers"`
+	Heads  int     `json:"nhead"`
+	FFN    int     `json:"dim_feedforward"`
+	Eps    float64 `json:"layer_norm_eps"`
 }
 
 // Shape is an exported tensor's shape and stored entries.
@@ -327,8 +442,10 @@ type Block struct {
 // PyTorch state-dict suffix (model.StockNames) to the tensor holding it (vectors
 // are stored 1×n; PyTorch wants them flat).
 type Layer struct {
-	Heads   int               `json:"nhead"`
-	Eps     float64           `json:"layer_norm_eps"`
+	Heads int     `json:"nhead"`
+	Eps   float64 `json:"layer_norm_eps"`
+	// FFN is the layer's dim_feedforward (linear1's rows).
+	FFN     int               `json:"dim_feedforward"`
 	Tensors map[string]string `json:"tensors"`
 }
 
@@ -403,6 +520,9 @@ func NewConfig(m *model.Model, layout, weights string) Config {
 		}
 		if l := b.Layer; l != nil {
 			el := &Layer{Heads: l.Heads, Eps: l.Eps, Tensors: map[string]string{}}
+			if t := m.Tensor(l.Linear1W); t != nil {
+				el.FFN = t.Rows
+			}
 			for k, n := range l.Names() {
 				el.Tensors[model.StockNames[k]] = n
 			}
@@ -414,6 +534,16 @@ func NewConfig(m *model.Model, layout, weights string) Config {
 		t := &m.Tensors[i]
 		c.Tensors[t.Name] = Shape{Rows: t.Rows, Cols: t.Cols, NNZ: t.NNZ()}
 	}
+	if len(c.Blocks) > 0 && c.Blocks[0].Layer != nil {
+		l := c.Blocks[0].Layer
+		c.Stock = &Stock{Layers: len(c.Blocks), Heads: l.Heads, FFN: l.FFN, Eps: l.Eps}
+		for _, b := range c.Blocks {
+			if b.Layer == nil || b.Layer.Heads != l.Heads || b.Layer.FFN != l.FFN || b.Layer.Eps != l.Eps {
+				c.Stock = nil // not one repeated layer
+				break
+			}
+		}
+	}
 	return c
 }
 
@@ -422,6 +552,12 @@ func NewConfig(m *model.Model, layout, weights string) Config {
 // denseLimit bytes, CSR otherwise (denseLimit ≤ 0: always CSR); Info.Note
 // says why when a dense export was refused.
 func Export(m *model.Model, dir, name string, denseLimit int64) (Info, error) {
+	return ExportDescribed(m, dir, name, denseLimit, nil)
+}
+
+// ExportDescribed is Export with what the model computes and the formats
+// it was checked in added to the config (d nil: none).
+func ExportDescribed(m *model.Model, dir, name string, denseLimit int64, d *Description) (Info, error) {
 	info := Info{Layout: LayoutCSR, DenseBytes: DenseBytes(m)}
 	if denseLimit > 0 {
 		if info.DenseBytes <= denseLimit {
@@ -462,7 +598,9 @@ func Export(m *model.Model, dir, name string, denseLimit int64) (Info, error) {
 		return info, fmt.Errorf("export %s: %w", info.Weights, err)
 	}
 	info.Bytes = n
-	cfg, err := json.MarshalIndent(NewConfig(m, info.Layout, name+".safetensors"), "", " ")
+	c := NewConfig(m, info.Layout, name+".safetensors")
+	c.describe(d)
+	cfg, err := json.MarshalIndent(c, "", " ")
 	if err != nil {
 		return info, fmt.Errorf("export: encoding the config: %w", err)
 	}

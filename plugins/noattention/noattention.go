@@ -12,13 +12,17 @@
 //	          compiles. Dimension 0 is a constant 1 that every layer
 //	          regenerates (it is the units' bias); dimension 1+i holds form
 //	          i of the current level. A step [S ≥ θ] of an integer sum is
-//	          (r(θ−1) − r(θ))/κ with the ramp r(k) = SiLU(κ(S − k)), κ = 128:
-//	          every argument is 0 or at least 128 in magnitude, where
-//	          float32 SiLU is exactly the identity or 0, so the pass is
-//	          exact in integers. Gates that read the same row share their
+//	          (r(θ−1) − r(θ))/κ with the ramp r(k) = SiLU(κ(S − k)),
+//	          κ = 1024: every argument is 0 or at least 1024 in magnitude,
+//	          where SiLU is exactly the identity or 0 in float32 and in
+//	          float64 (e^−1024 is below float64's precision and e^1024
+//	          overflows it; at κ = 128, float64 SiLU(−128) = −3·10⁻⁵⁴ and
+//	          such residues grew block by block into wrong bits), so the
+//	          pass is exact in integers; κ a power of two keeps κ·S exact
+//	          wherever S is. Gates that read the same row share their
 //	          ramps (the counters [S ≥ 1] … [S ≥ n] of a parity need n + 1
 //	          units, not 2n). A copy of a 0/1 form costs one pass-through
-//	          unit SiLU(G)·x/SiLU(G).
+//	          unit SiLU(G)·x/SiLU(G), G = 64 (SiLU(64) = 64 in both).
 //	residual: real pre-norm encoder blocks, x ← x + Attn(RMSNorm(x)) with a
 //	          present, all-zero attention sublayer, then
 //	          x ← x + FFN(RMSNorm(x)), no biases — the form a Llama-style
@@ -78,9 +82,14 @@ const (
 	stepArg = 96.0
 	kappa   = 2 * (stepA + stepArg) // margin ½ on exact inputs
 	// rampK is the mlp variant's ramp scale κ: a power of two, so that
-	// r(k)/κ is exact.
-	rampK = 128.0
+	// r(k)/κ is exact, and at least 745, so that SiLU(−κ) is exactly 0
+	// in float64 (see the package doc).
+	rampK = 1024.0
 	passG = 32.0
+	// mlpPass is the mlp variant's pass-through gate: SiLU(64) is exactly
+	// 64 in float32 and float64 (e^−64 < 2^−54), where SiLU(32) is
+	// 32 − 4·10⁻¹³ in float64.
+	mlpPass = 64.0
 	// Anchor is the smallest constant of the residual variant's anchor
 	// dimension (circuits whose forms are 0/1 or small sums get it).
 	Anchor  = 65536.0
@@ -239,7 +248,7 @@ func MLP(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 		}
 	}
 	bs := []*model.Builder{base, in}
-	sG := silu(passG)
+	sG := silu(mlpPass)
 	for L := 1; L <= D; L++ {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -285,7 +294,7 @@ func MLP(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 		gate := model.NewBuilder(name+".gate", units, d)
 		value := model.NewBuilder(name+".value", units, d)
 		out := model.NewBuilder(name+".out", d, units)
-		gate.Add(0, one, passG)
+		gate.Add(0, one, mlpPass)
 		value.Add(0, one, 1)
 		out.Add(one, 0, 1/sG)
 		for i := range cur.n {
@@ -301,7 +310,7 @@ func MLP(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 		u := 1
 		for j, r := range rows {
 			if pass[j] {
-				gate.Add(u, one, passG)
+				gate.Add(u, one, mlpPass)
 				value.Add(u, 1+int(r.src[0]), 1)
 				writes(j, u, 1/sG)
 				u++

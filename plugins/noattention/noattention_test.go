@@ -46,7 +46,7 @@ func TestMLPThreeGates(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	// Block 1: g0 = [a + b ≥ 2] is (r(1) − r(2))/κ with the ramps
-	// r(k) = SiLU(κ(a + b − k)), κ = 128 (units 1, 2); g1 = [−a + b ≥ 1]
+	// r(k) = SiLU(κ(a + b − k)), κ = 1024 (units 1, 2); g1 = [−a + b ≥ 1]
 	// is (r(0) − r(1))/κ of its own row (units 3, 4; r(0) has no bias).
 	gate, out := m.Tensor("blocks.0.ffn.gate"), m.Tensor("blocks.0.ffn.out")
 	for _, c := range []struct {
@@ -54,12 +54,12 @@ func TestMLPThreeGates(t *testing.T) {
 		r, c int
 		want float32
 	}{
-		{gate, 0, 0, 32}, // the constant's pass-through
-		{gate, 1, 1, 128}, {gate, 1, 2, 128}, {gate, 1, 0, -128},
-		{gate, 2, 1, 128}, {gate, 2, 2, 128}, {gate, 2, 0, -256},
-		{gate, 3, 1, -128}, {gate, 3, 2, 128}, {gate, 3, 0, 0},
-		{gate, 4, 1, -128}, {gate, 4, 2, 128}, {gate, 4, 0, -128},
-		{out, 1, 1, 1.0 / 128}, {out, 1, 2, -1.0 / 128}, {out, 2, 3, 1.0 / 128}, {out, 2, 4, -1.0 / 128}, {out, 0, 0, 1.0 / 32},
+		{gate, 0, 0, 64}, // the constant's pass-through
+		{gate, 1, 1, 1024}, {gate, 1, 2, 1024}, {gate, 1, 0, -1024},
+		{gate, 2, 1, 1024}, {gate, 2, 2, 1024}, {gate, 2, 0, -2048},
+		{gate, 3, 1, -1024}, {gate, 3, 2, 1024}, {gate, 3, 0, 0},
+		{gate, 4, 1, -1024}, {gate, 4, 2, 1024}, {gate, 4, 0, -1024},
+		{out, 1, 1, 1.0 / 1024}, {out, 1, 2, -1.0 / 1024}, {out, 2, 3, 1.0 / 1024}, {out, 2, 4, -1.0 / 1024}, {out, 0, 0, 1.0 / 64},
 	} {
 		if got := c.t.At(c.r, c.c); got != c.want {
 			t.Errorf("%s[%d, %d] = %v, want %v", c.t.Name, c.r, c.c, got, c.want)
@@ -68,8 +68,8 @@ func TestMLPThreeGates(t *testing.T) {
 	in := sdktest.AllInputs(2)
 	for s := range in {
 		a, b := s&1, s>>1
-		// Every ramp's argument is 0 or at least 128 in magnitude, where
-		// SiLU is 0 or the identity up to e^−128 (exactly, in float32; this
+		// Every ramp's argument is 0 or at least 1024 in magnitude, where
+		// SiLU is exactly 0 or the identity in float32 and float64 (this
 		// pass is float64).
 		for _, c := range []struct {
 			blocks int
@@ -80,7 +80,7 @@ func TestMLPThreeGates(t *testing.T) {
 		} {
 			got := state(t, m, c.blocks, false, in)[s]
 			for d, w := range c.want {
-				if math.Abs(got[d]-w) > 1e-12 {
+				if got[d] != w {
 					t.Errorf("a=%d b=%d: after block %d dim %d = %v, want %v", a, b, c.blocks, d, got[d], w)
 				}
 			}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/sha2"
+	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
@@ -79,5 +81,58 @@ func TestResidualRefusesWideSums(t *testing.T) {
 	_, err = noattention.Residual(context.Background(), l)
 	if err == nil || !strings.Contains(err.Error(), "exceeds 2^26") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("residual: error %v, want a one-line refusal naming the 2^26 bound", err)
+	}
+}
+
+// TestMLPExactInFloat64 runs the mlp models of full SHA3-256 and SHA-256
+// (fusion; SHA-256 at max_weight 2^16 and 2^22) in float32 and float64:
+// both passes must give every output bit of the layered circuit with the
+// margin ½ exactly (at κ = 128 and a pass-through gate of 32, float64
+// SiLU's residues gave 996 wrong bits of 2,048 on SHA3-256).
+func TestMLPExactInFloat64(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		plugin *sdk.Construction
+		values map[string]any
+		opts   fusion.Options
+	}{
+		{"sha3-256", keccak.Plugin, map[string]any{"preset": "sha3-256"}, fusion.Options{}},
+		{"sha256 max_weight 2^16", sha2.Plugin, map[string]any{"preset": "sha256"}, fusion.Options{MaxSum: 1 << 16}},
+		{"sha256 max_weight 2^22", sha2.Plugin, map[string]any{"preset": "sha256"}, fusion.Options{MaxSum: 1 << 22}},
+	} {
+		if testing.Short() && tc.plugin == sha2.Plugin {
+			continue // -short: SHA3-256 only (SHA-256's two models take seconds each)
+		}
+		c := sdktest.Build(t, tc.plugin, tc.values)
+		l, err := fusion.Compile(context.Background(), c, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := noattention.MLP(context.Background(), l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 8, l.NumInputs)
+		want, err := bitvec.EvalSliced(in, l.NumInputs, l.Evaluator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f64 := range []bool{false, true} {
+			res, err := forward.Forward(m, in, forward.Options{Float64: f64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for s := range in {
+				for k := range l.NumOutputs() {
+					if res.Outputs[s].Get(k) != want[s].Get(k) {
+						bad++
+					}
+				}
+			}
+			if bad != 0 || res.MinMargin != 0.5 {
+				t.Errorf("%s, float64 %v: %d wrong bits of %d, min margin %v; want 0 and exactly 0.5", tc.name, f64, bad, len(in)*l.NumOutputs(), res.MinMargin)
+			}
+		}
 	}
 }

@@ -13,6 +13,7 @@ Only torch is needed; the safetensors file is parsed here.
 
 import json
 import os
+import stat
 import struct
 import warnings
 
@@ -35,6 +36,8 @@ class FormatError(ValueError):
 def _read_safetensors(path):
     """Returns {name: (dtype, shape, raw bytes)} and the metadata."""
     with open(path, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise FormatError(f"{path}: not a regular file")
         data = f.read()
     if len(data) < 8:
         raise FormatError(f"{path}: shorter than the 8-byte header length")
@@ -46,11 +49,17 @@ def _read_safetensors(path):
     except ValueError as e:
         raise FormatError(f"{path}: header is not JSON: {e}") from None
     body = memoryview(data)[8 + n:]
+    if not isinstance(header, dict):
+        raise FormatError(f"{path}: header is not a JSON object")
     meta = header.pop("__metadata__", {}) or {}
-    out = {}
+    if not isinstance(meta, dict):
+        raise FormatError(f"{path}: __metadata__ is not a JSON object")
+    out, spans = {}, []
     for name, h in header.items():
         try:
             dt, shape, (a, b) = h["dtype"], [int(s) for s in h["shape"]], h["data_offsets"]
+            if not (isinstance(a, int) and isinstance(b, int)) or any(x < 0 for x in shape):
+                raise ValueError
         except (KeyError, TypeError, ValueError):
             raise FormatError(f"{path}: tensor {name!r}: bad header entry {h!r}") from None
         if dt not in _DTYPES:
@@ -61,6 +70,11 @@ def _read_safetensors(path):
         if not (0 <= a <= b <= len(body)) or b - a != count * _DTYPES[dt][1]:
             raise FormatError(f"{path}: tensor {name!r}: data offsets [{a}, {b}) do not fit shape {shape} of {dt} in {len(body)} bytes")
         out[name] = (dt, shape, body[a:b])
+        spans.append((a, b, name))
+    spans.sort()
+    for (a0, b0, n0), (a1, b1, n1) in zip(spans, spans[1:]):
+        if a1 < b0:
+            raise FormatError(f"{path}: tensors {n0!r} [{a0}, {b0}) and {n1!r} [{a1}, {b1}) overlap")
     return out, meta
 
 
@@ -72,7 +86,43 @@ def _tensor(path, raw, name, dtype, shape):
     if dt != dtype or sh != list(shape):
         raise FormatError(f"{path}: tensor {name!r}: {dt} {sh}, want {dtype} {list(shape)}")
     t = torch.frombuffer(bytearray(buf), dtype=_DTYPES[dt][0]) if len(buf) else torch.empty(0, dtype=_DTYPES[dt][0])
+    if t.dtype.is_floating_point and not bool(torch.isfinite(t).all()):
+        raise FormatError(f"{path}: tensor {name!r}: {int((~torch.isfinite(t)).sum())} NaN or infinite values")
     return t.reshape(shape)
+
+
+def _weights_path(config_path, name):
+    """The safetensors file a config names: a file in the config's own
+    directory (no path separators, no link leading out of it)."""
+    if not isinstance(name, str) or not name or name in (".", "..") or os.path.basename(name) != name or "\\" in name:
+        raise FormatError(f"{config_path}: \"weights\" is {name!r}: want a file name in the config's directory")
+    folder = os.path.dirname(os.path.abspath(config_path))
+    path = os.path.join(folder, name)
+    if os.path.dirname(os.path.realpath(path)) != os.path.realpath(folder):
+        raise FormatError(f"{config_path}: \"weights\" {name!r} leads out of the config's directory (to {os.path.realpath(path)})")
+    return path
+
+
+def _want(config_path, obj, key, kind, where="config"):
+    """obj[key], checked to be of kind (a type or tuple of types)."""
+    if not isinstance(obj, dict):
+        raise FormatError(f"{config_path}: {where} is not a JSON object")
+    if key not in obj:
+        raise FormatError(f"{config_path}: {where} has no {key!r}")
+    v = obj[key]
+    if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+        names = "/".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise FormatError(f"{config_path}: {where}[{key!r}] is {type(v).__name__} {v!r:.60}, want {names}")
+    return v
+
+
+def _index_list(config_path, obj, key, bound, where):
+    """obj[key]: a list of ints in [0, bound)."""
+    v = _want(config_path, obj, key, list, where)
+    for i, x in enumerate(v):
+        if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < bound:
+            raise FormatError(f"{config_path}: {where}.{key}[{i}] is {x!r}, want an index in [0, {bound})")
+    return v
 
 
 class Model:
@@ -92,15 +142,29 @@ class Model:
         if cfg.get("layout") not in LAYOUTS:
             raise FormatError(f"{config_path}: unknown layout {cfg.get('layout')!r}")
         self.cfg = cfg
+        self._typed, self._stock_modules = {}, {}
         self.arch = cfg.get("architecture", "")
-        self.tokens, self.d = int(cfg["tokens"]), int(cfg["d_model"])
-        weights = os.path.join(os.path.dirname(config_path), cfg["weights"])
+        self.tokens, self.d = _want(config_path, cfg, "tokens", int), _want(config_path, cfg, "d_model", int)
+        if self.tokens < 1 or self.d < 1:
+            raise FormatError(f"{config_path}: tokens {self.tokens} and d_model {self.d}: want both at least 1")
+        for key, kind in (("embedding", dict), ("blocks", list), ("readout", dict), ("tensors", dict)):
+            _want(config_path, cfg, key, kind)
+        weights = _weights_path(config_path, cfg.get("weights"))
         raw, meta = _read_safetensors(weights)
+        try:
+            self._build(config_path, cfg, weights, raw, meta)
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
+
+    def _build(self, config_path, cfg, weights, raw, meta):
+        """The tensors, embedding, blocks and readout of a parsed config."""
         if meta.get("format", FORMAT) != FORMAT:
             raise FormatError(f"{weights}: metadata format {meta.get('format')!r}, want {FORMAT!r}")
         self.W = {}
         for name, sh in cfg["tensors"].items():
-            rows, cols, nnz = int(sh["rows"]), int(sh["cols"]), int(sh["nnz"])
+            rows, cols, nnz = (_want(config_path, sh, k, int, f"tensors[{name!r}]") for k in ("rows", "cols", "nnz"))
+            if min(rows, cols, nnz) < 0:
+                raise FormatError(f"{config_path}: tensors[{name!r}]: negative rows, cols or nnz")
             if cfg["layout"] == "dense":
                 w = _tensor(weights, raw, name, "F32", (rows, cols))
                 if rows * cols > 4096 and 4 * int((w != 0).sum()) < rows * cols:
@@ -126,7 +190,7 @@ class Model:
 
         self.need = need
         emb = cfg["embedding"]
-        self.inputs = len(emb["input_token"])
+        self.inputs = len(_index_list(config_path, emb, "input_token", self.tokens, "embedding"))
         self.base = self._dense(need(emb["base"], self.tokens, self.d))
         self.input = self._dense(need(emb["input"], self.inputs, self.d))
         self.input_token = torch.tensor(emb["input_token"], dtype=torch.long)
@@ -152,11 +216,16 @@ class Model:
                     raise FormatError(f"{config_path}: tensor {f['w_value']!r} has {v.shape[0]} rows, {f['w_gate']!r} {g.shape[0]}")
                 self._norm(f.get("norm"))
         r = cfg["readout"]
-        self.out_token = torch.tensor(r["token"], dtype=torch.long)
-        self.out_dim = torch.tensor(r["dim"], dtype=torch.long)
-        self.out_threshold = torch.tensor(r["threshold"], dtype=torch.float32)
-        if len(self.out_token) and (int(self.out_token.max()) >= self.tokens or int(self.out_dim.max()) >= self.d):
-            raise FormatError(f"{config_path}: readout outside {self.tokens} tokens × {self.d} dims")
+        self.out_token = torch.tensor(_index_list(config_path, r, "token", self.tokens, "readout"), dtype=torch.long)
+        self.out_dim = torch.tensor(_index_list(config_path, r, "dim", self.d, "readout"), dtype=torch.long)
+        thr = _want(config_path, r, "threshold", list, "readout")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in thr):
+            raise FormatError(f"{config_path}: readout.threshold holds a value that is not a number")
+        self.out_threshold = torch.tensor(thr, dtype=torch.float32)
+        if not (len(self.out_token) == len(self.out_dim) == len(self.out_threshold)):
+            raise FormatError(f"{config_path}: readout has {len(self.out_token)} tokens, {len(self.out_dim)} dims and {len(self.out_threshold)} thresholds: want one of each per output bit")
+        if not bool(torch.isfinite(self.out_threshold).all()):
+            raise FormatError(f"{config_path}: readout.threshold holds NaN or infinite values")
         self.outputs = len(self.out_token)
         if self.stock:
             self._check_stock()
@@ -275,12 +344,12 @@ class Model:
                     flat[:, k] = fired[:, t, j].to(torch.uint8)
         return flat
 
-    def _run_stock(self, bits):
-        if not hasattr(self, "_modules"):
-            self._modules = (self.input_linear(), self.encoder(), self.readout_linear())
-        embed, enc, readout = self._modules
+    def _run_stock(self, bits, dtype):
+        if dtype not in self._stock_modules:
+            self._stock_modules[dtype] = tuple(mod.to(dtype) for mod in (self.input_linear(), self.encoder(), self.readout_linear()))
+        embed, enc, readout = self._stock_modules[dtype]
         with torch.no_grad():
-            y = readout(enc(embed(self.token_bits(bits)) + self.pos))
+            y = readout(enc(embed(self.token_bits(bits).to(dtype)) + self.pos.to(dtype)))
         return self.output_bits(y >= 0)
 
     @staticmethod
@@ -293,6 +362,23 @@ class Model:
         g = self._dense(self.need(n["weight"], 1, self.d)).reshape(-1)
         return g, float(n["eps"])
 
+    def _weights(self, dtype):
+        """The weights for a pass in dtype: float32 as loaded; float64
+        likewise sparse or dense; bfloat16 and float16 rounded to dtype and
+        held in float32 (PyTorch's CPU sparse kernels take neither)."""
+        if dtype == torch.float32:
+            return self.W
+        if dtype not in self._typed:
+            conv = {}
+            for name, w in self.W.items():
+                if w.layout == torch.strided:
+                    conv[name] = w.to(dtype) if dtype == torch.float64 else _round(w, dtype)
+                else:
+                    vals = w.values().to(dtype) if dtype == torch.float64 else _round(w.values(), dtype)
+                    conv[name] = torch.sparse_csr_tensor(w.crow_indices(), w.col_indices(), vals, size=w.shape)
+            self._typed[dtype] = conv
+        return self._typed[dtype]
+
     def _mm(self, w, x):
         """x @ wᵀ for x [N, cols] and w [rows, cols] sparse or dense."""
         if w.layout == torch.strided:
@@ -301,66 +387,93 @@ class Model:
             return torch.zeros(x.shape[0], w.shape[0], dtype=x.dtype)
         return (w @ x.T).T
 
-    def _apply_norm(self, n, x):
+    def _apply_norm(self, n, x, r=None):
+        r = r or _same
         if n is None:
             return x
         g, eps = self._norm(n)
-        return x * g / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)
+        g = r(g.to(x.dtype))
+        return r(x * g / r(torch.sqrt(r((x * x).mean(dim=-1, keepdim=True)) + eps)))
 
-    def _attention(self, a, x):
-        """x: [T, d] of one sample."""
+    def _attention(self, a, x, W=None, r=None):
+        """x: [T, d] of one sample; W the pass's weights (float32's by
+        default); r rounds to the pass's format."""
+        W, r = W or self.W, r or _same
         out = torch.zeros_like(x)
         for h in a["heads"]:
-            q = self._mm(self.W[h["q"]], x)
-            k = self._mm(self.W[h["k"]], x)
-            v = self._mm(self.W[h["v"]], x)
+            q = r(self._mm(W[h["q"]], x))
+            k = r(self._mm(W[h["k"]], x))
+            v = r(self._mm(W[h["v"]], x))
             # Scores; q is mostly zeros in the models tcforge writes
             # (one-hot queries), so multiply it as a sparse matrix then.
-            s = q.to_sparse() @ k.T if 4 * int((q != 0).sum()) < q.numel() else q @ k.T
+            s = r(q.to_sparse() @ k.T if 4 * int((q != 0).sum()) < q.numel() else q @ k.T)
             if a["mode"] == "hard":
                 att = ((s - 1).abs() <= 1e-3).to(x.dtype)
             else:
-                att = torch.softmax(float(a["beta"]) * s, dim=-1)
+                att = r(torch.softmax(r(float(a["beta"]) * s), dim=-1))
             if a["mode"] == "hard" and 4 * int(att.sum()) < att.numel():
                 att = att.to_sparse()
-            out = out + self._mm(self.W[h["o"]], att @ v)
+            out = r(out + r(self._mm(W[h["o"]], r(att @ v))))
         return out
 
-    def _ffn(self, f, x):
-        g = self._mm(self.W[f["w_gate"]], x)
-        v = self._mm(self.W[f["w_value"]], x)
-        return self._mm(self.W[f["w_out"]], torch.nn.functional.silu(g) * v)
+    def _ffn(self, W, f, x, r):
+        g = r(self._mm(W[f["w_gate"]], x))
+        v = r(self._mm(W[f["w_value"]], x))
+        return r(self._mm(W[f["w_out"]], r(r(torch.nn.functional.silu(g)) * v)))
 
-    def run(self, bits, batch=64):
-        """Output bits (uint8 [n, outputs]) of input bits (0/1, [n, inputs])."""
+    def run(self, bits, batch=64, dtype=torch.float32):
+        """Output bits (uint8 [n, outputs]) of input bits (0/1, [n, inputs]),
+        the pass in dtype: float32, float64, or bfloat16 or float16 — for a
+        stock model PyTorch's own kernels in that dtype; otherwise weights
+        and every intermediate result rounded to it, products summed in
+        float32 (as CPU bfloat16 matmuls accumulate)."""
         bits = torch.as_tensor(bits)
         if bits.dim() != 2 or bits.shape[1] != self.inputs:
             raise ValueError(f"{self.path}: want bits of shape [n, {self.inputs}], got {list(bits.shape)}")
+        if bits.dtype.is_floating_point or bits.dtype.is_complex or bool(((bits != 0) & (bits != 1)).any()):
+            raise ValueError(f"{self.path}: want input bits 0 or 1 (an integer or bool tensor), got dtype {bits.dtype}")
+        if dtype not in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
+            raise ValueError(f"{self.path}: dtype {dtype}: want float32, float64, bfloat16 or float16")
         if self.stock:
-            return self._run_stock(bits.to(torch.float32))
+            return self._run_stock(bits.to(torch.float32), dtype)
         if self.tokens > 1:
             batch = 1  # one sample at a time: attention is T×T
         outs = []
         for lo in range(0, bits.shape[0], batch):
-            outs.append(self._run(bits[lo:lo + batch].to(torch.float32)))
+            outs.append(self._run(bits[lo:lo + batch], dtype))
         return torch.cat(outs) if outs else torch.zeros(0, self.outputs, dtype=torch.uint8)
 
-    def _run(self, bits):
+    def _run(self, bits, dtype):
         n, T, d = bits.shape[0], self.tokens, self.d
-        x = self.base.unsqueeze(0).repeat(n, 1, 1)  # [n, T, d]
+        W = self._weights(dtype)
+        cdt = torch.float64 if dtype == torch.float64 else torch.float32
+        r = _same if cdt == dtype else (lambda t: _round(t, dtype))
+        bits = bits.to(cdt)
+        base, inp = r(self.base.to(cdt)), r(self.input.to(cdt))
+        x = base.unsqueeze(0).repeat(n, 1, 1)  # [n, T, d]
         for b in range(self.inputs):
-            x[:, self.input_token[b], :] += bits[:, b:b + 1] * self.input[b]
+            x[:, self.input_token[b], :] = r(x[:, self.input_token[b], :] + bits[:, b:b + 1] * inp[b])
         for blk in self.cfg["blocks"]:
             if blk.get("attention"):
                 a = blk["attention"]
-                y = torch.stack([self._attention(a, xi) for xi in self._apply_norm(a.get("norm"), x)])
-                x = x + y if a["residual"] else y
+                y = torch.stack([self._attention(a, xi, W, r) for xi in self._apply_norm(a.get("norm"), x, r)])
+                x = r(x + y) if a["residual"] else y
             if blk.get("ffn"):
                 f = blk["ffn"]
-                y = self._ffn(f, self._apply_norm(f.get("norm"), x).reshape(n * T, d)).reshape(n, T, d)
-                x = x + y if f["residual"] else y
+                y = self._ffn(W, f, self._apply_norm(f.get("norm"), x, r).reshape(n * T, d), r).reshape(n, T, d)
+                x = r(x + y) if f["residual"] else y
         vals = x[:, self.out_token, self.out_dim]
-        return (vals >= self.out_threshold).to(torch.uint8)
+        return (vals >= r(self.out_threshold.to(cdt))).to(torch.uint8)
+
+
+def _same(t):
+    """The identity: the rounding of a float32 or float64 pass."""
+    return t
+
+
+def _round(t, dtype):
+    """t rounded to dtype (bfloat16, float16) and held as float32."""
+    return t.to(dtype).to(torch.float32)
 
 
 def load(config_path):

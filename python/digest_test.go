@@ -1,0 +1,370 @@
+package python_test
+
+import (
+	"context"
+	"crypto/sha3"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tcforge/tcforge/internal/safetensors"
+	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// ortMissing says, once per test binary, why node cannot load
+// onnxruntime-node from python/ort ("" if it can).
+var ortMissing = sync.OnceValue(func() string {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "ONNX Runtime check skipped: no node on PATH (apt-get install nodejs)"
+	}
+	cmd := exec.Command("node", "-e", "require('onnxruntime-node')")
+	cmd.Dir = "ort"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Sprintf("ONNX Runtime check skipped: node cannot load onnxruntime-node (cd python/ort && npm install --ignore-scripts onnxruntime-node): %v %s", err, firstLine(out))
+	}
+	return ""
+})
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return s
+}
+
+// ortResult is what ort/check.mjs prints.
+type ortResult struct {
+	Version           string   `json:"version"`
+	Digests           []string `json:"digests"`
+	SecondsPerMessage float64  `json:"seconds_per_message"`
+	LoadSeconds       float64  `json:"load_seconds"`
+}
+
+// runORT runs an ONNX byte module on the messages (zero-filled to n bytes)
+// in ONNX Runtime.
+func runORT(t *testing.T, model string, n int, msgs [][]byte) ortResult {
+	t.Helper()
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "#%d\n", n)
+	for _, m := range msgs {
+		sb.WriteString(hex.EncodeToString(m) + "\n")
+	}
+	file := model + ".messages"
+	if err := os.WriteFile(file, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "check.mjs", model, file)
+	cmd.Dir = "ort"
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node check.mjs %s: %v\n%s", filepath.Base(model), err, stderr.String())
+	}
+	var r ortResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("node check.mjs: %v in %q", err, out)
+	}
+	return r
+}
+
+// buildModules writes each config's byte module as TorchScript (.pt) and
+// ONNX (.onnx) next to it with `python3 -m tcforge_torch module`.
+func buildModules(t *testing.T, dir string, configs ...string) {
+	t.Helper()
+	runPython(t, dir, `
+import sys
+from tcforge_torch.__main__ import main
+for cfg in sys.argv[1:]:
+    if main(["tcforge_torch", "module", cfg]) != 0:
+        sys.exit(1)
+`, configs...)
+}
+
+// jitDigests loads a TorchScript module with torch.jit.load alone (no
+// tcforge on the path) and hashes the hex messages of a file, one a line;
+// it prints one hex digest a line, then the seconds per message of the
+// batch (timed after a warm-up run on two messages).
+const jitDigests = `
+import sys, time, torch
+assert "tcforge_torch" not in sys.modules
+m = torch.jit.load(sys.argv[1])
+msgs = [bytes.fromhex(l.strip()) for l in open(sys.argv[2]).read().split("\n")[:-1]]
+n = max(len(x) for x in msgs)
+batch = torch.zeros(len(msgs), n, dtype=torch.uint8)
+for i, x in enumerate(msgs):
+    batch[i, :len(x)] = torch.tensor(list(x), dtype=torch.uint8)
+lengths = torch.tensor([len(x) for x in msgs])
+with torch.no_grad():
+    m(batch[:2], lengths[:2])  # warm-up: TorchScript's profiling run
+    t0 = time.perf_counter()
+    out = m(batch, lengths)
+    secs = (time.perf_counter() - t0) / len(msgs)
+assert "tcforge_torch" not in sys.modules
+for row in out:
+    print(row.numpy().tobytes().hex())
+print(secs)
+`
+
+// runJIT runs jitDigests on the messages; it returns the digests and the
+// seconds per message.
+func runJIT(t *testing.T, dir, module string, msgs [][]byte) ([]string, string) {
+	t.Helper()
+	var sb strings.Builder
+	for _, m := range msgs {
+		sb.WriteString(hex.EncodeToString(m) + "\n")
+	}
+	file := module + ".messages"
+	if err := os.WriteFile(file, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, "-c", jitDigests, module, file)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("torch.jit.load %s: %v\n%s", filepath.Base(module), err, stderr.String())
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != len(msgs)+1 {
+		t.Fatalf("torch.jit.load %s: %d lines for %d messages", filepath.Base(module), len(lines), len(msgs))
+	}
+	return lines[:len(msgs)], lines[len(msgs)]
+}
+
+// exportStock maps c (construction keccak with params values) over fusion
+// with tokens-as-states and exports it with its description.
+func exportStock(t *testing.T, c *circuit.Circuit, values map[string]any, cfg tokensasstates.Config, dir, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	l, err := fusion.Compile(ctx, c, fusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tokensasstates.Map(ctx, l, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]any{}
+	for k, v := range c.Attrs {
+		params[k] = v
+	}
+	for k, v := range values {
+		params[k] = v
+	}
+	cp := safetensors.Describe("keccak", params, c)
+	cp.Layerer, cp.Mapper = "fusion", "tokens-as-states"
+	info, err := safetensors.ExportDescribed(m, dir, name, 0, &safetensors.Description{Computes: cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Config
+}
+
+// checkDigests compares digests with want, message by message.
+func checkDigests(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	bad := 0
+	for i := range want {
+		if got[i] != want[i] {
+			if bad < 3 {
+				t.Errorf("%s: message %d: digest %s, want %s", what, i, got[i], want[i])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d digests wrong", what, bad, len(want))
+	}
+}
+
+// TestDigestModuleToy exports toy Keccak (w = 1, 2, 4, 8; two rounds; one
+// block of 16·w bits the caller supplies, as configs/transformers.hcl's
+// transformers-keccak) with tokens-as-states, writes each model's
+// bytes-in, digest-out module as TorchScript and ONNX, and hashes 64
+// random messages with each: through torch.jit.load alone and in ONNX
+// Runtime, both against the construction's reference.
+func TestDigestModuleToy(t *testing.T) {
+	needTorch(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	type toy struct {
+		config string
+		n      int
+		msgs   [][]byte
+		want   []string
+	}
+	var toys []toy
+	for logW := range 4 {
+		w := 1 << logW
+		values := map[string]any{"log_w": int64(logW), "rate": int64(16 * w), "rounds": int64(2)}
+		c := sdktest.Build(t, keccak.Plugin, values)
+		name := fmt.Sprintf("toy-w%d", w)
+		tc := toy{config: exportStock(t, c, values, tokensasstates.Config{Tokens: w, Interleave: true}, dir, name), n: 2 * w}
+		rng := rand.New(rand.NewPCG(25, uint64(w)))
+		in := make([]bitvec.Vec, 64)
+		for i := range in {
+			m := make([]byte, tc.n)
+			for j := range m {
+				m[j] = byte(rng.Uint32())
+			}
+			tc.msgs = append(tc.msgs, m)
+			in[i] = bitvec.NewVec(8 * tc.n)
+			for j := range 8 * tc.n {
+				in[i].Set(j, uint(m[j/8]>>(j%8)&1))
+			}
+		}
+		ref, err := keccak.Plugin.Reference(ctx, sdktest.Pass(t, keccak.Plugin, values), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range ref {
+			d := make([]byte, len(c.Outputs)/8)
+			for j := range 8 * len(d) {
+				d[j/8] |= byte(r.Get(j) << (j % 8))
+			}
+			tc.want = append(tc.want, hex.EncodeToString(d))
+		}
+		toys = append(toys, tc)
+	}
+	var configs []string
+	for _, tc := range toys {
+		configs = append(configs, tc.config)
+	}
+	buildModules(t, dir, configs...)
+	skipORT := ortMissing()
+	for _, tc := range toys {
+		base := strings.TrimSuffix(tc.config, ".json")
+		got, _ := runJIT(t, dir, base+".pt", tc.msgs)
+		checkDigests(t, filepath.Base(base)+".pt", got, tc.want)
+		if skipORT != "" {
+			continue
+		}
+		r := runORT(t, base+".onnx", tc.n, tc.msgs)
+		checkDigests(t, filepath.Base(base)+".onnx in ONNX Runtime "+r.Version, r.Digests, tc.want)
+	}
+	// Malformed inputs: the TorchScript module's checks, one line each
+	// naming the problem (toy w = 1 reads exactly 2 bytes).
+	out := runPython(t, dir, `
+import sys, torch
+m = torch.jit.load(sys.argv[1])
+for name, call in [
+    ("int64", lambda: m(torch.tensor([1, 2]))),
+    ("float", lambda: m(torch.zeros(1, 2))),
+    ("3-d", lambda: m(torch.zeros(1, 1, 2, dtype=torch.uint8))),
+    ("too long", lambda: m(torch.zeros(1, 3, dtype=torch.uint8), torch.tensor([3]))),
+    ("too short", lambda: m(torch.zeros(1, 2, dtype=torch.uint8), torch.tensor([1]))),
+    ("lengths shape", lambda: m(torch.zeros(2, 2, dtype=torch.uint8), torch.tensor([2]))),
+    ("past columns", lambda: m(torch.zeros(1, 1, dtype=torch.uint8), torch.tensor([2]))),
+]:
+    try:
+        m_out = call()
+        print(name, "| no error", m_out)
+    except Exception as e:
+        print(name, "|", str(e).strip().splitlines()[-1])
+`, strings.TrimSuffix(toys[0].config, ".json")+".pt")
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if name, msg, ok := strings.Cut(l, " | "); ok {
+			lines[name] = msg
+		}
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"int64", "ValueError: digest module: msg must be a uint8 tensor of message bytes, got dtype int64"},
+		{"float", "ValueError: digest module: msg must be a uint8 tensor of message bytes, got dtype float32"},
+		{"3-d", "ValueError: digest module: msg must be uint8 [batch, bytes] or [bytes], got 3 dimensions"},
+		{"too long", "ValueError: digest module: a message of 3 bytes; this model hashes exactly 2 bytes"},
+		{"too short", "ValueError: digest module: a message of 1 bytes; this model hashes exactly 2 bytes"},
+		{"lengths shape", "ValueError: digest module: lengths must be [2] (one length a message), got shape [1]"},
+		{"past columns", "ValueError: digest module: a length of 2 bytes exceeds msg's 1 columns"},
+	} {
+		if !strings.Contains(lines[tc.name], tc.want) {
+			t.Errorf("malformed input %s: the module said %q, want %q", tc.name, lines[tc.name], tc.want)
+		}
+	}
+	if skipORT != "" {
+		t.Skip(skipORT)
+	}
+}
+
+// TestDigestModuleSHA3_256 exports SHA3-256 of one padded block (the model
+// of configs/transformers.hcl's transformers-sha3-256-block; the byte
+// module pads), writes its byte module as TorchScript and ONNX, and hashes
+// one random message of every length 0 … 135 bytes through torch.jit.load
+// alone and in ONNX Runtime, against crypto/sha3; then runs the README's
+// three-line snippet, which must print sha3_256(b"abc") twice.
+func TestDigestModuleSHA3_256(t *testing.T) {
+	needTorch(t)
+	if testing.Short() {
+		t.Skip("-short: maps full SHA3-256 and runs it on 136 messages")
+	}
+	values := map[string]any{"preset": "sha3-256", "padding": "none", "message_bits": int64(1088)}
+	c := sdktest.Build(t, keccak.Plugin, values)
+	dir := t.TempDir()
+	t0 := time.Now()
+	config := exportStock(t, c, values, tokensasstates.Config{Tokens: 64}, filepath.Join(dir, "out", "models"), "transformers-sha3-256-block.fusion.tokens-as-states-stock")
+	t.Logf("mapped and exported in %v", time.Since(t0).Round(time.Millisecond))
+	t0 = time.Now()
+	buildModules(t, dir, config)
+	t.Logf("wrote the TorchScript and ONNX modules in %v", time.Since(t0).Round(time.Millisecond))
+	rng := rand.New(rand.NewPCG(25, 256))
+	var msgs [][]byte
+	var want []string
+	for n := range 136 {
+		m := make([]byte, n)
+		for j := range m {
+			m[j] = byte(rng.Uint32())
+		}
+		d := sha3.Sum256(m)
+		msgs, want = append(msgs, m), append(want, hex.EncodeToString(d[:]))
+	}
+	base := strings.TrimSuffix(config, ".json")
+	got, secs := runJIT(t, dir, base+".pt", msgs)
+	checkDigests(t, "torch.jit.load", got, want)
+	t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(msgs), secs)
+	if why := ortMissing(); why != "" {
+		t.Log(why)
+	} else {
+		r := runORT(t, base+".onnx", 136, msgs)
+		checkDigests(t, "ONNX Runtime "+r.Version, r.Digests, want)
+		t.Logf("ONNX Runtime %s (onnxruntime-node, batch of %d): %.4f s a message, session %.2f s", r.Version, len(msgs), r.SecondsPerMessage, r.LoadSeconds)
+	}
+	// The README's snippet, as a user types it.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- snippet: digest -->\n```python\n")
+	snippet, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no <!-- snippet: digest --> python block")
+	}
+	if n := strings.Count(strings.TrimSpace(snippet), "\n") + 1; n != 3 {
+		t.Errorf("README digest snippet has %d lines, want 3", n)
+	}
+	if strings.Contains(snippet, "tcforge_torch") {
+		t.Errorf("README digest snippet uses tcforge_torch:\n%s", snippet)
+	}
+	cmd := exec.Command(python, "-c", snippet)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("README digest snippet: %v\n%s", err, out)
+	}
+	sum := sha3.Sum256([]byte("abc"))
+	if f := strings.Fields(string(out)); len(f) != 2 || f[0] != hex.EncodeToString(sum[:]) || f[1] != f[0] {
+		t.Errorf("README digest snippet printed %q, want %x twice", out, sum)
+	}
+}
