@@ -210,7 +210,7 @@ print(f"{equal} of {len(msgs)} digests equal hashlib.sha3_256")
 // runs them in PyTorch on 64 random messages: every digest must equal
 // Python's hashlib.sha3_256 (and Go's crypto/sha3, through the layered
 // circuit), and likewise the tokens-as-states model in stock PyTorch
-// modules. It also runs the README's snippet on the mlp model.
+// modules. It also runs docs/export.md's tcforge_torch snippet on the mlp model.
 func TestSHA3_256(t *testing.T) {
 	needTorch(t)
 	sdktest.Short(t, "full SHA3-256 models in PyTorch (half a minute)")
@@ -283,19 +283,19 @@ func TestSHA3_256(t *testing.T) {
 	if want := fmt.Sprintf("%d of %d digests equal hashlib.sha3_256", len(msgs), len(msgs)); got != want {
 		t.Errorf("tokens-as-states: %s, want %s", got, want)
 	}
-	// The README's "Run a model in PyTorch" snippet, on the mlp model.
-	readme, err := os.ReadFile("../README.md")
+	// docs/export.md's tcforge_torch snippet, on the mlp model.
+	readme, err := os.ReadFile("../docs/export.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := bytes.Cut(readme, []byte("<!-- snippet: pytorch -->\n```python\n"))
 	snippet, _, ok2 := bytes.Cut(rest, []byte("```"))
 	if !ok || !ok2 {
-		t.Fatal("README.md has no <!-- snippet: pytorch --> python block")
+		t.Fatal("docs/export.md has no <!-- snippet: pytorch --> python block")
 	}
 	lines := strings.Fields(runPython(t, dir, string(snippet)))
 	if len(lines) != 2 || len(lines[0]) != 64 || lines[0] != lines[1] {
-		t.Errorf("README snippet printed %q, want the model's SHA3-256 and hashlib's, equal", lines)
+		t.Errorf("docs/export.md snippet printed %q, want the model's SHA3-256 and hashlib's, equal", lines)
 	}
 }
 
