@@ -302,8 +302,9 @@ for name, call in [
 // TestDigestModuleSHA3_256 exports SHA3-256 of one padded block (the model
 // of configs/transformers.hcl's transformers-sha3-256-block; the byte
 // module pads), writes its byte module as TorchScript and ONNX, and hashes
-// one random message of every length 0 … 135 bytes through torch.jit.load
-// alone and in ONNX Runtime, against crypto/sha3; then runs the README's
+// one random message of every length 0 … 135 bytes in ONNX Runtime, and
+// through torch.jit.load alone the 22 at the padding's edges (every length
+// with TCFORGE_HEAVY=1), against crypto/sha3; then runs the README's
 // three-line snippet, which must print sha3_256(b"abc") twice.
 func TestDigestModuleSHA3_256(t *testing.T) {
 	needTorch(t)
@@ -331,9 +332,21 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 		msgs, want = append(msgs, m), append(want, hex.EncodeToString(d[:]))
 	}
 	base := strings.TrimSuffix(config, ".json")
-	got, secs := runJIT(t, dir, base+".pt", msgs)
-	checkDigests(t, "torch.jit.load", got, want)
-	t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(msgs), secs)
+	// PyTorch takes every length in the heavy tier; the CI tier takes the
+	// lengths at the padding's edges (0–8, 54–57, 127–135), and ONNX
+	// Runtime, ten times faster a message, every length in both.
+	jitMsgs, jitWant := msgs, want
+	if os.Getenv(sdktest.HeavyEnv) != "1" {
+		jitMsgs, jitWant = nil, nil
+		for n := range msgs {
+			if n <= 8 || (n >= 54 && n <= 57) || n >= 127 {
+				jitMsgs, jitWant = append(jitMsgs, msgs[n]), append(jitWant, want[n])
+			}
+		}
+	}
+	got, secs := runJIT(t, dir, base+".pt", jitMsgs)
+	checkDigests(t, "torch.jit.load", got, jitWant)
+	t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(jitMsgs), secs)
 	if why := ortMissing(); why != "" {
 		t.Log(why)
 	} else {
