@@ -70,7 +70,7 @@ func TestFewerBlocksSHA3(t *testing.T) {
 	sdktest.Heavy(t, "full SHA3-256 at 25–47 stock blocks (minutes and up to 9 GB a point)")
 	ctx := context.Background()
 	c := sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256"})
-	for _, k := range []int{23, 18, 12, 6, 1} {
+	for _, k := range []int{23, 12, 6, 3, 1} {
 		t.Run(fmt.Sprintf("k=%d", k), func(t *testing.T) {
 			t0 := time.Now()
 			l, err := fusion.Compile(ctx, c, fusion.Options{Objective: fusion.Round, RoundLevels: k})
