@@ -56,31 +56,44 @@ func TestRoundLevels(t *testing.T) {
 }
 
 // TestFewerBlocksSHA3 maps full SHA3-256 (one block, 135-byte messages)
-// below the 48 stock blocks of depth first: fusion's round objective with
-// its modular forms on levels 1..k (Options.RoundLevels; without rule 10
-// above them), so k rounds take one level and the rest two — depth
-// 49 − k, 48 − k stock blocks (the last level folded into the readout) —
-// and tokens-as-states with its defaults (64 tokens). Each model's
-// float32 pass is checked against crypto/sha3 on 64 random messages
-// (passSHA3). The figures of docs/mappers.md ("SHA3-256 below 48
+// below the 48 stock blocks of depth first: fusion's round objective
+// without rule 10 (depth 26: 25 stock blocks, the last level folded into
+// the readout) and with its modular forms on levels 1..k
+// (Options.RoundLevels), so k rounds take one level and the rest two —
+// depth 49 − k, 48 − k stock blocks — and tokens-as-states with its
+// defaults (64 tokens). Each model's float32 pass is checked against
+// crypto/sha3 on 64 random messages (passSHA3). The figures of docs/mappers.md ("SHA3-256 below 48
 // blocks") are this test's log, one point a process (-run
-// 'TestFewerBlocksSHA3/k=23$'), whose peak RSS the log gives: 5–9 GB for
+// 'TestFewerBlocksSHA3/k=6$'), whose peak RSS the log gives: 5–9 GB for
 // the wide points, which is why they are heavy and one at a time.
 func TestFewerBlocksSHA3(t *testing.T) {
 	sdktest.Heavy(t, "full SHA3-256 at 25–47 stock blocks (minutes and up to 9 GB a point)")
 	ctx := context.Background()
 	c := sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256"})
-	for _, k := range []int{23, 12, 6, 3, 1} {
-		t.Run(fmt.Sprintf("k=%d", k), func(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		opts  fusion.Options
+		depth int
+	}{
+		// The round objective without rule 10 (max_width = 500000's plan,
+		// configs/frontier.hcl): every round at one level, the last round's
+		// digest bits exact one level later.
+		{"no-rule-10", fusion.Options{Objective: fusion.Round, NoPair: true}, 26},
+		{"k=12", fusion.Options{Objective: fusion.Round, RoundLevels: 12}, 37},
+		{"k=6", fusion.Options{Objective: fusion.Round, RoundLevels: 6}, 43},
+		{"k=3", fusion.Options{Objective: fusion.Round, RoundLevels: 3}, 46},
+		{"k=1", fusion.Options{Objective: fusion.Round, RoundLevels: 1}, 48},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			t0 := time.Now()
-			l, err := fusion.Compile(ctx, c, fusion.Options{Objective: fusion.Round, RoundLevels: k})
+			l, err := fusion.Compile(ctx, c, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			tl := time.Since(t0)
 			ls := l.Stats()
-			if ls.Depth != 49-k {
-				t.Fatalf("depth %d, want %d", ls.Depth, 49-k)
+			if ls.Depth != tt.depth {
+				t.Fatalf("depth %d, want %d", ls.Depth, tt.depth)
 			}
 			t0 = time.Now()
 			m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{})
@@ -89,8 +102,8 @@ func TestFewerBlocksSHA3(t *testing.T) {
 			}
 			tm := time.Since(t0)
 			s := m.Stats()
-			if !m.IsStock() || s.Blocks != 48-k || s.Tokens != 64 {
-				t.Fatalf("%d blocks, %d tokens (stock %v), want %d stock blocks, 64 tokens", s.Blocks, s.Tokens, m.IsStock(), 48-k)
+			if !m.IsStock() || s.Blocks != tt.depth-1 || s.Tokens != 64 {
+				t.Fatalf("%d blocks, %d tokens (stock %v), want %d stock blocks, 64 tokens", s.Blocks, s.Tokens, m.IsStock(), tt.depth-1)
 			}
 			numInputs := l.NumInputs
 			l = nil // the pass does not need the circuit
@@ -99,8 +112,8 @@ func TestFewerBlocksSHA3(t *testing.T) {
 			tp := time.Since(t0)
 			var ru syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // Linux: Maxrss in KiB
-			t.Logf("round_levels %d: depth %d width %d nonzeros %d (layer %v); tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params %d dense %d nonzero (map %v); 64 digests equal crypto/sha3, margin %.4f (pass %v); peak RSS %.1f GB",
-				k, ls.Depth, ls.Width, ls.Nonzeros, tl.Round(time.Second), s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, tm.Round(time.Second),
+			t.Logf("%s: depth %d width %d nonzeros %d (layer %v); tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params %d dense %d nonzero (map %v); 64 digests equal crypto/sha3, margin %.4f (pass %v); peak RSS %.1f GB",
+				tt.name, ls.Depth, ls.Width, ls.Nonzeros, tl.Round(time.Second), s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, tm.Round(time.Second),
 				res.MinMargin, tp.Round(time.Second), float64(ru.Maxrss)/(1<<20))
 		})
 	}
