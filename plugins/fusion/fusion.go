@@ -113,6 +113,15 @@ type Options struct {
 	// (NoPair), depth first and size first; for Depth, depth first and
 	// size first; for Size, size first (budget.go).
 	MaxWidth int
+	// RoundLevels, if positive, confines the round objective's modular
+	// forms (rules 9 and 10) to levels 1..RoundLevels: sums known modulo
+	// 2 and rule 10's pairs whose form would sit higher are planned
+	// exactly, as depth first plans them. On Keccak the first RoundLevels
+	// rounds then take one level each and the rest two (depth
+	// RoundLevels + 2·(rounds − RoundLevels) + 1 on one block, the last
+	// round depth first), which gives the block counts between the round
+	// objective's and depth first's. 0: no limit.
+	RoundLevels int
 }
 
 // Plugin is the fusion layerer.
@@ -127,11 +136,13 @@ var Plugin = &sdk.Layerer{
 			Doc: "move gates off their as-soon-as-possible levels to minimise copy gates (false: as soon as possible)"},
 		{Name: "max_width", Type: sdk.Int, Default: int64(0), Min: sdk.Bound(0),
 			Doc: "width budget: the widest level (gates and copies) may have at most this many gates; fusion returns the shallowest of its plans that fits — for objective \"round\": the round objective, the round objective with the last round exact one level later (no rule 10), depth first, size first; for \"depth\": depth first, size first — and refuses if none does; 0: no budget"},
+		{Name: "round_levels", Type: sdk.Int, Default: int64(0), Min: sdk.Bound(0),
+			Doc: "objective \"round\" only: keep its modular forms (values known modulo 2, rules 9 and 10) on levels 1..round_levels and plan the rest depth first — on Keccak the first round_levels rounds take one level each, the others two; 0: no limit"},
 		{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
 			Doc: "bound on the reachable sum of a modular addition (SUMBIT) before its operands' forms are substituted: wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"},
 	},
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
-		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int("max_weight")), MaxWidth: pass.Params.Int("max_width")}
+		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int("max_weight")), MaxWidth: pass.Params.Int("max_width"), RoundLevels: pass.Params.Int("round_levels")}
 		switch pass.Params.String("objective") {
 		case "size":
 			opts.Objective = Size

@@ -127,7 +127,7 @@ func (p *planner) trySum(v int32, than int32) bool {
 	if c == 1 && neg >= 0 {
 		hi-- // 1 − form(neg) ranges over [0, 1] like form(neg)
 	}
-	if lev < 0 || lev >= than || hi > maxHiRound {
+	if lev < 0 || lev >= than || hi > maxHiRound || p.beyondRound(lev) {
 		return false
 	}
 	p.pk[v], p.lev[v], p.tlev[v], p.hi[v] = pkSum, lev, -1, hi
@@ -149,6 +149,12 @@ func (p *planner) trySum(v int32, than int32) bool {
 	p.xorRoot[v], p.fused[v] = false, false
 	p.gcost[v], p.ecost[v] = 0, 0
 	return true
+}
+
+// beyondRound reports whether a modular form on level lev is above the
+// levels Options.RoundLevels allows them.
+func (p *planner) beyondRound(lev int32) bool {
+	return p.opts.RoundLevels > 0 && int(lev) > p.opts.RoundLevels
 }
 
 // sumLevel is the level of sum node v's form: that of its highest operand.
@@ -285,7 +291,7 @@ func (p *planner) tryPair(v int32) {
 		sh.kind[k], sh.lo[k], sh.hi[k] = ckFun, lo, hi
 		sh.fun[k] = p.sol.table(p.plans, u, lo, hi)
 	}
-	if p.lev[v] <= T+1 {
+	if p.lev[v] <= T+1 || p.beyondRound(T+1) {
 		return
 	}
 	sh.rootP, sh.n, sh.w[0], sh.w[1] = 2, 2, 1, 1

@@ -11,6 +11,7 @@ import (
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -47,6 +48,15 @@ func TestFullSHA3(t *testing.T) {
 			t.Errorf("%s %d, target ≤ %d", f.name, f.got, f.limit)
 		}
 	}
+	res := passSHA3(t, m, l.NumInputs)
+	t.Logf("64 digests equal crypto/sha3; margin %.4f", res.MinMargin)
+}
+
+// passSHA3 runs m's float32 forward pass on 64 random 135-byte messages
+// (one SHA3-256 block, numInputs message bits) and checks every digest
+// against crypto/sha3 and the margin (≥ 0.4).
+func passSHA3(t *testing.T, m *model.Model, numInputs int) *forward.Result {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(15, 256))
 	msgs := make([][]byte, 64)
 	in := make([]bitvec.Vec, len(msgs))
@@ -55,8 +65,8 @@ func TestFullSHA3(t *testing.T) {
 		for j := range msgs[i] {
 			msgs[i][j] = byte(rng.Uint32())
 		}
-		in[i] = bitvec.NewVec(l.NumInputs)
-		for j := range l.NumInputs {
+		in[i] = bitvec.NewVec(numInputs)
+		for j := range numInputs {
 			in[i].Set(j, uint(msgs[i][j/8]>>(j%8)&1))
 		}
 	}
@@ -75,5 +85,5 @@ func TestFullSHA3(t *testing.T) {
 	if res.MinMargin < 0.4 {
 		t.Errorf("margin %v, want ≥ 0.4", res.MinMargin)
 	}
-	t.Logf("64 digests equal crypto/sha3; margin %.4f", res.MinMargin)
+	return res
 }

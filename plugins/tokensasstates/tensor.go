@@ -12,6 +12,10 @@ type tensor struct {
 	name       string
 	rows, cols int
 	ent        []map[int32]float64
+	// frozen is the built matrix once freeze has dropped ent (a block's
+	// tensors, written: maps of a wide FFN take several times the memory
+	// of its CSR rows).
+	frozen *model.Tensor
 }
 
 func newTensor(name string, rows, cols int) *tensor {
@@ -70,7 +74,31 @@ func (t *tensor) balanceCols(r int) {
 	}
 }
 
+// freeze builds t and drops its maps; only its shape may change after
+// (padFFN's rows and columns, which add no entries).
+func (t *tensor) freeze() {
+	m := t.build()
+	t.frozen, t.ent = &m, nil
+}
+
+// resize sets t's shape to rows × cols (rows ≥ t.rows, cols ≥ t.cols): the
+// new rows are empty.
+func (t *tensor) resize(rows, cols int) {
+	if m := t.frozen; m != nil {
+		for range rows - t.rows {
+			m.RowPtr = append(m.RowPtr, m.RowPtr[len(m.RowPtr)-1])
+		}
+		m.Rows, m.Cols = rows, cols
+	} else {
+		t.ent = append(t.ent, make([]map[int32]float64, rows-t.rows)...)
+	}
+	t.rows, t.cols = rows, cols
+}
+
 func (t *tensor) build() model.Tensor {
+	if t.frozen != nil {
+		return *t.frozen
+	}
 	m := model.Tensor{Name: t.name, Rows: t.rows, Cols: t.cols, RowPtr: make([]int32, t.rows+1)}
 	for r, e := range t.ent {
 		cols := make([]int32, 0, len(e))

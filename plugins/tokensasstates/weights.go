@@ -119,7 +119,10 @@ func (mp *mapping) block(L int, A float64) {
 		outW.balanceCols(dimBal)
 		l2W.balanceCols(dimBal)
 	}
-	mp.tensors = append(mp.tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
+	for _, t := range []*tensor{n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B} {
+		t.freeze()
+		mp.tensors = append(mp.tensors, t)
+	}
 	m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: nhead, Eps: Eps,
 		Norm1W: n1w.name, Norm1B: n1b.name, InProjW: inW.name, InProjB: inB.name,
 		OutProjW: outW.name, OutProjB: outB.name, Norm2W: n2w.name, Norm2B: n2b.name,
@@ -268,10 +271,9 @@ func (mp *mapping) padFFN() {
 	for _, t := range tensors {
 		switch {
 		case strings.HasSuffix(t.name, "linear1.weight"):
-			t.ent = append(t.ent, make([]map[int32]float64, F-t.rows)...)
-			t.rows = F
+			t.resize(F, t.cols)
 		case strings.HasSuffix(t.name, "linear1.bias"), strings.HasSuffix(t.name, "linear2.weight"):
-			t.cols = F
+			t.resize(t.rows, F)
 		}
 	}
 	m.Attrs["ffn_width"] = int64(F)
