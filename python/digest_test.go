@@ -355,15 +355,7 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 		t.Logf("ONNX Runtime %s (onnxruntime-node, batch of %d): %.4f s a message, session %.2f s", r.Version, len(msgs), r.SecondsPerMessage, r.LoadSeconds)
 	}
 	// The README's snippet, as a user types it.
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(readme), "<!-- snippet: digest -->\n```python\n")
-	snippet, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("README.md has no <!-- snippet: digest --> python block")
-	}
+	snippet := docSnippet(t, "../README.md", "digest")
 	if n := strings.Count(strings.TrimSpace(snippet), "\n") + 1; n != 3 {
 		t.Errorf("README digest snippet has %d lines, want 3", n)
 	}

@@ -125,15 +125,7 @@ func TestStockSnippet(t *testing.T) {
 	if _, err := safetensors.Export(m, filepath.Join(dir, "out", "models"), "transformers-sha3-256-block.fusion.tokens-as-states-stock", 0); err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../docs/export.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(readme), "<!-- snippet: stock -->\n```python\n")
-	snippet, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("docs/export.md has no <!-- snippet: stock --> python block")
-	}
+	snippet := docSnippet(t, "../docs/export.md", "stock")
 	sum := sha3.Sum256([]byte("abc"))
 	want := hex.EncodeToString(sum[:])
 	got := strings.Fields(runPython(t, dir, snippet))

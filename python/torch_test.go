@@ -58,6 +58,22 @@ func needTorch(t *testing.T) {
 	}
 }
 
+// docSnippet returns the python block a document marks with
+// "<!-- snippet: NAME -->", the text a user copies.
+func docSnippet(t *testing.T, path, name string) string {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- snippet: "+name+" -->\n```python\n")
+	snippet, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatalf("%s has no <!-- snippet: %s --> python block", path, name)
+	}
+	return snippet
+}
+
 // runPython runs script with the loader on the path, in dir.
 func runPython(t *testing.T, dir, script string, args ...string) string {
 	t.Helper()
@@ -284,16 +300,7 @@ func TestSHA3_256(t *testing.T) {
 		t.Errorf("tokens-as-states: %s, want %s", got, want)
 	}
 	// docs/export.md's tcforge_torch snippet, on the mlp model.
-	readme, err := os.ReadFile("../docs/export.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := bytes.Cut(readme, []byte("<!-- snippet: pytorch -->\n```python\n"))
-	snippet, _, ok2 := bytes.Cut(rest, []byte("```"))
-	if !ok || !ok2 {
-		t.Fatal("docs/export.md has no <!-- snippet: pytorch --> python block")
-	}
-	lines := strings.Fields(runPython(t, dir, string(snippet)))
+	lines := strings.Fields(runPython(t, dir, docSnippet(t, "../docs/export.md", "pytorch")))
 	if len(lines) != 2 || len(lines[0]) != 64 || lines[0] != lines[1] {
 		t.Errorf("docs/export.md snippet printed %q, want the model's SHA3-256 and hashlib's, equal", lines)
 	}
