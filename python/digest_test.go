@@ -336,7 +336,7 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 	// lengths at the padding's edges (0–8, 54–57, 127–135), and ONNX
 	// Runtime, ten times faster a message, every length in both.
 	jitMsgs, jitWant := msgs, want
-	if os.Getenv(sdktest.HeavyEnv) != "1" {
+	if !sdktest.IsHeavy() {
 		jitMsgs, jitWant = nil, nil
 		for n := range msgs {
 			if n <= 8 || (n >= 54 && n <= 57) || n >= 127 {

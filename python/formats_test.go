@@ -16,6 +16,7 @@ import (
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/registry"
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // blockSignatures returns, by pipeline name, the layerer and mapper blocks
@@ -75,9 +76,7 @@ for cfg in sys.argv[1:]:
 // docs/export.md, which the host does not claim ("not checked").
 func TestExactIn(t *testing.T) {
 	needTorch(t)
-	if testing.Short() || os.Getenv("TCFORGE_HEAVY") == "" {
-		t.Skip("53 models, each in three formats in PyTorch: minutes on a loaded machine; set TCFORGE_HEAVY=1")
-	}
+	sdktest.Heavy(t, "53 models, each in three formats in PyTorch: minutes on a loaded machine")
 	want := blockSignatures(t, "../configs/mappers.hcl", "../configs/transformers.hcl")
 	got := blockSignatures(t, "testdata/formats.hcl")
 	for name, sig := range want {

@@ -57,8 +57,8 @@ func TestStockSHA256(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("rounds=%d", tt.rounds), func(t *testing.T) {
-			if tt.heavy && os.Getenv("TCFORGE_HEAVY") == "" {
-				t.Skip("full SHA-256 in stock PyTorch (320 layers, 6 GB, minutes): TCFORGE_HEAVY=1")
+			if tt.heavy {
+				sdktest.Heavy(t, "full SHA-256 in stock PyTorch (320 layers, 6 GB, minutes)")
 			}
 			ctx := context.Background()
 			c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(tt.rounds)})

@@ -179,7 +179,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("needs /proc to find the plugin processes")
 	}
 	rates, rounds, kills := []int{4, 8, 12, 16, 20}, 8, 3
-	if os.Getenv("TCFORGE_HEAVY") != "" {
+	if sdktest.IsHeavy() {
 		rates, rounds, kills = []int{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, 20, 12
 	}
 	dir := t.TempDir()

@@ -3,7 +3,6 @@ package labelcheck_test
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -156,9 +155,7 @@ func TestCheckFails(t *testing.T) {
 // TestGroundTruthSHA3 is TestGroundTruth on full SHA3-256 (one block)
 // through tokens-as-states with 64 tokens, the stock model (heavy tier).
 func TestGroundTruthSHA3(t *testing.T) {
-	if os.Getenv("TCFORGE_HEAVY") == "" {
-		t.Skip("TCFORGE_HEAVY unset: full SHA3-256 through tokens-as-states, every block decoded")
-	}
+	sdktest.Heavy(t, "full SHA3-256 through tokens-as-states, every block decoded")
 	ctx := context.Background()
 	l, err := fusion.Compile(ctx, sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256"}), fusion.Options{})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -45,8 +44,8 @@ func TestSHA2(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.heavy && os.Getenv("TCFORGE_HEAVY") == "" {
-				t.Skip("full SHA-2 through tokens-as-states (a minute or two each): TCFORGE_HEAVY=1")
+			if tt.heavy {
+				sdktest.Heavy(t, "full SHA-2 through tokens-as-states (a minute or two each)")
 			}
 			ctx := context.Background()
 			c := sdktest.Build(t, sha2.Plugin, tt.values)

@@ -20,10 +20,14 @@ const HeavyEnv = "TCFORGE_HEAVY"
 // costs minutes runs only in the heavy tier.
 func Heavy(t testing.TB, what string) {
 	t.Helper()
-	if testing.Short() || os.Getenv(HeavyEnv) != "1" {
+	if !IsHeavy() {
 		t.Skipf("%s: set %s=1 (without -short) to run it", what, HeavyEnv)
 	}
 }
+
+// IsHeavy reports whether this run is the heavy tier (TCFORGE_HEAVY=1,
+// not -short), for a test that runs in both tiers at different sizes.
+func IsHeavy() bool { return !testing.Short() && os.Getenv(HeavyEnv) == "1" }
 
 // Short skips t under -short, saying what it skips: what costs more than
 // a few seconds stays out of the edit loop (go test -short ./...).
