@@ -138,6 +138,16 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		}
 	}
 
+	// Mutual TLS with P-256 keys, the plugin's certificate pinned through
+	// the blob directory (tls.go); go-plugin's AutoMTLS (P-521) if that
+	// cannot be set up here.
+	tlsCfg, certEnv, terr := hostTLS(dir)
+	if terr != nil {
+		log.Debug().Err(terr).Str("plugin", label).Msg("no TLS key of our own; using go-plugin's AutoMTLS")
+	} else {
+		cmd.Env = append(cmd.Env, certEnv)
+	}
+
 	startTimeout := time.Minute
 	if d, ok := ctx.Deadline(); ok {
 		startTimeout = max(min(time.Until(d), startTimeout), time.Millisecond)
@@ -147,7 +157,8 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		Plugins:             plugin.PluginSet{pluginSetKey: &grpcPlugin{}},
 		Cmd:                 cmd,
 		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:            true,
+		AutoMTLS:            tlsCfg == nil,
+		TLSConfig:           tlsCfg,
 		StartTimeout:        startTimeout,
 		PluginLogBufferSize: logLineSize,
 		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path), quiet: quiet},
@@ -211,10 +222,11 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		c.Close()
 		return nil, err
 	}
-	// start: process start, go-plugin handshake (with AutoMTLS: a key and
-	// certificate made on each side) and the gRPC dial; describe: the
-	// first call, which also completes the TLS handshake.
-	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Bool("blob_files", files && dir != "").Msg("plugin launched")
+	// start: process start, go-plugin handshake (a key and certificate
+	// made on each side) and the gRPC dial; describe: the first call,
+	// which also completes the TLS handshake.
+	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Bool("blob_files", files && dir != "").
+		Str("tls", tlsKind(tlsCfg)).Msg("plugin launched")
 	if files {
 		c.blobDir = dir
 	}

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,6 +72,8 @@ func ServeConfig(h Handler, protocol int) *plugin.ServeConfig {
 	return &plugin.ServeConfig{
 		HandshakeConfig: Handshake(protocol),
 		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impl: h, log: log, blobDir: blobDir}},
+		// P-256 mutual TLS with the host (tls.go), or AutoMTLS.
+		TLSProvider: func() (*tls.Config, error) { return pluginTLS(blobDir, os.Getenv(clientCertEnv)) },
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(maxMsgSize), grpc.MaxSendMsgSize(maxMsgSize),
 				grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize))
