@@ -176,22 +176,18 @@ func (r remote) layer(ctx context.Context, pass *sdk.Pass, circ *circuit.Circuit
 		return nil, err
 	}
 	t0 = time.Now()
-	// out is ours: a flat blob's arrays are taken in place, checked once.
-	lc, err := layered.DecodeView(out)
-	if err != nil {
+	var lc layered.Circuit
+	if err := lc.UnmarshalBinary(out); err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: %w", r.c.Name(), err)
 	}
 	t.Decode = time.Since(t0)
 	r.c.LogCall("Layer", &t)
-	return lc, nil
+	return &lc, nil
 }
 
-// encode returns a circuit's blob as parts: its flat encoding (its own
-// arrays, no copy) if flat, else its packed one.
-func encode(c interface {
-	MarshalBinary() ([]byte, error)
-	MarshalFlat() [][]byte
-}, flat bool) ([][]byte, error) {
+// encode returns a logic circuit's blob as parts: its flat encoding (its
+// own arrays, no copy) if flat, else its packed one.
+func encode(c *circuit.Circuit, flat bool) ([][]byte, error) {
 	if flat {
 		return c.MarshalFlat(), nil
 	}
@@ -206,12 +202,12 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 	}
 	var t wire.CallTimes
 	t0 := time.Now()
-	in, err := encode(lc, r.c.Flat())
+	in, err := lc.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", r.c.Name(), err)
 	}
 	t.Encode = time.Since(t0)
-	out, err := r.call(ctx, "Map", pass, in, &t)
+	out, err := r.call(ctx, "Map", pass, [][]byte{in}, &t)
 	if err != nil {
 		return nil, err
 	}

@@ -335,7 +335,7 @@ func TestDescribeRoundTrip(t *testing.T) {
 }
 
 func TestConstructionOverRPC(t *testing.T) {
-	c, _ := mustLaunch(t, "toy", "toy")
+	c, logs := mustLaunch(t, "toy", "toy")
 	p := c.Plugin().(*sdk.Construction)
 	ctx := context.Background()
 	ps := params(t, p, map[string]any{"n": int64(7)})
@@ -343,6 +343,10 @@ func TestConstructionOverRPC(t *testing.T) {
 	circ, err := p.Build(ctx, ps)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The circuit came in its flat encoding, taken in place and checked.
+	if e := logs.waitEvent(t, "call done"); e["call"] != "Build" || e["flat"] != true {
+		t.Errorf("plugin's call log %v: want Build answered flat", e)
 	}
 	if got := circ.Attrs["n"]; got != 7 {
 		t.Errorf("Attrs[n] = %d, want 7", got)
@@ -576,6 +580,10 @@ func TestLaunchTLS(t *testing.T) {
 			c, buf := mustLaunch(t, tt.fixture, "toy")
 			if c.Describe().Name != "toy" {
 				t.Errorf("Describe().Name = %q, want toy", c.Describe().Name)
+			}
+			// Logic circuits go flat to a plugin of this SDK only.
+			if want := tt.fixture == "toy"; c.Flat() != want {
+				t.Errorf("Flat() = %v, want %v", c.Flat(), want)
 			}
 			if e := buf.waitEvent(t, "plugin launched"); e["tls"] != tt.want {
 				t.Errorf("launch log %v: tls %v, want %q", e, e["tls"], tt.want)

@@ -49,11 +49,15 @@ const (
 	// blobFilePrefix starts every blob file's name.
 	blobFilePrefix = "blob-"
 	// mdFlat, in Describe's answer headers, says the plugin reads the
-	// flat encodings of circuits (binenc's flat layout: DecodeView in
-	// sdk/layered and sdk/circuit); in a call's metadata, that the host
-	// does. Either side sends a circuit flat only to a side that reads it
-	// and where blobs cross as files: flat blobs are a few times the
-	// packed size, written and read without work per element.
+	// flat encoding of logic circuits (binenc's flat layout:
+	// circuit.DecodeView); in a call's metadata, that the host does.
+	// Either side sends a logic circuit flat only to a side that reads it
+	// and where blobs cross as files: a flat blob is about 1.7 times the
+	// packed size, written and read without work per element. (Layered
+	// circuits stay packed: flat, with every repeated row in full, a
+	// SHA3-256 one is 7.7 times the packed size, and moving those bytes
+	// through a file cost more than encoding and decoding them; see
+	// docs/design.md, "Blob files".)
 	mdFlat = "tcforge-flat"
 	// flatVersion is the version of the flat encodings both sides agree on.
 	flatVersion = "1"

@@ -191,10 +191,12 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	var out [][]byte
 	var times Times
 	files := s.blobDir != "" && acceptsFiles(md)
+	flat := false
 	err = safely(ctx, method, func() error {
 		var err error
 		if ph, ok := s.impl.(PartsHandler); ok {
-			out, err = ph.CallParts(ctx, method, params, in, files && acceptsFlat(md), &times)
+			flat = files && acceptsFlat(md)
+			out, err = ph.CallParts(ctx, method, params, in, flat, &times)
 			return err
 		}
 		var blob []byte
@@ -219,7 +221,7 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 		}
 	}
 	err = sendBlob(stream, nil, out, true, inFile)
-	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", size).Bool("out_file", inFile).
+	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", size).Bool("out_file", inFile).Bool("flat", flat).
 		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("decode", times.Decode).Dur("encode", times.Encode).
 		Dur("send", time.Since(t2)).Msg("call done")
 	return err

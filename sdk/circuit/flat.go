@@ -88,13 +88,13 @@ func DecodeView(data []byte) (*Circuit, error) {
 		return nil, fmt.Errorf("decoding logic circuit: %w", err)
 	}
 	// As the packed decoding leaves them: the arrays never nil, an
-	// empty ArgStart a single 0.
+	// absent ArgStart a single 0.
 	for _, a := range []*[]int32{&d.Param, &d.Tag, &d.Args, &d.Weights, &d.Inputs, &d.Outputs} {
 		if *a == nil {
 			*a = []int32{}
 		}
 	}
-	if len(d.ArgStart) == 0 {
+	if d.ArgStart == nil {
 		d.ArgStart = []int32{0}
 	}
 	if err := d.Validate(); err != nil {

@@ -46,9 +46,6 @@ func FuzzLayeredUnmarshal(f *testing.F) {
 		}
 		f.Add(data)
 		f.Add(data[:len(data)*2/3])
-		flat := flatBytes(c)
-		f.Add(flat)
-		f.Add(flat[:len(flat)*2/3])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c layered.Circuit

@@ -115,7 +115,7 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bo
 		case "Check":
 			return [][]byte{nil}, nil
 		case "Map":
-			return answer(t, flat, "Map returned no model", in, layered.DecodeView, func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
+			return answer(t, flat, "Map returned no model", in, unmarshal[layered.Circuit], func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
 		}
 	}
 	return nil, missing
@@ -158,6 +158,18 @@ func answer[In any, Out interface {
 // flatMarshaler is an artifact with a flat encoding (binenc's flat
 // layout), given as parts.
 type flatMarshaler interface{ MarshalFlat() [][]byte }
+
+// unmarshal decodes a T from its binary encoding.
+func unmarshal[T any, PT interface {
+	*T
+	encoding.BinaryUnmarshaler
+}](b []byte) (PT, error) {
+	v := PT(new(T))
+	if err := v.UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
 
 // vecList is Reference's answer on the wire.
 type vecList []bitvec.Vec
