@@ -22,7 +22,7 @@ import (
 // own that never leaves its process and a certificate the other side pins,
 // as with go-plugin's AutoMTLS. AutoMTLS hard-codes P-521 keys: a key and a
 // self-signed certificate made on each side and four P-521 signatures made
-// or checked in the TLS handshake cost about 25 ms of CPU per plugin on the
+// or checked in the TLS handshake cost about 23 ms of CPU per plugin on the
 // development machine (a P-521 signature check alone 6.5 ms), on the path
 // of every run's start. tcforge makes the same exchange with P-256 keys
 // (about 0.2 ms in all):
