@@ -152,6 +152,9 @@ type Config struct {
 	// Labels attaches the model's labels (model.Labels; the plugin
 	// always does).
 	Labels bool
+	// NoWords turns off the word alignment of slots (words.go), for
+	// comparison.
+	NoWords bool
 }
 
 // Constants of the construction (see the package doc).
