@@ -155,6 +155,19 @@ type Config struct {
 	// NoWords turns off the word alignment of slots (words.go), for
 	// comparison.
 	NoWords bool
+	// MaxSum is the float32 budget a gate's Σ|w·x| + |θ| may reach before
+	// the mapper adds a balance dimension and, past it with one, refuses
+	// (0: the constant MaxSum, 2¹⁸). A larger one is measured, not
+	// proven, exact (docs/mappers.md, "Full SHA-256 in stock modules").
+	MaxSum int64
+}
+
+// maxSum is the mapping's float32 budget (Config.MaxSum, else MaxSum).
+func (mp *mapping) maxSum() float64 {
+	if mp.cfg.MaxSum > 0 {
+		return float64(mp.cfg.MaxSum)
+	}
+	return MaxSum
 }
 
 // Constants of the construction (see the package doc).
