@@ -3,6 +3,7 @@ package tokensasstates_test
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -114,6 +115,52 @@ func TestSHA2(t *testing.T) {
 			t.Logf("%s: depth %d; tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params dense %d nonzero %d; attrs %v; margin %.7f; map %v, float32 pass %v",
 				tt.name, l.Depth(), s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, m.Attrs, res.MinMargin,
 				mapTime.Round(time.Millisecond), passTime.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestWordsSHA2 maps SHA-256 at reduced rounds (8-bit chunks) with and
+// without words (Config.NoWords): the words' slots fetch fewer
+// dimensions and give a smaller model, exact in float32 against the
+// layered circuit on 64 random messages.
+func TestWordsSHA2(t *testing.T) {
+	tests := []struct {
+		rounds          int64
+		fetched, before int64 // the model's fetched attr with and without words
+		dense, denseWas int64
+	}{
+		{8, 93, 110, 16371968, 18795664},
+		{20, 97, 104, 44613960, 52231540},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprintf("rounds=%d", tt.rounds), func(t *testing.T) {
+			ctx := context.Background()
+			c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": tt.rounds})
+			l, err := fusion.Compile(ctx, c, fusion.Options{MaxSum: 1 << 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			was, err := tokensasstates.Map(ctx, l, tokensasstates.Config{NoWords: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, sw := m.Stats(), was.Stats()
+			t.Logf("words: fetched %d, d_model %d, FFN %d, %d dense; without: fetched %d, d_model %d, FFN %d, %d dense",
+				m.Attrs["fetched"], s.DModel, s.FFNHidden, s.ParamsDense, was.Attrs["fetched"], sw.DModel, sw.FFNHidden, sw.ParamsDense)
+			if m.Attrs["fetched"] != tt.fetched || was.Attrs["fetched"] != tt.before || s.ParamsDense != tt.dense || sw.ParamsDense != tt.denseWas {
+				t.Fatalf("fetched %d / %d, dense %d / %d; want %d / %d, %d / %d", m.Attrs["fetched"], was.Attrs["fetched"], s.ParamsDense, sw.ParamsDense,
+					tt.fetched, tt.before, tt.dense, tt.denseWas)
+			}
+			in := bitvec.Random(rand.New(rand.NewPCG(23, uint64(100+i))), 64, l.NumInputs)
+			want, err := bitvec.EvalSliced(in, l.NumInputs, l.Evaluator())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPass(t, "float32 stock pass (words) vs layered circuit", m, in, want, l.NumOutputs())
 		})
 	}
 }
