@@ -219,7 +219,11 @@ func (mp *mapping) placeSlots(ctx context.Context) error {
 			slices.Sort(k)
 			keys[i] = slices.Compact(k)
 		}
-		slot[L], nSlots[L] = assignSlots(ptok, keys, T)
+		var word []int32
+		if L < top && !mp.cfg.NoWords {
+			word = mp.words(L)
+		}
+		slot[L], nSlots[L] = assignSlots(ptok, keys, T, word)
 	}
 	mp.slot, mp.nSlots = slot, nSlots
 	return nil
