@@ -31,7 +31,12 @@
 # The configs are always this checkout's files (both binaries read the same
 # input). Outputs go to a temporary directory, removed at the end unless
 # CMPCONFIGS_OUT=DIR names where to keep them. Extra `run` flags for both
-# binaries: CMPCONFIGS_FLAGS (e.g. "--jobs 1").
+# binaries: CMPCONFIGS_FLAGS (e.g. "--jobs 1"); for one of them:
+# CMPCONFIGS_OLD_FLAGS, CMPCONFIGS_NEW_FLAGS. configs/learnability.hcl and
+# configs/examples/ read the example adder plugin, an external one: build
+# it from each tree and pass its directory, e.g.
+#   go build -o /tmp/old-plugins/tcforge-plugin-adder ./plugins/adder/cmd/tcforge-plugin-adder
+#   CMPCONFIGS_OLD_FLAGS="--plugin-dir /tmp/old-plugins" ...
 #
 # Exit status: 0 every config identical; 1 some config differs or a binary
 # failed; 2 usage.
@@ -88,14 +93,20 @@ for c in "$@"; do
 	name=$(echo "$c" | sed 's|^configs/||; s|\.hcl$||; s|/|_|g')
 	rcs=""
 	for side in old new; do
-		if [ $side = old ]; then bin=$old; else bin=$new; fi
+		if [ $side = old ]; then
+			bin=$old
+			flags=${CMPCONFIGS_OLD_FLAGS:-}
+		else
+			bin=$new
+			flags=${CMPCONFIGS_NEW_FLAGS:-}
+		fi
 		dir=$out/$side/$name
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		start=$(date +%s)
 		rc=0
-		# shellcheck disable=SC2086 # CMPCONFIGS_FLAGS is split on purpose
-		nice -n 10 "$bin" run --progress never --out "$dir" ${CMPCONFIGS_FLAGS:-} "$c" \
+		# shellcheck disable=SC2086 # the flags are split on purpose
+		nice -n 10 "$bin" run --progress never --out "$dir" ${CMPCONFIGS_FLAGS:-} $flags "$c" \
 			>"$dir.log" 2>&1 || rc=$?
 		rcs="$rcs $side=$rc,$(($(date +%s) - start))s"
 	done
