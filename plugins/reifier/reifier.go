@@ -190,8 +190,8 @@ type planner struct {
 // level 2 or above), and lays out the levels with copy gates for the other
 // values read more than one level above their own. Its phases: tags (the
 // layered circuit's tag table), levels (as soon as possible; constants,
-// outputs), buckets
-// (each level's entries and the values to carry, with widths and edges),
+// outputs; with constants, the constants placed again), buckets (each
+// level's entries and the values to carry, with widths and edges),
 // copyGates (the values alive across each level) and totals.
 func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 	if n := len(c.Ops); n >= 1<<30 {
