@@ -59,7 +59,7 @@ pipeline "bristol-tcforge" {
   # binary XOR) and fusion width.
   expect "reifier" {
     depth = matrix.max_arity == 2 ? 30 : 18
-    width = matrix.max_arity == 2 ? 476 : 575
+    width = matrix.max_arity == 2 ? 475 : 575
   }
   expect "fusion" {
     depth = 5

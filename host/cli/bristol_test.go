@@ -23,7 +23,7 @@ func TestBristolConfig(t *testing.T) {
 	want := map[string]map[string]string{ // pipeline/max_arity/layerer → depth, width
 		"bristol-hand/2/reifier":     {"depth": "12", "width": "12"},
 		"bristol-hand/16/fusion":     {"depth": "5", "width": "13"},
-		"bristol-tcforge/2/reifier":  {"depth": "30", "width": "476"},
+		"bristol-tcforge/2/reifier":  {"depth": "30", "width": "475"},
 		"bristol-tcforge/16/reifier": {"depth": "18", "width": "575"},
 		"bristol-tcforge/16/fusion":  {"depth": "5", "width": "319"},
 	}

@@ -21,9 +21,9 @@ func TestHashesConfig(t *testing.T) {
 		t.Fatalf("exit %d (a point failed or missed its law)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	want := map[[3]string]map[string]string{
-		{"md5-full", "1", "reifier"}:  {"depth": "502", "width": "848", "gates": "316126"},
+		{"md5-full", "1", "reifier"}:  {"depth": "502", "width": "776", "gates": "292714"},
 		{"md5-full", "1", "fusion"}:   {"depth": "257", "width": "744", "gates": "152472"},
-		{"sha1-full", "1", "reifier"}: {"depth": "325", "width": "2704", "gates": "474947"},
+		{"sha1-full", "1", "reifier"}: {"depth": "325", "width": "2632", "gates": "469634"},
 		{"sha1-full", "1", "fusion"}:  {"depth": "162", "width": "2807", "gates": "241471"},
 	}
 	found := 0

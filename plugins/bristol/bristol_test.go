@@ -165,7 +165,7 @@ func TestTcforgeWritten(t *testing.T) {
 		sameFunction(t, c, keccak.Plugin, exportedParams, 256)
 		st := layer(t, c)
 		want := map[int]map[string][2]int{
-			2:  {"reifier": {30, 476}, "fusion": {5, 1860}},
+			2:  {"reifier": {30, 475}, "fusion": {5, 1860}},
 			16: {"reifier": {18, 575}, "fusion": {5, 319}},
 		}[arity]
 		for name, s := range st {

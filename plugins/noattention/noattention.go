@@ -427,46 +427,25 @@ func Residual(ctx context.Context, c *layered.Circuit) (*model.Model, error) {
 }
 
 // residual is Residual; it also returns the slot of every form of every
-// level (slots[L][i]: the dimension form i of level L sits in).
+// level (slots[L][i]: the dimension form i of level L sits in). Its phases:
+// newResidualMap (dimensions, anchor, unit weights), embed (level 0's forms
+// into the first slots), then per level placeSlots (where each new form
+// goes) and levelFFN (the FFN that writes them), and the readout.
 func residual(ctx context.Context, c *layered.Circuit) (*model.Model, [][]int32, error) {
 	if err := c.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("no-attention: %w", err)
 	}
-	D, nIn := c.Depth(), c.NumInputs
-	W := maxForms(c)
-	d := W + 1
-	anchor := W
-	C, err := anchorFor(c)
+	r, err := newResidualMap(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	rho0 := math.Sqrt(float64(d)) / C // nominal 1/rms
-	m := &model.Model{Arch: "no-attention/residual", Tokens: 1, DModel: d,
-		Attrs: map[string]int64{"circuit_depth": int64(D), "circuit_width": int64(c.Stats().Width), "forms": int64(W), "anchor": int64(C)}}
-	base := model.NewBuilder("embed.base", 1, d)
-	base.Add(0, anchor, C)
-	in := model.NewBuilder("embed.input", nIn, d)
-	m.Embed = model.Embedding{Base: "embed.base", Input: "embed.input", InputToken: make([]int32, nIn)}
+	m := r.m
 	prev := formsOf(c, 0)
-	slot := make([]int32, prev.n) // slot of each form of the current level
-	for i := range prev.n {
-		slot[i] = int32(i)
-		base.Add(0, i, float64(prev.konst[i]))
-		for e := prev.start[i]; e < prev.start[i+1]; e++ {
-			in.Add(int(prev.src[e]), i, float64(prev.coef[e]))
-		}
-	}
+	slot, bs := r.embed(prev)
 	slots := [][]int32{slot}
-	bs := []*model.Builder{base, in}
-	tensors := []model.Tensor{model.Ones("norm", d)}
+	tensors := []model.Tensor{model.Ones("norm", r.d)}
 	norm := &model.RMSNorm{Weight: "norm", Eps: normEps}
-	// Unit weights, in normalised coordinates: x̂_s = v_s·ρ, x̂_anchor = C·ρ.
-	gAnchor := passG / (C * rho0)       // pass-through gate from the anchor: G·ρ/ρ₀
-	passOut := 1 / (silu(passG) * rho0) // h ≈ G·v·ρ²/ρ₀ → ±v
-	stepIn := kappa / rho0              // κ/ρ₀ on each source
-	stepAnchor := 1 / (C * rho0)        // times (−κ(θ−½) ± A) on the anchor
-	stepValue := 1 / (C * rho0)         // value ρ/ρ₀ from the anchor
-	for L := 1; L <= D; L++ {
+	for L := 1; L <= c.Depth(); L++ {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
@@ -476,129 +455,17 @@ func residual(ctx context.Context, c *layered.Circuit) (*model.Model, [][]int32,
 		for g := lo; g < hi; g++ {
 			rows[g-lo] = gateRow(c, g)
 		}
-		// A form of this level that is one copy gate, itself a copy of a
-		// form of the previous level that is one gate (so both are that
-		// gate's value), and of which the copy is the only term, may stay
-		// in that form's slot when it is free.
-		next := make([]int32, cur.n)
-		claimed := make([]bool, W)
-		stays := make([]bool, hi-lo) // the copy gate needs no unit
-		for i := range cur.n {
-			next[i] = -1
-			j, ok := cur.unitGate(int32(i))
-			if !ok || !rows[j].copy || cur.memStart[j+1]-cur.memStart[j] != 1 {
-				continue
-			}
-			if _, ok := prev.unitGate(rows[j].src[0]); !ok {
-				continue
-			}
-			if s := slot[rows[j].src[0]]; !claimed[s] {
-				claimed[s] = true
-				next[i] = s
-				stays[j] = true
-			}
-		}
-		inPlace := make([]bool, W)
-		for i := range next {
-			if next[i] >= 0 {
-				inPlace[next[i]] = true
-			}
-		}
-		free := 0
-		for i := range next {
-			if next[i] >= 0 {
-				continue
-			}
-			for claimed[free] {
-				free++
-			}
-			claimed[free] = true
-			next[i] = int32(free)
-		}
+		p := r.placeSlots(prev, cur, rows, slot)
 		name := fmt.Sprintf("blocks.%d", L-1)
-		// Units: clear each previous-level slot not kept in place, the
-		// constants of the new forms, then per gate.
-		var clears []int32
-		for _, s := range slot {
-			if !inPlace[s] {
-				clears = append(clears, s)
-			}
-		}
-		units := len(clears)
-		konst := slices.ContainsFunc(cur.konst, func(k int32) bool { return k != 0 })
-		if konst {
-			units++
-		}
-		for j, r := range rows {
-			switch {
-			case stays[j]:
-			case r.copy:
-				if _, ok := prev.unitGate(r.src[0]); ok {
-					units++
-					continue
-				}
-				units += 2
-			default:
-				units += 2
-			}
-		}
-		gate := model.NewBuilder(name+".ffn.gate", units, d)
-		value := model.NewBuilder(name+".ffn.value", units, d)
-		out := model.NewBuilder(name+".ffn.out", d, units)
-		writes := func(j, u int, v float64) {
-			for e := cur.memStart[j]; e < cur.memStart[j+1]; e++ {
-				out.Add(int(next[cur.memForm[e]]), u, v*float64(cur.memCoef[e]))
-			}
-		}
-		u := 0
-		for _, s := range clears {
-			gate.Add(u, anchor, gAnchor)
-			value.Add(u, int(s), 1)
-			out.Add(int(s), u, -passOut)
-			u++
-		}
-		if konst { // the constants: a pass-through of the anchor's ρ/ρ₀
-			gate.Add(u, anchor, gAnchor)
-			value.Add(u, anchor, stepValue)
-			for i := range cur.n {
-				out.Add(int(next[i]), u, float64(cur.konst[i])*passOut*rho0)
-			}
-			u++
-		}
-		for j, r := range rows {
-			pass := false
-			if r.copy {
-				_, pass = prev.unitGate(r.src[0])
-			}
-			switch {
-			case stays[j]:
-				// Already there.
-			case r.copy && pass:
-				gate.Add(u, anchor, gAnchor)
-				value.Add(u, int(slot[r.src[0]]), 1)
-				writes(j, u, passOut)
-				u++
-			default:
-				for k, off := range []float64{stepA, -stepA} {
-					for e, s := range r.src {
-						gate.Add(u+k, int(slot[s]), stepIn*r.w[e])
-					}
-					gate.Add(u+k, anchor, stepAnchor*(-kappa*(r.theta-0.5)+off))
-					value.Add(u+k, anchor, stepValue)
-					writes(j, u+k, off/(2*stepA*stepA))
-				}
-				u += 2
-			}
-		}
-		slot = next
+		bs = append(bs, r.levelFFN(name, prev, cur, rows, slot, p)...)
+		slot = p.next
 		slots = append(slots, slot)
 		prev = cur
-		bs = append(bs, gate, value, out)
 		for _, p := range []string{".attn.q", ".attn.k", ".attn.v", ".attn.o"} {
-			tensors = append(tensors, model.Zero(name+p, d, d))
+			tensors = append(tensors, model.Zero(name+p, r.d, r.d))
 		}
 		m.Blocks = append(m.Blocks, model.Block{
-			Attn: &model.Attention{Mode: model.Softmax, Beta: 1 / math.Sqrt(float64(d)), Norm: norm, Residual: true,
+			Attn: &model.Attention{Mode: model.Softmax, Beta: 1 / math.Sqrt(float64(r.d)), Norm: norm, Residual: true,
 				Heads: []model.Head{{Q: name + ".attn.q", K: name + ".attn.k", V: name + ".attn.v", O: name + ".attn.o"}}},
 			FFN: &model.FFN{Gate: name + ".ffn.gate", Value: name + ".ffn.value", Out: name + ".ffn.out", Norm: norm, Residual: true},
 		})
@@ -611,4 +478,191 @@ func residual(ctx context.Context, c *layered.Circuit) (*model.Model, [][]int32,
 	m.Tensors = tensors
 	m, err = finish(m, bs)
 	return m, slots, err
+}
+
+// residualMap is the residual variant's layout of one circuit: d =
+// W + 1 dimensions, W slots for forms and the anchor (the last), whose
+// value C sets RMSNorm's scale, and the FFN units' weights in normalised
+// coordinates (x̂_s = v_s·ρ, x̂_anchor = C·ρ, ρ₀ = √d/C the nominal 1/rms).
+type residualMap struct {
+	c          *layered.Circuit
+	m          *model.Model
+	W, d       int
+	anchor     int     // the anchor's dimension, W
+	C, rho0    float64 // the anchor's value; the nominal 1/rms
+	gAnchor    float64 // pass-through gate from the anchor: G·ρ/ρ₀
+	passOut    float64 // h ≈ G·v·ρ²/ρ₀ → ±v
+	stepIn     float64 // κ/ρ₀ on each source
+	stepAnchor float64 // times (−κ(θ−½) ± A) on the anchor
+	stepValue  float64 // value ρ/ρ₀ from the anchor
+}
+
+// newResidualMap sizes the model for c and picks its anchor (anchorFor).
+func newResidualMap(c *layered.Circuit) (*residualMap, error) {
+	W := maxForms(c)
+	d := W + 1
+	C, err := anchorFor(c)
+	if err != nil {
+		return nil, err
+	}
+	rho0 := math.Sqrt(float64(d)) / C
+	return &residualMap{
+		c: c, W: W, d: d, anchor: W, C: C, rho0: rho0,
+		m: &model.Model{Arch: "no-attention/residual", Tokens: 1, DModel: d,
+			Attrs: map[string]int64{"circuit_depth": int64(c.Depth()), "circuit_width": int64(c.Stats().Width), "forms": int64(W), "anchor": int64(C)}},
+		gAnchor:    passG / (C * rho0),
+		passOut:    1 / (silu(passG) * rho0),
+		stepIn:     kappa / rho0,
+		stepAnchor: 1 / (C * rho0),
+		stepValue:  1 / (C * rho0),
+	}, nil
+}
+
+// embed writes the embedding: the anchor C and level 0's forms (their
+// constants from the base token, their input terms from the inputs) in
+// slots 0, 1, …; it returns those slots and the two builders.
+func (r *residualMap) embed(f *levelForms) ([]int32, []*model.Builder) {
+	base := model.NewBuilder("embed.base", 1, r.d)
+	base.Add(0, r.anchor, r.C)
+	in := model.NewBuilder("embed.input", r.c.NumInputs, r.d)
+	r.m.Embed = model.Embedding{Base: "embed.base", Input: "embed.input", InputToken: make([]int32, r.c.NumInputs)}
+	slot := make([]int32, f.n)
+	for i := range f.n {
+		slot[i] = int32(i)
+		base.Add(0, i, float64(f.konst[i]))
+		for e := f.start[i]; e < f.start[i+1]; e++ {
+			in.Add(int(f.src[e]), i, float64(f.coef[e]))
+		}
+	}
+	return slot, []*model.Builder{base, in}
+}
+
+// placement is where a level's forms go: next[i] the slot of form i;
+// stays[j] whether gate j is a copy whose form keeps its source's slot (it
+// needs no unit); inPlace[s] whether slot s is so kept.
+type placement struct {
+	next           []int32
+	stays, inPlace []bool
+}
+
+// placeSlots places the forms of cur given the slots of prev's. A form of
+// this level that is one copy gate, itself a copy of a form of the
+// previous level that is one gate (so both are that gate's value), and of
+// which the copy is the only term, may stay in that form's slot when it is
+// free; every other form takes the lowest free slot.
+func (r *residualMap) placeSlots(prev, cur *levelForms, rows []row, slot []int32) placement {
+	p := placement{next: make([]int32, cur.n), stays: make([]bool, len(rows)), inPlace: make([]bool, r.W)}
+	claimed := make([]bool, r.W)
+	for i := range cur.n {
+		p.next[i] = -1
+		j, ok := cur.unitGate(int32(i))
+		if !ok || !rows[j].copy || cur.memStart[j+1]-cur.memStart[j] != 1 {
+			continue
+		}
+		if _, ok := prev.unitGate(rows[j].src[0]); !ok {
+			continue
+		}
+		if s := slot[rows[j].src[0]]; !claimed[s] {
+			claimed[s] = true
+			p.next[i] = s
+			p.stays[j] = true
+		}
+	}
+	for i := range p.next {
+		if p.next[i] >= 0 {
+			p.inPlace[p.next[i]] = true
+		}
+	}
+	free := 0
+	for i := range p.next {
+		if p.next[i] >= 0 {
+			continue
+		}
+		for claimed[free] {
+			free++
+		}
+		claimed[free] = true
+		p.next[i] = int32(free)
+	}
+	return p
+}
+
+// levelFFN builds the FFN of one level (gate, value and out builders): a
+// unit clearing each previous-level slot not kept in place, one writing
+// the constants of the new forms, then per gate: none for a copy that
+// stays, one pass-through for a copy of a one-gate form, else two steps.
+func (r *residualMap) levelFFN(name string, prev, cur *levelForms, rows []row, slot []int32, p placement) []*model.Builder {
+	var clears []int32
+	for _, s := range slot {
+		if !p.inPlace[s] {
+			clears = append(clears, s)
+		}
+	}
+	units := len(clears)
+	konst := slices.ContainsFunc(cur.konst, func(k int32) bool { return k != 0 })
+	if konst {
+		units++
+	}
+	for j, rw := range rows {
+		switch {
+		case p.stays[j]:
+		case rw.copy:
+			if _, ok := prev.unitGate(rw.src[0]); ok {
+				units++
+				continue
+			}
+			units += 2
+		default:
+			units += 2
+		}
+	}
+	gate := model.NewBuilder(name+".ffn.gate", units, r.d)
+	value := model.NewBuilder(name+".ffn.value", units, r.d)
+	out := model.NewBuilder(name+".ffn.out", r.d, units)
+	writes := func(j, u int, v float64) {
+		for e := cur.memStart[j]; e < cur.memStart[j+1]; e++ {
+			out.Add(int(p.next[cur.memForm[e]]), u, v*float64(cur.memCoef[e]))
+		}
+	}
+	u := 0
+	for _, s := range clears {
+		gate.Add(u, r.anchor, r.gAnchor)
+		value.Add(u, int(s), 1)
+		out.Add(int(s), u, -r.passOut)
+		u++
+	}
+	if konst { // the constants: a pass-through of the anchor's ρ/ρ₀
+		gate.Add(u, r.anchor, r.gAnchor)
+		value.Add(u, r.anchor, r.stepValue)
+		for i := range cur.n {
+			out.Add(int(p.next[i]), u, float64(cur.konst[i])*r.passOut*r.rho0)
+		}
+		u++
+	}
+	for j, rw := range rows {
+		pass := false
+		if rw.copy {
+			_, pass = prev.unitGate(rw.src[0])
+		}
+		switch {
+		case p.stays[j]:
+			// Already there.
+		case rw.copy && pass:
+			gate.Add(u, r.anchor, r.gAnchor)
+			value.Add(u, int(slot[rw.src[0]]), 1)
+			writes(j, u, r.passOut)
+			u++
+		default:
+			for k, off := range []float64{stepA, -stepA} {
+				for e, s := range rw.src {
+					gate.Add(u+k, int(slot[s]), r.stepIn*rw.w[e])
+				}
+				gate.Add(u+k, r.anchor, r.stepAnchor*(-kappa*(rw.theta-0.5)+off))
+				value.Add(u+k, r.anchor, r.stepValue)
+				writes(j, u+k, off/(2*stepA*stepA))
+			}
+			u += 2
+		}
+	}
+	return []*model.Builder{gate, value, out}
 }

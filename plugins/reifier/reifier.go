@@ -16,15 +16,20 @@
 //	CONST 1 / 0      a gate with no inputs and θ = 0 / θ = 1
 //
 // Layering: a gate sits one level above its latest input. A constant has no
-// inputs, so it is placed one level below its first reader (a gate reading a
-// constant sits at level 2 or above); a value needed later is carried by one
-// copy gate per level in between; a final level holds copies of the outputs,
-// in order.
+// inputs, so it is placed one level below each level that reads it (a gate
+// reading a constant sits at level 2 or above): a constant read at several
+// levels is made again below each, never carried, so a construction need
+// not make its constants again for a reader far above the first (an MD
+// feed-forward reading the IV). Any other value needed later is carried by
+// one copy gate per level in between; a final level holds copies of the
+// outputs, in order.
 package reifier
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/circuit"
@@ -139,14 +144,20 @@ const unset = int32(1 << 30)
 // Level L (1 ≤ L < outLevel) holds, in this order: the gates of the ops of
 // entries[startAt[L]:startAt[L+1]], in op order, where entry 2i+1 stands for
 // the n counters of XOR op i (counter k is [Σ args ≥ k]) and entry 2i for
-// op i's own gate (for an XOR, the parity gate over its counters); then one
-// copy gate for each value of copyOf[copyAt[L-1]:copyAt[L]], which carries
-// it from level L−1. The last level, outLevel, holds a copy of each output.
+// op i's own gate (for an XOR, the parity gate over its counters; a
+// constant's entry is its instance below its first reader); then a gate
+// for each constant of constOf[constAt[L-1]:constAt[L]], in op order: the
+// constants read at level L+1 that were placed already below an earlier
+// reader; then one copy gate for each value of copyOf[copyAt[L-1]:copyAt[L]],
+// which carries it from level L−1. The last level, outLevel, holds a copy
+// of each output.
 type schedule struct {
 	c          *circuit.Circuit
 	outLevel   int32
 	startAt    []int32 // len outLevel+1
 	entries    []int32
+	constAt    []int32  // len outLevel+1; constAt[0] = 0
+	constOf    []int32  // the constants placed again, level by level
 	copyAt     []int32  // len outLevel+1; copyAt[0] = 0
 	copyOf     []int32  // the ops carried, level by level
 	copyTag    []int32  // the tag of each copy gate: copyOf's, then the output copies
@@ -175,11 +186,12 @@ type planner struct {
 }
 
 // plan assigns levels as soon as possible, constants lazily (one level
-// below their first reader, so a gate reading a constant sits at level 2 or
-// above), and lays out the levels with copy gates for the values read more
-// than one level above their own. Its phases: tags (the layered circuit's
-// tag table), levels (as soon as possible; constants, outputs), buckets
-// (each level's entries and the values to carry, with widths and edges),
+// below each level that reads them, so a gate reading a constant sits at
+// level 2 or above), and lays out the levels with copy gates for the other
+// values read more than one level above their own. Its phases: tags (the
+// layered circuit's tag table), levels (as soon as possible; constants,
+// outputs; with constants, the constants placed again), buckets (each
+// level's entries and the values to carry, with widths and edges),
 // copyGates (the values alive across each level) and totals.
 func plan(ctx context.Context, c *circuit.Circuit) (*schedule, error) {
 	if n := len(c.Ops); n >= 1<<30 {
@@ -213,7 +225,9 @@ func (p *planner) tags() {
 
 // levels places every op as soon as possible (an XOR's parity one level
 // above its counters), then the output level, then each read constant one
-// level below its first reader; it records each value's last reader.
+// level below its first reader and again below each later level that
+// reads it (constants); it records each value's last reader (a constant's
+// first: constants are not carried).
 func (p *planner) levels(ctx context.Context) error {
 	s, c := p.s, p.s.c
 	nOps := len(c.Ops)
@@ -221,6 +235,19 @@ func (p *planner) levels(ctx context.Context) error {
 	p.lastUse = make([]int32, nOps)
 	firstUse := make([]int32, nOps) // constants: the lowest level that reads them (0: none)
 	level, lastUse := p.level, p.lastUse
+	// reads: (level, constant) for each level that reads a constant, with
+	// repeats; lastRead drops those of consecutive readers at one level.
+	var reads []constRead
+	lastRead := make([]int32, nOps)
+	readConst := func(a, L int32) {
+		if firstUse[a] == 0 || L < firstUse[a] {
+			firstUse[a] = L
+		}
+		if lastRead[a] != L {
+			lastRead[a] = L
+			reads = append(reads, constRead{L, a})
+		}
+	}
 	maxLevel := int32(0)
 	for i, op := range c.Ops {
 		if i%65536 == 0 && ctx.Err() != nil {
@@ -250,8 +277,8 @@ func (p *planner) levels(ctx context.Context) error {
 		}
 		for _, a := range args {
 			lastUse[a] = max(lastUse[a], L)
-			if c.Ops[a] == circuit.OpConst && (firstUse[a] == 0 || L < firstUse[a]) {
-				firstUse[a] = L
+			if c.Ops[a] == circuit.OpConst {
+				readConst(int32(a), L)
 			}
 		}
 		if hasCounters(op) {
@@ -268,8 +295,8 @@ func (p *planner) levels(ctx context.Context) error {
 	}
 	for _, o := range c.Outputs {
 		lastUse[o] = outLevel
-		if c.Ops[o] == circuit.OpConst && (firstUse[o] == 0 || outLevel < firstUse[o]) {
-			firstUse[o] = outLevel
+		if c.Ops[o] == circuit.OpConst {
+			readConst(int32(o), outLevel)
 		}
 	}
 	for i, op := range c.Ops {
@@ -277,11 +304,40 @@ func (p *planner) levels(ctx context.Context) error {
 			level[i] = unset
 			if firstUse[i] > 0 {
 				level[i] = firstUse[i] - 1
+				lastUse[i] = firstUse[i]
 			}
 		}
 	}
 	s.outLevel = outLevel
+	p.constants(reads, firstUse)
 	return nil
+}
+
+// constRead is a level that reads a constant.
+type constRead struct{ level, op int32 }
+
+// constants lays out the constants placed again: one gate for each level
+// L that reads constant i above its first reader firstUse[i], at level
+// L−1, after that level's entries, in op order.
+func (p *planner) constants(reads []constRead, firstUse []int32) {
+	s := p.s
+	slices.SortFunc(reads, func(a, b constRead) int {
+		return cmp.Or(cmp.Compare(a.level, b.level), cmp.Compare(a.op, b.op))
+	})
+	reads = slices.Compact(reads)
+	s.constAt = make([]int32, s.outLevel+1)
+	p.width = make([]int32, s.outLevel+1)
+	for _, r := range reads {
+		if r.level == firstUse[r.op] {
+			continue
+		}
+		s.constOf = append(s.constOf, r.op)
+		s.constAt[r.level-1] = int32(len(s.constOf))
+		p.width[r.level-1]++
+	}
+	for L := int32(1); L <= s.outLevel; L++ {
+		s.constAt[L] = max(s.constAt[L], s.constAt[L-1])
+	}
 }
 
 // buckets sorts the entries by level, in op order, counting each level's
@@ -296,7 +352,6 @@ func (p *planner) buckets() {
 	startAt := make([]int32, outLevel+2)
 	p.carryAt = make([]int32, outLevel+2)
 	carryAt := p.carryAt
-	p.width = make([]int32, outLevel+1)
 	for _, v := range c.Inputs {
 		if lastUse[v] > 1 {
 			carryAt[2]++
@@ -415,6 +470,11 @@ func (s *schedule) levelEntries(L int32) []int32 {
 	return s.entries[s.startAt[L]:s.startAt[L+1]]
 }
 
+// levelConsts returns the constants placed again at level L.
+func (s *schedule) levelConsts(L int32) []int32 {
+	return s.constOf[s.constAt[L-1]:s.constAt[L]]
+}
+
 // levelCopies returns the values carried into level L by copy gates.
 func (s *schedule) levelCopies(L int32) []int32 {
 	return s.copyOf[s.copyAt[L-1]:s.copyAt[L]]
@@ -515,6 +575,12 @@ func (s *schedule) sources(ctx context.Context) ([]int32, error) {
 				e += n
 			}
 			pos[i] = idx
+			idx++
+		}
+		// Placed after the entries: a gate of this level reading one of
+		// these constants reads the instance of the level below.
+		for _, v := range s.levelConsts(L) {
+			pos[v] = idx
 			idx++
 		}
 		for _, v := range s.levelCopies(L) {
@@ -628,6 +694,10 @@ func (s *schedule) rows(ctx context.Context, l *layered.Circuit) error {
 				e += copy(l.Weight[e:], c.Weights[a:b])
 				gate(c.Param[i], tag)
 			}
+		}
+		for _, v := range s.levelConsts(L) {
+			pos = c.PosOf(v)
+			gate(1-c.Param[v], s.tag[c.Tag[v]])
 		}
 		for _, v := range s.levelCopies(L) {
 			copyGate(v)

@@ -106,8 +106,8 @@ func prepare(_ context.Context, pass *sdk.Pass) (any, error) { return resolve(pa
 //   - the feed-forward: 8 two-word additions (8w SUMBITs, 16T operands);
 //
 // and the hash mode adds the message inputs, the padding constants and
-// the IV (8w constants) before the first block and the IV again for its
-// feed-forward (see fresh); compress mode has 24w inputs instead.
+// the IV (8w constants), which the first block's rounds and feed-forward
+// read; compress mode has 24w inputs instead.
 func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	cfg := pass.Prepared.(config)
 	w := int64(cfg.v.WordBits)
@@ -118,7 +118,7 @@ func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	edges := steps*(6*w+4*T) + r*(13*w+15*T) + 16*T
 	fixed := sdk.Size{Nodes: 24 * w}
 	if !cfg.compress {
-		fixed.Nodes = int64(cfg.blocks)*int64(cfg.v.BlockBits()) + 2*8*w // message and padding bits, IV twice
+		fixed.Nodes = int64(cfg.blocks)*int64(cfg.v.BlockBits()) + 8*w // message and padding bits, IV
 	}
 	return sdk.BlockLinear(fixed, sdk.Size{Nodes: nodes, Edges: edges}, int64(cfg.blocks))
 }

@@ -176,24 +176,6 @@ func (b *Builder) ConstWord(x uint64, n int) Word {
 	return out
 }
 
-// Fresh returns w with its constant bits replaced by new constant nodes of
-// the same values, the other bits as they are. A construction that reads a
-// constant word again much later (an MD feed-forward reading the IV) reads
-// a fresh copy, so that a layerer which places each constant one level
-// below its first reader (reifier) does not carry the first copy up with a
-// copy gate on every level in between.
-func (b *Builder) Fresh(w []Node) Word {
-	out := make(Word, len(w))
-	for i, bit := range w {
-		out[i] = bit
-		if v, ok := b.ConstValue(bit); ok {
-			out[i] = b.Const(v)
-		}
-	}
-	b.hintWord(out)
-	return out
-}
-
 // RotR returns the word rotated right by r bits (toward bit 0: bit i of
 // the result is bit i+r mod n), wiring only, no nodes. Any r is allowed: r
 // is taken modulo the width, and a negative r rotates left.

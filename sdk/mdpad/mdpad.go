@@ -185,28 +185,27 @@ func (p Padding) Digest(h []circuit.Word) []circuit.Node {
 // Estimate returns the size of what Chain builds for m with an IV of
 // ivWords w-bit words, without building it: one compression built on
 // input words and measured, scaled by the blocks (sdk.BlockLinear), plus
-// the message and padding bits and the IV's constants twice (the
-// feed-forward of the first block reads them Fresh).
+// the message and padding bits and the IV's constants.
 func (p Padding) Estimate(m Message, ivWords, w int, compress Compress) (sdk.Size, error) {
 	b := circuit.NewBuilder()
 	nIn := (ivWords + p.BlockBits/w) * w
 	compress(b, p.words(b, b.Input("h", ivWords*w), w), p.words(b, b.Input("block", p.BlockBits), w))
 	one := sdk.SizeOf(b.Circuit())
 	one.Nodes -= int64(nIn)
-	fixed := sdk.Size{Nodes: int64(m.Blocks)*int64(p.BlockBits) + 2*int64(ivWords*w)}
+	fixed := sdk.Size{Nodes: int64(m.Blocks)*int64(p.BlockBits) + int64(ivWords*w)}
 	return sdk.BlockLinear(fixed, one, int64(m.Blocks))
 }
 
 // FeedForward ends a compression (Davies–Meyer): h[i] + s[i] for each
-// word, in a "feed-forward" scope. It reads h through Builder.Fresh, so
-// that the first block's IV, a constant word the first step read long
-// before, is not carried up to the end of the block by a layerer that
-// places constants below their first reader (reifier).
+// word, in a "feed-forward" scope. The first block's h is the IV, constant
+// words the first step read long before; the layerers place a constant
+// below each level that reads it (reifier) or fold it (fusion), so it is
+// not carried to the end of the block.
 func FeedForward(b *circuit.Builder, h, s []circuit.Word) []circuit.Word {
 	out := make([]circuit.Word, len(h))
 	b.Scope("feed-forward", func() {
 		for i := range out {
-			out[i] = b.Add(b.Fresh(h[i]), s[i])
+			out[i] = b.Add(h[i], s[i])
 		}
 	})
 	return out
