@@ -9,10 +9,21 @@ import "unsafe"
 // f32 returns a pointer to xs[0] as a *float32 (F is float32).
 func f32[F Float](xs []F) *float32 { return (*float32)(unsafe.Pointer(&xs[0])) }
 
-// avx32 reports whether the assembly kernels apply: float32 and 32 lanes.
+// f64 returns a pointer to xs[0] as a *float64 (F is float64).
+func f64[F Float](xs []F) *float64 { return (*float64)(unsafe.Pointer(&xs[0])) }
+
+// avx32 reports whether the float32 assembly kernels apply: float32 and 32
+// lanes.
 func avx32[F Float](n int) bool {
 	var x F
 	return useAVX && unsafe.Sizeof(x) == 4 && n == 32
+}
+
+// avx64 reports whether the float64 assembly kernels apply: float64 and 32
+// lanes.
+func avx64[F Float](n int) bool {
+	var x F
+	return useAVX && unsafe.Sizeof(x) == 8 && n == 32
 }
 
 // axpy sets d[l] += w·x[l].
@@ -20,6 +31,10 @@ func axpy[F Float](d, x []F, w F) {
 	x = x[:len(d)]
 	if avx32[F](len(d)) {
 		axpy32(f32(d), f32(x), float32(w))
+		return
+	}
+	if avx64[F](len(d)) {
+		axpy64(f64(d), f64(x), float64(w))
 		return
 	}
 	i := 0
@@ -49,6 +64,14 @@ func gather[F Float](d, buf []F, stride, off int, cols []int32, ws []F, w F) {
 			wp = f32(ws[:len(cols)])
 		}
 		gather32(f32(d), f32(buf), 4*stride, 4*off, &cols[0], len(cols), wp, float32(w))
+		return
+	}
+	if avx64[F](n) && len(cols) > 0 {
+		var wp *float64
+		if ws != nil {
+			wp = f64(ws[:len(cols)])
+		}
+		gather64(f64(d), f64(buf), 8*stride, 8*off, &cols[0], len(cols), wp, float64(w))
 		return
 	}
 	i := 0
@@ -93,6 +116,9 @@ func siluMul[F Float](h, g []F, lo, hi F) {
 	if avx32[F](len(h)) && reluMul32(f32(h), f32(g), float32(lo), float32(hi)) {
 		return
 	}
+	if avx64[F](len(h)) && reluMul64(f64(h), f64(g), float64(lo), float64(hi)) {
+		return
+	}
 	if unsafe.Sizeof(lo) == 4 {
 		for l, x := range g {
 			b := *(*uint32)(unsafe.Pointer(&x))
@@ -123,6 +149,10 @@ func fill[F Float](d, x []F, c, w F) {
 		fma32(f32(d), f32(x), float32(c), float32(w))
 		return
 	}
+	if avx64[F](len(d)) {
+		muladd64(f64(d), f64(x), float64(c), float64(w))
+		return
+	}
 	for l, v := range x {
 		d[l] = c + w*v
 	}
@@ -132,6 +162,10 @@ func fill[F Float](d, x []F, c, w F) {
 func scale[F Float](d []F, s F) {
 	if avx32[F](len(d)) {
 		scale32(f32(d), float32(s))
+		return
+	}
+	if avx64[F](len(d)) {
+		scale64(f64(d), float64(s))
 		return
 	}
 	for l := range d {

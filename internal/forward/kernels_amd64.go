@@ -39,3 +39,29 @@ func scale32(d *float32, s float32)
 //
 //go:noescape
 func reluMul32(h, gs *float32, lo, hi float32) bool
+
+// gather64 is gather32 for float64 (d[0:32], stride and off in bytes),
+// each product and sum rounded separately as in the Go loop.
+//
+//go:noescape
+func gather64(d, buf *float64, stride, off int, cols *int32, ncols int, ws *float64, w float64)
+
+// axpy64 sets d[0:32] += w·x[0:32] (product rounded, then the sum).
+//
+//go:noescape
+func axpy64(d, x *float64, w float64)
+
+// muladd64 sets d[0:32] = c + w·x[0:32] (product rounded, then the sum).
+//
+//go:noescape
+func muladd64(d, x *float64, c, w float64)
+
+// scale64 sets d[0:32] *= s.
+//
+//go:noescape
+func scale64(d *float64, s float64)
+
+// reluMul64 is reluMul32 for float64.
+//
+//go:noescape
+func reluMul64(h, gs *float64, lo, hi float64) bool

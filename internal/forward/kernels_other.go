@@ -16,3 +16,15 @@ func fma32(d, x *float32, c, w float32) { panic("model: no assembly kernels") }
 func scale32(d *float32, s float32) { panic("model: no assembly kernels") }
 
 func reluMul32(h, gs *float32, lo, hi float32) bool { panic("model: no assembly kernels") }
+
+func gather64(d, buf *float64, stride, off int, cols *int32, ncols int, ws *float64, w float64) {
+	panic("model: no assembly kernels")
+}
+
+func axpy64(d, x *float64, w float64) { panic("model: no assembly kernels") }
+
+func muladd64(d, x *float64, c, w float64) { panic("model: no assembly kernels") }
+
+func scale64(d *float64, s float64) { panic("model: no assembly kernels") }
+
+func reluMul64(h, gs *float64, lo, hi float64) bool { panic("model: no assembly kernels") }
