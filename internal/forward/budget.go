@@ -22,7 +22,7 @@ func (e *MemoryError) Error() string {
 
 // WorkerBytes returns the bytes of the buffers one worker of a pass with
 // options opt allocates to carry lanes samples through the model at once
-// (the residual stream, its delta, the V projections, the probe's copy),
+// (the residual stream, its delta, the V projections, the probe's copy and means),
 // the memory a pass needs beyond the Program itself: workers × WorkerBytes.
 func (p *Program) WorkerBytes(lanes int, opt Options) int64 {
 	f := int64(4)
@@ -50,7 +50,7 @@ func (p *Program) WorkerBytes(lanes int, opt Options) int64 {
 		n += T * nd * L
 	}
 	if opt.ProbeBeta {
-		n += T*nd*L + 2*hid*L + 2*L
+		n += T*nd*L + int64(p.maxV)*L + 2*hid*L + 2*L
 		n += (4*nd*L + 2*L) * 8 / f // float64 scratch
 	}
 	return f * n

@@ -28,3 +28,15 @@ func muladd64(d, x *float64, c, w float64) { panic("model: no assembly kernels")
 func scale64(d *float64, s float64) { panic("model: no assembly kernels") }
 
 func reluMul64(h, gs *float64, lo, hi float64) bool { panic("model: no assembly kernels") }
+
+func probeO32(d, a, m *float32, wt float32) { panic("model: no assembly kernels") }
+
+func probeInit64(c, s *float64, x *float32) { panic("model: no assembly kernels") }
+
+func probeUnit64(gate, pg, pv, vc *float32, hi, lo float32, t1, t2, dmax *float64) int {
+	panic("model: no assembly kernels")
+}
+
+func probeOut64(c, s, t *float64, wt float64) { panic("model: no assembly kernels") }
+
+func probeBad64(c1, s1, c2, s2 *float64, tol float64) bool { panic("model: no assembly kernels") }

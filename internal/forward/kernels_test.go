@@ -174,3 +174,109 @@ func TestKernels64(t *testing.T) {
 		same("siluMul", h, want)
 	}
 }
+
+// TestProbeKernels checks the β probe's assembly kernels bit for bit
+// against the Go loops of probe.go they replace, on lanes in every case:
+// the gate above hi or below lo with the projection of either sign or 0,
+// then one lane inside (lo, hi) and one not finite (the Go loop's).
+func TestProbeKernels(t *testing.T) {
+	if !useAVX {
+		t.Skip("no assembly kernels on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const L = 32
+	hi, lo := siluRange[float32]()
+	g, pg, pv, vc := make([]float32, L), make([]float32, L), make([]float32, L), make([]float32, L)
+	for l := range g {
+		g[l] = float32(hi) + float32(rng.ExpFloat64()*40)
+		if l%2 == 1 {
+			g[l] = float32(lo) - float32(rng.ExpFloat64()*40)
+		}
+		pg[l] = float32(rng.NormFloat64() * 30)
+		if l%5 == 0 {
+			pg[l] = 0
+		}
+		pv[l], vc[l] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	g[6] = hi // on the edges: hi − g = 0
+	g[9] = lo
+	ref := func() (t1, t2 []float64, delta float64) {
+		t1, t2, delta = make([]float64, L), make([]float64, L), -1
+		for l, g0 := range g {
+			dg, dv := float64(pg[l]), float64(pv[l])
+			switch {
+			case g0 >= hi:
+				if dg > 0 {
+					delta = max(delta, float64(hi-g0)/dg)
+				}
+				t1[l], t2[l] = dg*float64(vc[l])+float64(g0)*dv, dg*dv
+			case g0 <= lo:
+				if dg < 0 {
+					delta = max(delta, float64(lo-g0)/dg)
+				}
+			}
+		}
+		return t1, t2, delta
+	}
+	t1, t2 := make([]float64, L), make([]float64, L)
+	var dmax [4]float64
+	f := probeUnit64(&g[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0])
+	w1, w2, wd := ref()
+	if f != 3 {
+		t.Errorf("flags %b, want 11", f)
+	}
+	if d := max(-1, dmax[0], dmax[1], dmax[2], dmax[3]); d != wd {
+		t.Errorf("δ bound %v, want %v", d, wd)
+	}
+	for l := range t1 {
+		if math.Float64bits(t1[l]) != math.Float64bits(w1[l]) || math.Float64bits(t2[l]) != math.Float64bits(w2[l]) {
+			t.Errorf("lane %d: t1, t2 = %v, %v, want %v, %v", l, t1[l], t2[l], w1[l], w2[l])
+		}
+	}
+	// probeOut64 and probeBad64 on these coefficients.
+	c, s := make([]float64, L), make([]float64, L)
+	x := make([]float32, L)
+	for l := range x {
+		x[l] = float32(rng.NormFloat64())
+	}
+	probeInit64(&c[0], &s[0], &x[0])
+	wc, ws := make([]float64, L), make([]float64, L)
+	for l := range x {
+		wc[l], ws[l] = float64(x[l]), math.Abs(float64(x[l]))
+	}
+	probeOut64(&c[0], &s[0], &t1[0], 0.375)
+	for l, v := range w1 {
+		if v != 0 {
+			wc[l] += 0.375 * v
+			ws[l] += math.Abs(0.375 * v)
+		}
+	}
+	for l := range c {
+		if math.Float64bits(c[l]) != math.Float64bits(wc[l]) || math.Float64bits(s[l]) != math.Float64bits(ws[l]) {
+			t.Errorf("probeOut64 lane %d: %v, %v, want %v, %v", l, c[l], s[l], wc[l], ws[l])
+		}
+	}
+	zero := make([]float64, L)
+	for _, tol := range []float64{0.5, 1.5} { // |c| ≤ s always: bad only below 1
+		want := false
+		for l := range c {
+			want = want || math.Abs(c[l]) > tol*s[l]
+		}
+		if got := probeBad64(&c[0], &s[0], &zero[0], &zero[0], tol); got != want {
+			t.Errorf("probeBad64 at tol %v = %v, want %v", tol, got, want)
+		}
+	}
+	// A lane in range, or not finite: the Go loop's (bit 2).
+	for _, v := range []float32{1.5, float32(math.Inf(1)), float32(math.NaN())} {
+		g2 := append([]float32(nil), g...)
+		g2[13] = v
+		if f := probeUnit64(&g2[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
+			t.Errorf("gate %v: not sent to the Go loop", v)
+		}
+	}
+	pv2 := append([]float32(nil), pv...)
+	pv2[2] = float32(math.Inf(-1))
+	if f := probeUnit64(&g[0], &pg[0], &pv2[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
+		t.Errorf("infinite projection: not sent to the Go loop")
+	}
+}

@@ -53,7 +53,7 @@ func newWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] 
 	w.h = make([]F, hid*L)
 	w.ir = make([]F, L)
 	if probe {
-		w.pr = &probeState[F]{x1: make([]F, p.T*p.nd*L), pg: make([]F, L), pv: make([]F, L),
+		w.pr = &probeState[F]{x1: make([]F, p.T*p.nd*L), mean: make([]F, p.maxV*L), pg: make([]F, L), pv: make([]F, L),
 			gates: make([]F, hid*L), vals: make([]F, hid*L), sat: true,
 			t1: make([]float64, L), t2: make([]float64, L),
 			c1: make([]float64, p.nd*L), c2: make([]float64, p.nd*L), s1: make([]float64, p.nd*L), s2: make([]float64, p.nd*L)}
