@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/tcforge/tcforge/sdk/bitvec"
 )
@@ -92,8 +93,20 @@ func (p *Program) fit(n int, opt Options) (workers, lanes int, err error) {
 // RunContext is Run, stopped when ctx ends: each worker checks ctx before
 // every sublayer of every batch (a block of the model at a time), so a
 // pass over a large model stops within one sublayer's work; the error is
-// then ctx's.
+// then ctx's. Under a context of WithTrace it reports the finished pass.
 func (p *Program) RunContext(ctx context.Context, inputs []bitvec.Vec, opt Options) (*Result, error) {
 	opt.ctx = ctx
-	return p.Run(inputs, opt)
+	done, _ := ctx.Value(traceKey{}).(func(PassInfo))
+	if done == nil {
+		return p.Run(inputs, opt)
+	}
+	t0 := time.Now()
+	res, err := p.Run(inputs, opt)
+	if err == nil {
+		took := time.Since(t0)
+		w := p.Work(len(inputs), opt)
+		w.Exps += res.SiLUExps
+		done(PassInfo{Samples: len(inputs), Float64: opt.Float64, ProbeBeta: opt.ProbeBeta, Beta: opt.Beta, Work: w, Took: took})
+	}
+	return res, err
 }

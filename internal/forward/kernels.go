@@ -110,15 +110,17 @@ func gather[F Float](d, buf []F, stride, off int, cols []int32, ws []F, w F) {
 
 // siluMul sets h[l] *= SiLU(g[l]). Beyond (lo, hi) SiLU in F is exactly
 // relu (the identity or 0), computed branch-free on the sign bit; inside,
-// the exact evaluation (rare on saturated units, so well predicted).
-func siluMul[F Float](h, g []F, lo, hi F) {
+// the exact evaluation (rare on saturated units, so well predicted). It
+// returns the exact evaluations (an exponential each).
+func siluMul[F Float](h, g []F, lo, hi F) int {
 	g = g[:len(h)]
 	if avx32[F](len(h)) && reluMul32(f32(h), f32(g), float32(lo), float32(hi)) {
-		return
+		return 0
 	}
 	if avx64[F](len(h)) && reluMul64(f64(h), f64(g), float64(lo), float64(hi)) {
-		return
+		return 0
 	}
+	exps := 0
 	if unsafe.Sizeof(lo) == 4 {
 		for l, x := range g {
 			b := *(*uint32)(unsafe.Pointer(&x))
@@ -126,10 +128,11 @@ func siluMul[F Float](h, g []F, lo, hi F) {
 			s := *(*F)(unsafe.Pointer(&b))
 			if x > lo && x < hi {
 				s = silu(x)
+				exps++
 			}
 			h[l] *= s
 		}
-		return
+		return exps
 	}
 	for l, x := range g {
 		b := *(*uint64)(unsafe.Pointer(&x))
@@ -137,9 +140,11 @@ func siluMul[F Float](h, g []F, lo, hi F) {
 		s := *(*F)(unsafe.Pointer(&b))
 		if x > lo && x < hi {
 			s = silu(x)
+			exps++
 		}
 		h[l] *= s
 	}
+	return exps
 }
 
 // fill sets d[l] = c + w·x[l].

@@ -22,6 +22,7 @@ type worker[F Float] struct {
 	g, h []F  // FFN gate and value per hidden unit × L
 	ir   []F  // L norm factors of one token
 	live bool // the static part lives
+	exps int64 // SiLU evaluated exactly, lane by lane (siluMul), this pass
 	// per-lane scratch of dynamic scores
 	sAcc  []float64
 	sSeen []bool
@@ -72,7 +73,7 @@ func getWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] 
 		}
 		p.idle = slices.Delete(p.idle, i, i+1)
 		p.idleMu.Unlock()
-		w.tp = tp
+		w.tp, w.exps = tp, 0
 		if !probe {
 			w.pr = nil // its buffers are not needed
 		} else {
@@ -296,7 +297,7 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 				w.lanes(gp, u, gc, xt, nil, G)
 				w.lanes(vp, u, vc, xt, nil, V)
 				copy(hr, V)
-				siluMul(hr, G, lo, hi)
+				w.exps += int64(siluMul(hr, G, lo, hi))
 				continue
 			}
 			gDyn := ir != nil || gp.isDyn[u]
@@ -319,7 +320,7 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 						hr[l] = vc
 					}
 				}
-				siluMul(hr, gr, lo, hi)
+				w.exps += int64(siluMul(hr, gr, lo, hi))
 			}
 		}
 		if probing {
