@@ -12,16 +12,16 @@ import (
 type worker[F Float] struct {
 	p    *Program
 	tp   *typed[F]
-	L, n int  // lane capacity, lanes in use
-	x    []F  // T × nd × L residual stream (dynamic part)
-	dlt  []F  // T × nd × L sublayer output, when not in place
-	v    []F  // T × ΣV-rows × L head values
-	invr []F  // T × L norm factors
-	sums []F  // ΣV-rows × L
-	acc  []F  // attention output of one query
-	g, h []F  // FFN gate and value per hidden unit × L
-	ir   []F  // L norm factors of one token
-	live bool // the static part lives
+	L, n int   // lane capacity, lanes in use
+	x    []F   // T × nd × L residual stream (dynamic part)
+	dlt  []F   // T × nd × L sublayer output, when not in place
+	v    []F   // T × ΣV-rows × L head values
+	invr []F   // T × L norm factors
+	sums []F   // ΣV-rows × L
+	acc  []F   // attention output of one query
+	g, h []F   // FFN gate and value per hidden unit × L
+	ir   []F   // L norm factors of one token
+	live bool  // the static part lives
 	exps int64 // SiLU evaluated exactly, lane by lane (siluMul), this pass
 	// per-lane scratch of dynamic scores
 	sAcc  []float64
