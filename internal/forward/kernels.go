@@ -1,6 +1,9 @@
 package forward
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // Inner loops of the forward pass, over the lanes (samples) of one row.
 // They are unrolled by 8 with the accumulators in locals, which the Go
@@ -108,11 +111,45 @@ func gather[F Float](d, buf []F, stride, off int, cols []int32, ws []F, w F) {
 	}
 }
 
+// siluCacheSize is the entries of a siluCache (a power of 2).
+const siluCacheSize = 1 << 10
+
+// siluCache remembers SiLU at recent arguments, by their bits: SiLU is a
+// pure function, so a hit gives the bits an evaluation would. Inside the
+// range where SiLU in F is not relu the arguments of a pass repeat (a
+// gate's pre-activation takes the few values its inputs' sums allow), and
+// the float64 pass evaluates there for every gate between −745 and −38.
+type siluCache struct {
+	key [siluCacheSize]uint64 // float64 bits of the argument; a NaN (never an argument) when empty
+	val [siluCacheSize]float64
+}
+
+func newSiLUCache() *siluCache {
+	c := &siluCache{}
+	for i := range c.key {
+		c.key[i] = 0x7ff8_0000_0000_0001
+	}
+	return c
+}
+
+// cachedSiLU returns silu(x), from c or evaluated (then true: an
+// exponential).
+func cachedSiLU[F Float](c *siluCache, x F) (F, bool) {
+	b := math.Float64bits(float64(x))
+	i := (b * 0x9e3779b97f4a7c15) >> (64 - 10)
+	if c.key[i] == b {
+		return F(c.val[i]), false
+	}
+	v := silu(x)
+	c.key[i], c.val[i] = b, float64(v)
+	return v, true
+}
+
 // siluMul sets h[l] *= SiLU(g[l]). Beyond (lo, hi) SiLU in F is exactly
 // relu (the identity or 0), computed branch-free on the sign bit; inside,
-// the exact evaluation (rare on saturated units, so well predicted). It
-// returns the exact evaluations (an exponential each).
-func siluMul[F Float](h, g []F, lo, hi F) int {
+// the exact evaluation (rare on saturated units, so well predicted),
+// through c. It returns the exact evaluations (an exponential each).
+func siluMul[F Float](h, g []F, lo, hi F, c *siluCache) int {
 	g = g[:len(h)]
 	if avx32[F](len(h)) && reluMul32(f32(h), f32(g), float32(lo), float32(hi)) {
 		return 0
@@ -127,8 +164,10 @@ func siluMul[F Float](h, g []F, lo, hi F) int {
 			b &^= uint32(int32(b) >> 31)
 			s := *(*F)(unsafe.Pointer(&b))
 			if x > lo && x < hi {
-				s = silu(x)
-				exps++
+				var ev bool
+				if s, ev = cachedSiLU(c, x); ev {
+					exps++
+				}
 			}
 			h[l] *= s
 		}
@@ -139,8 +178,10 @@ func siluMul[F Float](h, g []F, lo, hi F) int {
 		b &^= uint64(int64(b) >> 63)
 		s := *(*F)(unsafe.Pointer(&b))
 		if x > lo && x < hi {
-			s = silu(x)
-			exps++
+			var ev bool
+			if s, ev = cachedSiLU(c, x); ev {
+				exps++
+			}
 		}
 		h[l] *= s
 	}

@@ -84,7 +84,7 @@ func TestKernels32(t *testing.T) {
 			x := float64(g[l])
 			want[l] = float64(h[l]) * x / (1 + math.Exp(-x))
 		}
-		siluMul(h, g, -89, 17)
+		siluMul(h, g, -89, 17, newSiLUCache())
 		near("siluMul", h, want)
 	}
 }
@@ -170,7 +170,7 @@ func TestKernels64(t *testing.T) {
 				want[l] = h[l] * silu(g[l])
 			}
 		}
-		siluMul(h, g, -745, 38)
+		siluMul(h, g, -745, 38, newSiLUCache())
 		same("siluMul", h, want)
 	}
 }
@@ -278,5 +278,31 @@ func TestProbeKernels(t *testing.T) {
 	pv2[2] = float32(math.Inf(-1))
 	if f := probeUnit64(&g[0], &pg[0], &pv2[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
 		t.Errorf("infinite projection: not sent to the Go loop")
+	}
+}
+
+// TestSiLUCache checks that cachedSiLU gives silu's bits, hit or miss
+// (−0 and +0 apart), and evaluates a repeated argument once.
+func TestSiLUCache(t *testing.T) {
+	c := newSiLUCache()
+	args := []float64{-100, -37.5, -1, math.Copysign(0, -1), 0, 0.5, 20, -700}
+	evals := 0
+	for range 3 {
+		for _, x := range args {
+			v, ev := cachedSiLU(c, x)
+			if ev {
+				evals++
+			}
+			if math.Float64bits(v) != math.Float64bits(silu(x)) {
+				t.Errorf("SiLU(%v) = %v from the cache, want %v", x, v, silu(x))
+			}
+		}
+	}
+	if evals != len(args) {
+		t.Errorf("%d evaluations of %d arguments three times, want %d", evals, len(args), len(args))
+	}
+	v, _ := cachedSiLU(c, float32(-3))
+	if v != silu(float32(-3)) {
+		t.Errorf("float32 SiLU(−3) = %v, want %v", v, silu(float32(-3)))
 	}
 }

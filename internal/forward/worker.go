@@ -23,6 +23,7 @@ type worker[F Float] struct {
 	ir   []F   // L norm factors of one token
 	live bool  // the static part lives
 	exps int64 // SiLU evaluated exactly, lane by lane (siluMul), this pass
+	silu *siluCache
 	// per-lane scratch of dynamic scores
 	sAcc  []float64
 	sSeen []bool
@@ -31,7 +32,7 @@ type worker[F Float] struct {
 }
 
 func newWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] {
-	w := &worker[F]{p: p, tp: tp, L: L}
+	w := &worker[F]{p: p, tp: tp, L: L, silu: newSiLUCache()}
 	w.x = make([]F, p.T*p.nd*L)
 	if p.delta {
 		w.dlt = make([]F, p.T*p.nd*L)
@@ -297,7 +298,7 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 				w.lanes(gp, u, gc, xt, nil, G)
 				w.lanes(vp, u, vc, xt, nil, V)
 				copy(hr, V)
-				w.exps += int64(siluMul(hr, G, lo, hi))
+				w.exps += int64(siluMul(hr, G, lo, hi, w.silu))
 				continue
 			}
 			gDyn := ir != nil || gp.isDyn[u]
@@ -320,7 +321,7 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 						hr[l] = vc
 					}
 				}
-				w.exps += int64(siluMul(hr, gr, lo, hi))
+				w.exps += int64(siluMul(hr, gr, lo, hi, w.silu))
 			}
 		}
 		if probing {
