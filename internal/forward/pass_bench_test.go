@@ -3,7 +3,9 @@ package forward
 import (
 	"context"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/reifier"
@@ -17,7 +19,8 @@ import (
 // verification, its float64 pass, the β probe) on 64 samples of the
 // tokens-as-gates models of Keccak-f[400] at 6 rounds (reifier: 44 k
 // tokens, 38 blocks), the compiled Program reused as the host does:
-// float32, float32 probed (softmax), float64.
+// float32, float32 probed (softmax), float64. cpu-sec/op is the process's
+// user + system CPU time a pass, the figure to compare on a shared machine.
 func BenchmarkPass(b *testing.B) {
 	ctx := context.Background()
 	c := sdktest.Build(b, keccak.Plugin, map[string]any{"log_w": int64(4), "rate": int64(200), "rounds": int64(6)})
@@ -43,12 +46,23 @@ func BenchmarkPass(b *testing.B) {
 				continue
 			}
 			b.Run(string(mode)+"/"+bc.name, func(b *testing.B) {
+				c0 := cpuTime(b)
 				for b.Loop() {
 					if _, err := p.Run(in, bc.opt); err != nil {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric((cpuTime(b)-c0).Seconds()/float64(b.N), "cpu-sec/op")
 			})
 		}
 	}
+}
+
+// cpuTime returns the process's user + system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
