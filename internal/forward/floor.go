@@ -155,8 +155,11 @@ type Floor struct {
 }
 
 // Time returns the floor of a pass of work w: at the in-cache rate, and
-// at the out-of-cache one.
+// at the out-of-cache one (0 if a rate was not measured).
 func (f Floor) Time(w Work) (cache, mem time.Duration) {
+	if !(f.MACs > 0 && f.MACsMem > 0 && f.Exps > 0) {
+		return 0, 0
+	}
 	e := float64(w.Exps) / f.Exps
 	cache = time.Duration((float64(w.MACs)/f.MACs + e) * float64(time.Second))
 	mem = time.Duration((float64(w.MACs)/f.MACsMem + e) * float64(time.Second))
