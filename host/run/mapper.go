@@ -167,6 +167,9 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		mr.Err = fmt.Errorf("mapper %q: the model check would take about %d MiB (%d tokens, %d nonzero parameters), over its share of the host's memory bound, %d MiB (half of --memory, over the points checked at once); not checked", b.Name, need>>20, mr.Stats.Tokens, mr.Stats.ParamsNonzero, limit>>20)
 		return
 	}
+	if log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel {
+		ctx = forward.WithTrace(ctx, r.passLogger(ctx, log.With().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Logger()))
+	}
 	t0 = time.Now()
 	mr.Samples = len(in)
 	maxBytes := r.modelBytes(p)
@@ -220,6 +223,30 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).Int64("params_nonzero", mr.Stats.ParamsNonzero).
 		Float64("min_margin", mr.MinMargin).Float64("beta", mr.Beta).Float64("beta_min", mr.BetaMin).Float64("beta_bound", mr.BetaBound).Str("beta_method", mr.BetaMethod).
 		Dur("map_ms", mr.MapTime).Dur("verify_ms", mr.VerifyTime).Dur("search_ms", mr.SearchTime).Msg("model verified")
+}
+
+// passLogger returns the forward.WithTrace hook that logs each forward
+// pass of a model check at debug level: what it computed (forward.Work:
+// multiply-adds, exponentials), its time, the machine's floor for that
+// work (forward.Floor, measured once a run) in cache and out of it, and
+// the ratios of the pass's time to them.
+func (r *Runner) passLogger(ctx context.Context, log zerolog.Logger) func(forward.PassInfo) {
+	r.floorOnce.Do(func() {
+		r.floor = forward.MeasureFloor(ctx, 100*time.Millisecond)
+		r.Log.Debug().Float64("mac_per_s", r.floor.MACs).Float64("mac_mem_per_s", r.floor.MACsMem).Float64("exp_per_s", r.floor.Exps).
+			Msg("the machine's floor for the forward pass's kernels")
+	})
+	f := r.floor
+	return func(pi forward.PassInfo) {
+		cache, mem := f.Time(pi.Work)
+		format := "fp32"
+		if pi.Float64 {
+			format = "fp64"
+		}
+		log.Debug().Str("format", format).Bool("probe", pi.ProbeBeta).Float64("beta_override", pi.Beta).Int("samples", pi.Samples).
+			Int64("macs", pi.Work.MACs).Int64("exps", pi.Work.Exps).Dur("pass_ms", pi.Took).Dur("floor_ms", cache).Dur("floor_mem_ms", mem).
+			Float64("ratio", pi.Took.Seconds()/cache.Seconds()).Float64("ratio_mem", pi.Took.Seconds()/mem.Seconds()).Msg("forward pass")
+	}
 }
 
 // exactIn lists the formats of exact that are true, widest first.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/circuit"
@@ -131,6 +132,10 @@ type Runner struct {
 	// that Run does not ask the plugins the same questions again.
 	checkedMu sync.Mutex
 	checked   map[*config.Pipeline]*plugins
+	// floor is the machine's rate for the forward pass's kernels, measured
+	// once a run for the debug log's passes (passLogger).
+	floorOnce sync.Once
+	floor     forward.Floor
 }
 
 // plugins are one pipeline's opened plugins.

@@ -77,6 +77,10 @@ func (w *worker[F]) attention(s *tsub[F]) {
 		}
 		off += pr.n
 	}
+	var means [][]F
+	if s.probe != nil {
+		means = w.probeMeans(sums)
+	}
 	dst := w.x
 	if !s.inPlace {
 		dst = w.dlt
@@ -135,7 +139,7 @@ func (w *worker[F]) attention(s *tsub[F]) {
 					scale(acc[r*L:][:n], h.invZ[i])
 				}
 				if s.probe != nil {
-					w.probeAttnOut(h, nv, acc, sums[h.v], i)
+					w.probeAttnOut(h, nv, acc, means[h.v], i)
 				}
 			}
 			w.applyO(h, nv, acc, dst, i)

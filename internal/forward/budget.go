@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/tcforge/tcforge/sdk/bitvec"
 )
@@ -22,7 +23,7 @@ func (e *MemoryError) Error() string {
 
 // WorkerBytes returns the bytes of the buffers one worker of a pass with
 // options opt allocates to carry lanes samples through the model at once
-// (the residual stream, its delta, the V projections, the probe's copy),
+// (the residual stream, its delta, the V projections, the probe's copy and means),
 // the memory a pass needs beyond the Program itself: workers × WorkerBytes.
 func (p *Program) WorkerBytes(lanes int, opt Options) int64 {
 	f := int64(4)
@@ -50,7 +51,7 @@ func (p *Program) WorkerBytes(lanes int, opt Options) int64 {
 		n += T * nd * L
 	}
 	if opt.ProbeBeta {
-		n += T*nd*L + 2*hid*L + 2*L
+		n += T*nd*L + int64(p.maxV)*L + 2*hid*L + 2*L
 		n += (4*nd*L + 2*L) * 8 / f // float64 scratch
 	}
 	return f * n
@@ -92,8 +93,20 @@ func (p *Program) fit(n int, opt Options) (workers, lanes int, err error) {
 // RunContext is Run, stopped when ctx ends: each worker checks ctx before
 // every sublayer of every batch (a block of the model at a time), so a
 // pass over a large model stops within one sublayer's work; the error is
-// then ctx's.
+// then ctx's. Under a context of WithTrace it reports the finished pass.
 func (p *Program) RunContext(ctx context.Context, inputs []bitvec.Vec, opt Options) (*Result, error) {
 	opt.ctx = ctx
-	return p.Run(inputs, opt)
+	done, _ := ctx.Value(traceKey{}).(func(PassInfo))
+	if done == nil {
+		return p.Run(inputs, opt)
+	}
+	t0 := time.Now()
+	res, err := p.Run(inputs, opt)
+	if err == nil {
+		took := time.Since(t0)
+		w := p.Work(len(inputs), opt)
+		w.Exps += res.SiLUExps
+		done(PassInfo{Samples: len(inputs), Float64: opt.Float64, ProbeBeta: opt.ProbeBeta, Beta: opt.Beta, Work: w, Took: took})
+	}
+	return res, err
 }

@@ -1,6 +1,9 @@
 package forward
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // Inner loops of the forward pass, over the lanes (samples) of one row.
 // They are unrolled by 8 with the accumulators in locals, which the Go
@@ -9,10 +12,21 @@ import "unsafe"
 // f32 returns a pointer to xs[0] as a *float32 (F is float32).
 func f32[F Float](xs []F) *float32 { return (*float32)(unsafe.Pointer(&xs[0])) }
 
-// avx32 reports whether the assembly kernels apply: float32 and 32 lanes.
+// f64 returns a pointer to xs[0] as a *float64 (F is float64).
+func f64[F Float](xs []F) *float64 { return (*float64)(unsafe.Pointer(&xs[0])) }
+
+// avx32 reports whether the float32 assembly kernels apply: float32 and 32
+// lanes.
 func avx32[F Float](n int) bool {
 	var x F
 	return useAVX && unsafe.Sizeof(x) == 4 && n == 32
+}
+
+// avx64 reports whether the float64 assembly kernels apply: float64 and 32
+// lanes.
+func avx64[F Float](n int) bool {
+	var x F
+	return useAVX && unsafe.Sizeof(x) == 8 && n == 32
 }
 
 // axpy sets d[l] += w·x[l].
@@ -20,6 +34,10 @@ func axpy[F Float](d, x []F, w F) {
 	x = x[:len(d)]
 	if avx32[F](len(d)) {
 		axpy32(f32(d), f32(x), float32(w))
+		return
+	}
+	if avx64[F](len(d)) {
+		axpy64(f64(d), f64(x), float64(w))
 		return
 	}
 	i := 0
@@ -49,6 +67,14 @@ func gather[F Float](d, buf []F, stride, off int, cols []int32, ws []F, w F) {
 			wp = f32(ws[:len(cols)])
 		}
 		gather32(f32(d), f32(buf), 4*stride, 4*off, &cols[0], len(cols), wp, float32(w))
+		return
+	}
+	if avx64[F](n) && len(cols) > 0 {
+		var wp *float64
+		if ws != nil {
+			wp = f64(ws[:len(cols)])
+		}
+		gather64(f64(d), f64(buf), 8*stride, 8*off, &cols[0], len(cols), wp, float64(w))
 		return
 	}
 	i := 0
@@ -85,35 +111,81 @@ func gather[F Float](d, buf []F, stride, off int, cols []int32, ws []F, w F) {
 	}
 }
 
+// siluCacheSize is the entries of a siluCache (a power of 2).
+const siluCacheSize = 1 << 10
+
+// siluCache remembers SiLU at recent arguments, by their bits: SiLU is a
+// pure function, so a hit gives the bits an evaluation would. Inside the
+// range where SiLU in F is not relu the arguments of a pass repeat (a
+// gate's pre-activation takes the few values its inputs' sums allow), and
+// the float64 pass evaluates there for every gate between −745 and −38.
+type siluCache struct {
+	key [siluCacheSize]uint64 // float64 bits of the argument; a NaN (never an argument) when empty
+	val [siluCacheSize]float64
+}
+
+func newSiLUCache() *siluCache {
+	c := &siluCache{}
+	for i := range c.key {
+		c.key[i] = 0x7ff8_0000_0000_0001
+	}
+	return c
+}
+
+// cachedSiLU returns silu(x), from c or evaluated (then true: an
+// exponential).
+func cachedSiLU[F Float](c *siluCache, x F) (F, bool) {
+	b := math.Float64bits(float64(x))
+	i := (b * 0x9e3779b97f4a7c15) >> (64 - 10)
+	if c.key[i] == b {
+		return F(c.val[i]), false
+	}
+	v := silu(x)
+	c.key[i], c.val[i] = b, float64(v)
+	return v, true
+}
+
 // siluMul sets h[l] *= SiLU(g[l]). Beyond (lo, hi) SiLU in F is exactly
 // relu (the identity or 0), computed branch-free on the sign bit; inside,
-// the exact evaluation (rare on saturated units, so well predicted).
-func siluMul[F Float](h, g []F, lo, hi F) {
+// the exact evaluation (rare on saturated units, so well predicted),
+// through c. It returns the exact evaluations (an exponential each).
+func siluMul[F Float](h, g []F, lo, hi F, c *siluCache) int {
 	g = g[:len(h)]
 	if avx32[F](len(h)) && reluMul32(f32(h), f32(g), float32(lo), float32(hi)) {
-		return
+		return 0
 	}
+	if avx64[F](len(h)) && reluMul64(f64(h), f64(g), float64(lo), float64(hi)) {
+		return 0
+	}
+	exps := 0
 	if unsafe.Sizeof(lo) == 4 {
 		for l, x := range g {
 			b := *(*uint32)(unsafe.Pointer(&x))
 			b &^= uint32(int32(b) >> 31)
 			s := *(*F)(unsafe.Pointer(&b))
 			if x > lo && x < hi {
-				s = silu(x)
+				var ev bool
+				if s, ev = cachedSiLU(c, x); ev {
+					exps++
+				}
 			}
 			h[l] *= s
 		}
-		return
+		return exps
 	}
 	for l, x := range g {
 		b := *(*uint64)(unsafe.Pointer(&x))
 		b &^= uint64(int64(b) >> 63)
 		s := *(*F)(unsafe.Pointer(&b))
 		if x > lo && x < hi {
-			s = silu(x)
+			var ev bool
+			if s, ev = cachedSiLU(c, x); ev {
+				exps++
+			}
 		}
 		h[l] *= s
 	}
+	return exps
 }
 
 // fill sets d[l] = c + w·x[l].
@@ -121,6 +193,10 @@ func fill[F Float](d, x []F, c, w F) {
 	x = x[:len(d)]
 	if avx32[F](len(d)) {
 		fma32(f32(d), f32(x), float32(c), float32(w))
+		return
+	}
+	if avx64[F](len(d)) {
+		muladd64(f64(d), f64(x), float64(c), float64(w))
 		return
 	}
 	for l, v := range x {
@@ -132,6 +208,10 @@ func fill[F Float](d, x []F, c, w F) {
 func scale[F Float](d []F, s F) {
 	if avx32[F](len(d)) {
 		scale32(f32(d), float32(s))
+		return
+	}
+	if avx64[F](len(d)) {
+		scale64(f64(d), float64(s))
 		return
 	}
 	for l := range d {

@@ -166,3 +166,419 @@ rslow:
 	VZEROUPPER
 	MOVB $0, ret+24(FP)
 	RET
+
+// The float64 kernels below round every product and sum separately
+// (VMULPD, then VADDPD), as the Go loops of kernels.go do: the float64 pass
+// gives the same bits with or without them.
+
+// func gather64(d, buf *float64, stride, off int, cols *int32, ncols int, ws *float64, w float64)
+TEXT ·gather64(SB), NOSPLIT, $0-64
+	MOVQ d+0(FP), DI
+	MOVQ buf+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ off+24(FP), R9
+	MOVQ cols+32(FP), R10
+	MOVQ ncols+40(FP), CX
+	MOVQ ws+48(FP), R11
+	VBROADCASTSD w+56(FP), Y15
+	VMOVUPD 0(DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	VMOVUPD 128(DI), Y4
+	VMOVUPD 160(DI), Y5
+	VMOVUPD 192(DI), Y6
+	VMOVUPD 224(DI), Y7
+	ADDQ R9, SI
+	TESTQ CX, CX
+	JZ g64done
+	TESTQ R11, R11
+	JZ g64loop
+g64weighted:
+	VBROADCASTSD (R11), Y15
+	ADDQ $8, R11
+g64loop:
+	MOVLQSX (R10), AX
+	IMULQ R8, AX
+	VMULPD 0(SI)(AX*1), Y15, Y8
+	VMULPD 32(SI)(AX*1), Y15, Y9
+	VMULPD 64(SI)(AX*1), Y15, Y10
+	VMULPD 96(SI)(AX*1), Y15, Y11
+	VADDPD Y8, Y0, Y0
+	VADDPD Y9, Y1, Y1
+	VADDPD Y10, Y2, Y2
+	VADDPD Y11, Y3, Y3
+	VMULPD 128(SI)(AX*1), Y15, Y8
+	VMULPD 160(SI)(AX*1), Y15, Y9
+	VMULPD 192(SI)(AX*1), Y15, Y10
+	VMULPD 224(SI)(AX*1), Y15, Y11
+	VADDPD Y8, Y4, Y4
+	VADDPD Y9, Y5, Y5
+	VADDPD Y10, Y6, Y6
+	VADDPD Y11, Y7, Y7
+	ADDQ $4, R10
+	DECQ CX
+	JZ g64done
+	TESTQ R11, R11
+	JNZ g64weighted
+	JMP g64loop
+g64done:
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVUPD Y4, 128(DI)
+	VMOVUPD Y5, 160(DI)
+	VMOVUPD Y6, 192(DI)
+	VMOVUPD Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func axpy64(d, x *float64, w float64)
+TEXT ·axpy64(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSD w+16(FP), Y15
+	VMULPD 0(SI), Y15, Y0
+	VMULPD 32(SI), Y15, Y1
+	VMULPD 64(SI), Y15, Y2
+	VMULPD 96(SI), Y15, Y3
+	VMULPD 128(SI), Y15, Y4
+	VMULPD 160(SI), Y15, Y5
+	VMULPD 192(SI), Y15, Y6
+	VMULPD 224(SI), Y15, Y7
+	VADDPD 0(DI), Y0, Y0
+	VADDPD 32(DI), Y1, Y1
+	VADDPD 64(DI), Y2, Y2
+	VADDPD 96(DI), Y3, Y3
+	VADDPD 128(DI), Y4, Y4
+	VADDPD 160(DI), Y5, Y5
+	VADDPD 192(DI), Y6, Y6
+	VADDPD 224(DI), Y7, Y7
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVUPD Y4, 128(DI)
+	VMOVUPD Y5, 160(DI)
+	VMOVUPD Y6, 192(DI)
+	VMOVUPD Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func muladd64(d, x *float64, c, w float64)
+TEXT ·muladd64(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSD c+16(FP), Y14
+	VBROADCASTSD w+24(FP), Y15
+	VMULPD 0(SI), Y15, Y0
+	VMULPD 32(SI), Y15, Y1
+	VMULPD 64(SI), Y15, Y2
+	VMULPD 96(SI), Y15, Y3
+	VMULPD 128(SI), Y15, Y4
+	VMULPD 160(SI), Y15, Y5
+	VMULPD 192(SI), Y15, Y6
+	VMULPD 224(SI), Y15, Y7
+	VADDPD Y14, Y0, Y0
+	VADDPD Y14, Y1, Y1
+	VADDPD Y14, Y2, Y2
+	VADDPD Y14, Y3, Y3
+	VADDPD Y14, Y4, Y4
+	VADDPD Y14, Y5, Y5
+	VADDPD Y14, Y6, Y6
+	VADDPD Y14, Y7, Y7
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVUPD Y4, 128(DI)
+	VMOVUPD Y5, 160(DI)
+	VMOVUPD Y6, 192(DI)
+	VMOVUPD Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func scale64(d *float64, s float64)
+TEXT ·scale64(SB), NOSPLIT, $0-16
+	MOVQ d+0(FP), DI
+	VBROADCASTSD s+8(FP), Y15
+	VMULPD 0(DI), Y15, Y0
+	VMULPD 32(DI), Y15, Y1
+	VMULPD 64(DI), Y15, Y2
+	VMULPD 96(DI), Y15, Y3
+	VMULPD 128(DI), Y15, Y4
+	VMULPD 160(DI), Y15, Y5
+	VMULPD 192(DI), Y15, Y6
+	VMULPD 224(DI), Y15, Y7
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVUPD Y4, 128(DI)
+	VMOVUPD Y5, 160(DI)
+	VMOVUPD Y6, 192(DI)
+	VMOVUPD Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func reluMul64(h, gs *float64, lo, hi float64) bool
+TEXT ·reluMul64(SB), NOSPLIT, $0-33
+	MOVQ h+0(FP), DI
+	MOVQ gs+8(FP), SI
+	VBROADCASTSD lo+16(FP), Y14
+	VBROADCASTSD hi+24(FP), Y15
+	VXORPD Y12, Y12, Y12 // lanes in (lo, hi) or NaN, or'ed
+	MOVQ $0, CX
+r64check:
+	VMOVUPD (SI)(CX*1), Y0
+	VCMPPD $0x1e, Y14, Y0, Y8 // g > lo (GT_OQ)
+	VCMPPD $0x11, Y15, Y0, Y9 // g < hi (LT_OQ)
+	VANDPD Y9, Y8, Y8
+	VORPD Y8, Y12, Y12
+	VCMPPD $0x03, Y0, Y0, Y9 // NaN: unordered
+	VORPD Y9, Y12, Y12
+	ADDQ $32, CX
+	CMPQ CX, $256
+	JLT r64check
+	VMOVMSKPD Y12, AX
+	TESTL AX, AX
+	JNZ r64slow
+	VXORPD Y13, Y13, Y13
+	MOVQ $0, CX
+r64mul:
+	VMOVUPD (SI)(CX*1), Y0
+	VMAXPD Y13, Y0, Y0
+	VMULPD (DI)(CX*1), Y0, Y0
+	VMOVUPD Y0, (DI)(CX*1)
+	ADDQ $32, CX
+	CMPQ CX, $256
+	JLT r64mul
+	VZEROUPPER
+	MOVB $1, ret+32(FP)
+	RET
+r64slow:
+	VZEROUPPER
+	MOVB $0, ret+32(FP)
+	RET
+
+// The β probe's kernels (probe.go) over 32 lanes: float32 inputs, float64
+// arithmetic, each operation rounded as in the Go loops they replace.
+
+DATA probeAbs<>+0(SB)/8, $0x7fffffffffffffff
+GLOBL probeAbs<>(SB), RODATA|NOPTR, $8
+DATA probeNegInf<>+0(SB)/8, $0xfff0000000000000
+GLOBL probeNegInf<>(SB), RODATA|NOPTR, $8
+
+// func probeO32(d, a, m *float32, wt float32)
+TEXT ·probeO32(SB), NOSPLIT, $0-28
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ m+16(FP), DX
+	VBROADCASTSS wt+24(FP), Y14
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VSUBPS 0(DX), Y0, Y0      // a − m
+	VSUBPS 32(DX), Y1, Y1
+	VSUBPS 64(DX), Y2, Y2
+	VSUBPS 96(DX), Y3, Y3
+	VMULPS Y14, Y0, Y0        // wt·(a − m)
+	VMULPS Y14, Y1, Y1
+	VMULPS Y14, Y2, Y2
+	VMULPS Y14, Y3, Y3
+	VADDPS 0(DI), Y0, Y0      // d + …
+	VADDPS 32(DI), Y1, Y1
+	VADDPS 64(DI), Y2, Y2
+	VADDPS 96(DI), Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func probeInit64(c, s *float64, x *float32)
+TEXT ·probeInit64(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ x+16(FP), DX
+	VBROADCASTSD probeAbs<>(SB), Y15
+	MOVQ $0, CX
+	MOVQ $0, BX
+pi64loop:
+	VCVTPS2PD (DX)(BX*1), Y0
+	VMOVUPD Y0, (DI)(CX*1)
+	VANDPD Y15, Y0, Y0
+	VMOVUPD Y0, (SI)(CX*1)
+	ADDQ $32, CX
+	ADDQ $16, BX
+	CMPQ CX, $256
+	JLT pi64loop
+	VZEROUPPER
+	RET
+
+// func probeUnit64(gate, pg, pv, vc *float32, hi, lo float32, t1, t2, dmax *float64) int
+TEXT ·probeUnit64(SB), NOSPLIT, $0-72
+	MOVQ gate+0(FP), R8
+	MOVQ pg+8(FP), R9
+	MOVQ pv+16(FP), R10
+	MOVQ vc+24(FP), R11
+	VBROADCASTSS hi+32(FP), X12   // hi, float32
+	VBROADCASTSS lo+36(FP), X13   // lo, float32
+	MOVQ t1+40(FP), DI
+	MOVQ t2+48(FP), SI
+	MOVQ dmax+56(FP), DX
+	VCVTPS2PD X12, Y10            // hi, float64
+	VCVTPS2PD X13, Y11            // lo, float64
+	VXORPD Y15, Y15, Y15          // 0
+	VBROADCASTSD probeNegInf<>(SB), Y14 // running max of the candidates
+	VXORPD Y9, Y9, Y9             // slow lanes
+	VXORPD Y8, Y8, Y8             // t1 ≠ 0 lanes
+	VXORPD Y7, Y7, Y7             // t2 ≠ 0 lanes
+	MOVQ $0, CX                   // float32 offset
+	MOVQ $0, BX                   // float64 offset
+pu64loop:
+	VCVTPS2PD (R8)(CX*1), Y0      // g0
+	VCVTPS2PD (R9)(CX*1), Y1      // dg
+	VCVTPS2PD (R10)(CX*1), Y2     // dv
+	VCVTPS2PD (R11)(CX*1), Y3     // vc
+	// slow: a non-finite input (x·0 is NaN) or g0 in (lo, hi) or NaN.
+	VMULPD Y15, Y0, Y4
+	VMULPD Y15, Y1, Y5
+	VADDPD Y5, Y4, Y4
+	VMULPD Y15, Y2, Y5
+	VADDPD Y5, Y4, Y4
+	VMULPD Y15, Y3, Y5
+	VADDPD Y5, Y4, Y4
+	VCMPPD $0x03, Y4, Y4, Y4      // unordered
+	VORPD Y4, Y9, Y9
+	VCMPPD $0x1d, Y10, Y0, Y5     // mHi: g0 ≥ hi (GE_OQ)
+	VCMPPD $0x12, Y11, Y0, Y6     // mLo: g0 ≤ lo (LE_OQ)
+	VORPD Y6, Y5, Y4
+	VCMPPD $0x00, Y15, Y15, Y13   // all ones
+	VXORPD Y13, Y4, Y4            // neither
+	VORPD Y4, Y9, Y9
+	// candidates: (hi−g0)/dg where mHi and dg > 0; (lo−g0)/dg where mLo and dg < 0.
+	// (The divisions only where some lane has a candidate.)
+	VMOVUPS (R8)(CX*1), X4        // g0, float32
+	VCMPPD $0x1e, Y15, Y1, Y12    // dg > 0
+	VANDPD Y5, Y12, Y12
+	VMOVMSKPD Y12, AX
+	TESTL AX, AX
+	JZ pu64nohi
+	VBROADCASTSS hi+32(FP), X13
+	VSUBPS X4, X13, X13           // hi − g0 (float32)
+	VCVTPS2PD X13, Y13
+	VDIVPD Y1, Y13, Y13
+	VBLENDVPD Y12, Y13, Y14, Y13  // candidate or the running max
+	VMAXPD Y14, Y13, Y14
+pu64nohi:
+	VCMPPD $0x11, Y15, Y1, Y12    // dg < 0
+	VANDPD Y6, Y12, Y12
+	VMOVMSKPD Y12, AX
+	TESTL AX, AX
+	JZ pu64nolo
+	VBROADCASTSS lo+36(FP), X13
+	VSUBPS X4, X13, X13           // lo − g0 (float32)
+	VCVTPS2PD X13, Y13
+	VDIVPD Y1, Y13, Y13
+	VBLENDVPD Y12, Y13, Y14, Y13
+	VMAXPD Y14, Y13, Y14
+pu64nolo:
+	// t1 = dg·vc + g0·dv, t2 = dg·dv where mHi; 0 elsewhere.
+	VMULPD Y3, Y1, Y4
+	VMULPD Y2, Y0, Y6
+	VADDPD Y6, Y4, Y4
+	VANDPD Y5, Y4, Y4
+	VMULPD Y2, Y1, Y6
+	VANDPD Y5, Y6, Y6
+	VMOVUPD Y4, (DI)(BX*1)
+	VMOVUPD Y6, (SI)(BX*1)
+	VCMPPD $0x04, Y15, Y4, Y4     // t1 ≠ 0 (NEQ_UQ)
+	VORPD Y4, Y8, Y8
+	VCMPPD $0x04, Y15, Y6, Y6
+	VORPD Y6, Y7, Y7
+	ADDQ $16, CX
+	ADDQ $32, BX
+	CMPQ BX, $256
+	JLT pu64loop
+	VMOVUPD Y14, (DX)
+	VMOVMSKPD Y8, AX
+	VMOVMSKPD Y7, R12
+	VMOVMSKPD Y9, R13
+	XORQ R14, R14
+	TESTQ AX, AX
+	JZ pu64a
+	ORQ $1, R14
+pu64a:
+	TESTQ R12, R12
+	JZ pu64b
+	ORQ $2, R14
+pu64b:
+	TESTQ R13, R13
+	JZ pu64c
+	ORQ $4, R14
+pu64c:
+	MOVQ R14, ret+64(FP)
+	VZEROUPPER
+	RET
+
+// func probeOut64(c, s, t *float64, wt float64)
+TEXT ·probeOut64(SB), NOSPLIT, $0-32
+	MOVQ c+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ t+16(FP), DX
+	VBROADCASTSD wt+24(FP), Y14
+	VBROADCASTSD probeAbs<>(SB), Y13
+	VXORPD Y15, Y15, Y15
+	MOVQ $0, CX
+po64loop:
+	VMOVUPD (DX)(CX*1), Y0
+	VCMPPD $0x04, Y15, Y0, Y1     // t ≠ 0
+	VMULPD Y14, Y0, Y0            // wt·t
+	VMOVUPD (DI)(CX*1), Y2
+	VADDPD Y0, Y2, Y3
+	VBLENDVPD Y1, Y3, Y2, Y2
+	VMOVUPD Y2, (DI)(CX*1)
+	VANDPD Y13, Y0, Y0            // |wt·t|
+	VMOVUPD (SI)(CX*1), Y2
+	VADDPD Y0, Y2, Y3
+	VBLENDVPD Y1, Y3, Y2, Y2
+	VMOVUPD Y2, (SI)(CX*1)
+	ADDQ $32, CX
+	CMPQ CX, $256
+	JLT po64loop
+	VZEROUPPER
+	RET
+
+// func probeBad64(c1, s1, c2, s2 *float64, tol float64) bool
+TEXT ·probeBad64(SB), NOSPLIT, $0-41
+	MOVQ c1+0(FP), DI
+	MOVQ s1+8(FP), SI
+	MOVQ c2+16(FP), R8
+	MOVQ s2+24(FP), R9
+	VBROADCASTSD tol+32(FP), Y14
+	VBROADCASTSD probeAbs<>(SB), Y13
+	VXORPD Y12, Y12, Y12
+	MOVQ $0, CX
+pb64loop:
+	VMOVUPD (DI)(CX*1), Y0
+	VANDPD Y13, Y0, Y0
+	VMULPD (SI)(CX*1), Y14, Y1
+	VCMPPD $0x1e, Y1, Y0, Y0      // |c1| > tol·s1 (GT_OQ)
+	VORPD Y0, Y12, Y12
+	VMOVUPD (R8)(CX*1), Y0
+	VANDPD Y13, Y0, Y0
+	VMULPD (R9)(CX*1), Y14, Y1
+	VCMPPD $0x1e, Y1, Y0, Y0
+	VORPD Y0, Y12, Y12
+	ADDQ $32, CX
+	CMPQ CX, $256
+	JLT pb64loop
+	VMOVMSKPD Y12, AX
+	TESTL AX, AX
+	SETNE ret+40(FP)
+	VZEROUPPER
+	RET

@@ -16,3 +16,27 @@ func fma32(d, x *float32, c, w float32) { panic("model: no assembly kernels") }
 func scale32(d *float32, s float32) { panic("model: no assembly kernels") }
 
 func reluMul32(h, gs *float32, lo, hi float32) bool { panic("model: no assembly kernels") }
+
+func gather64(d, buf *float64, stride, off int, cols *int32, ncols int, ws *float64, w float64) {
+	panic("model: no assembly kernels")
+}
+
+func axpy64(d, x *float64, w float64) { panic("model: no assembly kernels") }
+
+func muladd64(d, x *float64, c, w float64) { panic("model: no assembly kernels") }
+
+func scale64(d *float64, s float64) { panic("model: no assembly kernels") }
+
+func reluMul64(h, gs *float64, lo, hi float64) bool { panic("model: no assembly kernels") }
+
+func probeO32(d, a, m *float32, wt float32) { panic("model: no assembly kernels") }
+
+func probeInit64(c, s *float64, x *float32) { panic("model: no assembly kernels") }
+
+func probeUnit64(gate, pg, pv, vc *float32, hi, lo float32, t1, t2, dmax *float64) int {
+	panic("model: no assembly kernels")
+}
+
+func probeOut64(c, s, t *float64, wt float64) { panic("model: no assembly kernels") }
+
+func probeBad64(c1, s1, c2, s2 *float64, tol float64) bool { panic("model: no assembly kernels") }

@@ -91,6 +91,7 @@ func (ps *probeSub) betaAt(i int, lam float64, T int) float64 {
 // probeState is a worker's record of the probe.
 type probeState[F Float] struct {
 	x1      []F       // T × nd × L: the λ-proportional part of the last softmax sublayer's output
+	mean    []F       // ΣV-rows × L: Σ_all v / T of the sublayer's V rows (probeMeans)
 	pending *probeSub // x1 holds a softmax sublayer's part not yet cancelled by an FFN
 	pg, pv  []F       // L: the gate and value projections of x1 for one unit
 	gates   []F       // hidden × L: a token's gate pre-activations
@@ -110,22 +111,43 @@ func (w *worker[F]) probeFail(err error) {
 }
 
 // probeAttnOut adds O·(acc − Σ_all v / T) of query i to x1: the part of
-// the head's output proportional to λ_i.
-func (w *worker[F]) probeAttnOut(h *thead[F], nv int, acc, sum []F, i int) {
+// the head's output proportional to λ_i. mean holds Σ_all v / T (V rows ×
+// L, probeMeans).
+func (w *worker[F]) probeAttnOut(h *thead[F], nv int, acc, mean []F, i int) {
 	p, L, n := w.p, w.L, w.n
-	T := F(p.T)
 	dt := w.pr.x1[i*p.nd*L : (i+1)*p.nd*L]
 	for r := 0; r < nv; r++ {
 		a, b := h.head.o.ptr[r], h.head.o.ptr[r+1]
-		ar, sr := acc[r*L:][:n], sum[r*L:][:n]
+		ar, mr := acc[r*L:][:n], mean[r*L:][:n]
 		for e := a; e < b; e++ {
 			d := dt[int(h.head.o.idx[e])*L:][:n]
 			wt := h.o[e]
+			if avx32[F](n) {
+				probeO32(f32(d), f32(ar), f32(mr), float32(wt))
+				continue
+			}
 			for l := range d {
-				d[l] += wt * (ar[l] - sr[l]/T)
+				d[l] += wt * (ar[l] - mr[l])
 			}
 		}
 	}
+}
+
+// probeMeans returns Σ_all v / T for the V sums of a softmax sublayer
+// (rows × L), once a sublayer instead of once a query.
+func (w *worker[F]) probeMeans(sums [][]F) [][]F {
+	T := F(w.p.T)
+	means := make([][]F, len(sums))
+	off := 0
+	for vi, sum := range sums {
+		m := w.pr.mean[off : off+len(sum)]
+		off += len(sum)
+		for l, x := range sum {
+			m[l] = x / T
+		}
+		means[vi] = m
+	}
+	return means
 }
 
 // probeFFN runs after the FFN of token t computed its hidden units: it
@@ -148,13 +170,18 @@ func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
 	hi, lo := siluRange[F]()
 	nh := s.gate.n
 	nd := p.nd
+	fast := avx32[F](n) // the assembly kernels, the same arithmetic
 	c1, c2, s1, s2 := w.pr.c1[:nd*L], w.pr.c2[:nd*L], w.pr.s1[:nd*L], w.pr.s2[:nd*L]
 	for k := 0; k < nd; k++ {
 		xs := x1t[k*L:][:n]
 		c1k, s1k := c1[k*L:][:n], s1[k*L:][:n]
-		for l, x := range xs {
-			v := float64(x)
-			c1k[l], s1k[l] = v, math.Abs(v)
+		if fast {
+			probeInit64(&c1k[0], &s1k[0], f32(xs))
+		} else {
+			for l, x := range xs {
+				v := float64(x)
+				c1k[l], s1k[l] = v, math.Abs(v)
+			}
 		}
 		clear(c2[k*L:][:n])
 		clear(s2[k*L:][:n])
@@ -162,6 +189,7 @@ func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
 	delta := -1.0
 	pg, pv := w.pr.pg[:n], w.pr.pv[:n]
 	t1s, t2s := w.pr.t1[:n], w.pr.t2[:n]
+	var dmax [4]float64
 	for u := 0; u < nh; u++ {
 		w.lanes(&s.gate, u, 0, x1t, nil, pg)
 		w.lanes(&s.value, u, 0, x1t, nil, pv)
@@ -170,6 +198,16 @@ func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
 		// t1s, t2s: the δ and δ² coefficients of the unit's output, per
 		// lane; any: one of them is not zero (zero terms add nothing).
 		any1, any2 := false, false
+		if fast {
+			// The candidates' maximum is the same in any order: every
+			// candidate is ≤ 0 and finite or −∞ (a signed zero's sign
+			// cannot change 1+δ).
+			if f := probeUnit64(f32(g), f32(pg), f32(pv), f32(vc), float32(hi), float32(lo), &t1s[0], &t2s[0], &dmax[0]); f&4 == 0 {
+				delta = max(delta, dmax[0], dmax[1], dmax[2], dmax[3])
+				w.probeOut(s, u, f&1 != 0, f&2 != 0)
+				continue
+			}
+		}
 		for l, g0 := range g {
 			dg, dv := float64(pg[l]), float64(pv[l])
 			var t1, t2 float64
@@ -193,37 +231,17 @@ func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
 			any1 = any1 || t1 != 0
 			any2 = any2 || t2 != 0
 		}
-		if !any1 && !any2 {
-			continue
-		}
-		for e := s.out.ptr[u]; e < s.out.ptr[u+1]; e++ {
-			k := int(s.out.idx[e]) * L
-			wt := float64(s.outW[e])
-			if any1 {
-				c1k, s1k := c1[k:][:n], s1[k:][:n]
-				for l, t1 := range t1s {
-					if t1 != 0 {
-						c1k[l] += wt * t1
-						s1k[l] += math.Abs(wt * t1)
-					}
-				}
-			}
-			if any2 {
-				c2k, s2k := c2[k:][:n], s2[k:][:n]
-				for l, t2 := range t2s {
-					if t2 != 0 {
-						c2k[l] += wt * t2
-						s2k[l] += math.Abs(wt * t2)
-					}
-				}
-			}
-		}
+		w.probeOut(s, u, any1, any2)
 	}
 	for j := 0; j < nd*L; j += L {
 		c1k, c2k, s1k, s2k := c1[j:][:n], c2[j:][:n], s1[j:][:n], s2[j:][:n]
 		bad := false
-		for l := range c1k {
-			bad = bad || math.Abs(c1k[l]) > probeTol*s1k[l] || math.Abs(c2k[l]) > probeTol*s2k[l]
+		if fast {
+			bad = probeBad64(&c1k[0], &s1k[0], &c2k[0], &s2k[0], probeTol)
+		} else {
+			for l := range c1k {
+				bad = bad || math.Abs(c1k[l]) > probeTol*s1k[l] || math.Abs(c2k[l]) > probeTol*s2k[l]
+			}
 		}
 		if !bad {
 			continue
@@ -240,5 +258,49 @@ func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
 	if delta > -1 {
 		lam := ps.lam[t] * (1 + delta)
 		w.pr.beta = max(w.pr.beta, ps.betaAt(t, lam, p.T))
+	}
+}
+
+// probeOut adds unit u's δ and δ² coefficients (probeState.t1, t2, per
+// lane) times its output weights to c1, c2 and their magnitudes to s1, s2,
+// the terms that are not zero only (zero terms add nothing); any1, any2:
+// some t1, t2 is not zero.
+func (w *worker[F]) probeOut(s *tsub[F], u int, any1, any2 bool) {
+	if !any1 && !any2 {
+		return
+	}
+	L, n := w.L, w.n
+	c1, c2, s1, s2 := w.pr.c1, w.pr.c2, w.pr.s1, w.pr.s2
+	t1s, t2s := w.pr.t1[:n], w.pr.t2[:n]
+	fast := avx32[F](n)
+	for e := s.out.ptr[u]; e < s.out.ptr[u+1]; e++ {
+		k := int(s.out.idx[e]) * L
+		wt := float64(s.outW[e])
+		if any1 {
+			c1k, s1k := c1[k:][:n], s1[k:][:n]
+			if fast {
+				probeOut64(&c1k[0], &s1k[0], &t1s[0], wt)
+			} else {
+				for l, t1 := range t1s {
+					if t1 != 0 {
+						c1k[l] += wt * t1
+						s1k[l] += math.Abs(wt * t1)
+					}
+				}
+			}
+		}
+		if any2 {
+			c2k, s2k := c2[k:][:n], s2[k:][:n]
+			if fast {
+				probeOut64(&c2k[0], &s2k[0], &t2s[0], wt)
+			} else {
+				for l, t2 := range t2s {
+					if t2 != 0 {
+						c2k[l] += wt * t2
+						s2k[l] += math.Abs(wt * t2)
+					}
+				}
+			}
+		}
 	}
 }

@@ -58,6 +58,9 @@ type Result struct {
 	WorstSample, WorstOutput int
 	// Beta is the probe's bound (with Options.ProbeBeta).
 	Beta *BetaBound
+	// SiLUExps counts the lanes whose SiLU the pass evaluated exactly
+	// (inside the range where it is not relu in F): an exponential each.
+	SiLUExps int64
 }
 
 // Forward compiles m and runs it on inputs.
@@ -158,6 +161,11 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 			}()
 			w := getWorker(p, tp, lanes, opt.ProbeBeta)
 			defer putWorker(p, w)
+			defer func() {
+				mu.Lock()
+				res.SiLUExps += w.exps
+				mu.Unlock()
+			}()
 			defer func() {
 				if !opt.ProbeBeta {
 					return

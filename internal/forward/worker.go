@@ -12,16 +12,18 @@ import (
 type worker[F Float] struct {
 	p    *Program
 	tp   *typed[F]
-	L, n int  // lane capacity, lanes in use
-	x    []F  // T × nd × L residual stream (dynamic part)
-	dlt  []F  // T × nd × L sublayer output, when not in place
-	v    []F  // T × ΣV-rows × L head values
-	invr []F  // T × L norm factors
-	sums []F  // ΣV-rows × L
-	acc  []F  // attention output of one query
-	g, h []F  // FFN gate and value per hidden unit × L
-	ir   []F  // L norm factors of one token
-	live bool // the static part lives
+	L, n int   // lane capacity, lanes in use
+	x    []F   // T × nd × L residual stream (dynamic part)
+	dlt  []F   // T × nd × L sublayer output, when not in place
+	v    []F   // T × ΣV-rows × L head values
+	invr []F   // T × L norm factors
+	sums []F   // ΣV-rows × L
+	acc  []F   // attention output of one query
+	g, h []F   // FFN gate and value per hidden unit × L
+	ir   []F   // L norm factors of one token
+	live bool  // the static part lives
+	exps int64 // SiLU evaluated exactly, lane by lane (siluMul), this pass
+	silu *siluCache
 	// per-lane scratch of dynamic scores
 	sAcc  []float64
 	sSeen []bool
@@ -30,7 +32,7 @@ type worker[F Float] struct {
 }
 
 func newWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] {
-	w := &worker[F]{p: p, tp: tp, L: L}
+	w := &worker[F]{p: p, tp: tp, L: L, silu: newSiLUCache()}
 	w.x = make([]F, p.T*p.nd*L)
 	if p.delta {
 		w.dlt = make([]F, p.T*p.nd*L)
@@ -53,7 +55,7 @@ func newWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] 
 	w.h = make([]F, hid*L)
 	w.ir = make([]F, L)
 	if probe {
-		w.pr = &probeState[F]{x1: make([]F, p.T*p.nd*L), pg: make([]F, L), pv: make([]F, L),
+		w.pr = &probeState[F]{x1: make([]F, p.T*p.nd*L), mean: make([]F, p.maxV*L), pg: make([]F, L), pv: make([]F, L),
 			gates: make([]F, hid*L), vals: make([]F, hid*L), sat: true,
 			t1: make([]float64, L), t2: make([]float64, L),
 			c1: make([]float64, p.nd*L), c2: make([]float64, p.nd*L), s1: make([]float64, p.nd*L), s2: make([]float64, p.nd*L)}
@@ -72,7 +74,7 @@ func getWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] 
 		}
 		p.idle = slices.Delete(p.idle, i, i+1)
 		p.idleMu.Unlock()
-		w.tp = tp
+		w.tp, w.exps = tp, 0
 		if !probe {
 			w.pr = nil // its buffers are not needed
 		} else {
@@ -296,7 +298,7 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 				w.lanes(gp, u, gc, xt, nil, G)
 				w.lanes(vp, u, vc, xt, nil, V)
 				copy(hr, V)
-				siluMul(hr, G, lo, hi)
+				w.exps += int64(siluMul(hr, G, lo, hi, w.silu))
 				continue
 			}
 			gDyn := ir != nil || gp.isDyn[u]
@@ -319,7 +321,7 @@ func (w *worker[F]) ffn(s *tsub[F]) {
 						hr[l] = vc
 					}
 				}
-				siluMul(hr, gr, lo, hi)
+				w.exps += int64(siluMul(hr, gr, lo, hi, w.silu))
 			}
 		}
 		if probing {

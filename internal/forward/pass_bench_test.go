@@ -1,0 +1,68 @@
+package forward
+
+import (
+	"context"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/reifier"
+	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/model"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// BenchmarkPass times the forward passes of a model check (host/run's
+// verification, its float64 pass, the β probe) on 64 samples of the
+// tokens-as-gates models of Keccak-f[400] at 6 rounds (reifier: 44 k
+// tokens, 38 blocks), the compiled Program reused as the host does:
+// float32, float32 probed (softmax), float64. cpu-sec/op is the process's
+// user + system CPU time a pass, the figure to compare on a shared machine.
+func BenchmarkPass(b *testing.B) {
+	ctx := context.Background()
+	c := sdktest.Build(b, keccak.Plugin, map[string]any{"log_w": int64(4), "rate": int64(200), "rounds": int64(6)})
+	l, err := reifier.Compile(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []model.AttnMode{model.Hard, model.Softmax} {
+		m, err := tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: mode})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := Compile(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 64, p.nIn)
+		for _, bc := range []struct {
+			name string
+			opt  Options
+		}{{"fp32", Options{}}, {"fp32-probe", Options{ProbeBeta: true}}, {"fp64", Options{Float64: true}}} {
+			if bc.opt.ProbeBeta && mode != model.Softmax {
+				continue
+			}
+			b.Run(string(mode)+"/"+bc.name, func(b *testing.B) {
+				c0 := cpuTime(b)
+				for b.Loop() {
+					if _, err := p.Run(in, bc.opt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric((cpuTime(b)-c0).Seconds()/float64(b.N), "cpu-sec/op")
+			})
+		}
+	}
+}
+
+// cpuTime returns the process's user + system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
