@@ -1,7 +1,6 @@
 package tokensasstates
 
 import (
-	"context"
 	"math"
 	"slices"
 	"strconv"
@@ -35,20 +34,6 @@ type level struct {
 	cleared int // slots of the level below to clear
 }
 
-// unitClasses sets, per level, the fetched combinations (an offset r ≠ 0
-// and a normalised Σ w·slot on token z − r) and the unit classes.
-func (mp *mapping) unitClasses(ctx context.Context) error {
-	top := mp.top
-	mp.lv = make([]level, top+1)
-	for L := 1; L <= top; L++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		mp.classesAt(L)
-	}
-	return nil
-}
-
 // classesAt sets level L's fetched combinations and unit classes: one
 // class a gate, alike on every token it sits on, reading its token's
 // slots and fetched combinations. A wide level has hundreds of
@@ -57,7 +42,7 @@ func (mp *mapping) unitClasses(ctx context.Context) error {
 // is allocated only when its key is new (map lookups by string(bytes) do
 // not allocate).
 func (mp *mapping) classesAt(L int) {
-	gs, parts, slot, nSlots, bound, lv, rel, mass := mp.gs, mp.parts, mp.slot, mp.nSlots, mp.bound, mp.lv, mp.rel, mp.mass
+	gs, parts, slot, bound, lv, rel, mass := mp.gs, mp.parts, mp.slot, mp.bound, mp.lv, mp.rel, mp.mass
 	order, outs := mp.instances(L)
 	var kb keyBuf
 	combosAt, slotsAt := mp.remotes(L, order, &kb)
@@ -143,7 +128,6 @@ func (mp *mapping) classesAt(L int) {
 				toks: []int32{in.t}, thr: []int64{thr}, bound: bnd, wabs: wabs})
 		}
 	}
-	lv[L].cleared = nSlots[L-1]
 }
 
 // inst is a gate instance: gate g of a level on token t.
