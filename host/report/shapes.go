@@ -142,7 +142,13 @@ func writeShapes(w io.Writer, res *run.Result) error {
 	if rows == nil {
 		return nil
 	}
-	fmt.Fprintf(w, "\n  shapes beside well-known transformers (reference rows: published shapes, parameters computed from them)\n")
+	return writeShapeRows(w, "\n  shapes beside well-known transformers (reference rows: published shapes, parameters computed from them)\n", rows)
+}
+
+// writeShapeRows prints title, then rows as a right-aligned table under
+// shapeHead.
+func writeShapeRows(w io.Writer, title string, rows []ShapeRow) error {
+	fmt.Fprint(w, title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(shapeHead[:], "\t")+"\t")
 	for _, r := range rows {
@@ -160,13 +166,7 @@ func WriteAllShapes(w io.Writer, results []*run.Result) error {
 	if rows == nil {
 		return nil
 	}
-	fmt.Fprintf(w, "\nfrontier: every pipeline's verified models beside well-known transformers (reference rows: published shapes, parameters computed from them)\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(shapeHead[:], "\t")+"\t")
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r.cells(), "\t")+"\t")
-	}
-	return tw.Flush()
+	return writeShapeRows(w, "\nfrontier: every pipeline's verified models beside well-known transformers (reference rows: published shapes, parameters computed from them)\n", rows)
 }
 
 // ShapesSVG plots the shape comparison: blocks (x) against FFN width,
