@@ -20,10 +20,11 @@ import (
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
-// sha256Check loads a stock model of SHA-256 (message and digest bits
-// most significant first, as FIPS 180-4 writes them) and hashes every
-// message of a file of hex messages with it, comparing each digest with
-// hashlib.sha256 (rounds "full") or printing the digests.
+// sha256Check loads a stock model of SHA-256 or SHA-224 (message and
+// digest bits most significant first, as FIPS 180-4 writes them) and
+// hashes every message of a file of hex messages with it, comparing each
+// digest with hashlib's (argument 3 "full"; argument 4 names the hash) or
+// printing the digests.
 const sha256Check = `
 import sys, hashlib, torch, tcforge_torch
 m = tcforge_torch.load(sys.argv[1])
@@ -32,8 +33,8 @@ bits = torch.tensor([[(x[j // 8] >> (7 - j % 8)) & 1 for j in range(8 * len(x))]
 out = m.run(bits).tolist()
 digests = [bytes(sum(int(o[8 * j + i]) << (7 - i) for i in range(8)) for j in range(len(o) // 8)) for o in out]
 if sys.argv[3] == "full":
-    equal = sum(d == hashlib.sha256(x).digest() for d, x in zip(digests, msgs))
-    print(f"{equal} of {len(msgs)} digests equal hashlib.sha256")
+    equal = sum(d == hashlib.new(sys.argv[4], x).digest() for d, x in zip(digests, msgs))
+    print(f"{equal} of {len(msgs)} digests equal hashlib.{sys.argv[4]}")
 else:
     print("\n".join(d.hex() for d in digests))
 `
@@ -41,27 +42,33 @@ else:
 // TestStockSHA256 maps SHA-256 over fusion (max_weight 2¹⁶: 8-bit chunks)
 // with tokens-as-states' defaults (32 tokens, one a bit position),
 // exports the model and runs it in stock PyTorch modules
-// (nn.TransformerEncoder loaded with strict=True) on 64 random 55-byte
-// messages: at 8 rounds against the layered circuit (which the host's
-// float32 pass must equal too); with TCFORGE_HEAVY=1 also at full rounds
-// (320 stock layers; 9 min 23 s and 5.9 GB peak RSS on the loaded 2-core
-// machine) against hashlib.sha256 and crypto/sha256.
+// (nn.TransformerEncoder loaded with strict=True) on 64 random messages
+// (55 bytes a block): at 8 rounds against the layered circuit (which the
+// host's float32 pass must equal too); with TCFORGE_HEAVY=1 also at full
+// rounds (320 stock layers, minutes; and SHA-224) against hashlib and
+// crypto/sha256. The models stay within the issue's bounds (d_model ≤ 512,
+// FFN ≤ 4,096, ≤ 500 M dense parameters). SHA-256 of two blocks (641
+// layers) is not run here: its PyTorch process passed 9 GB resident and
+// was stopped on the shared machine (TestSHA2 checks its host pass).
 func TestStockSHA256(t *testing.T) {
 	needTorch(t)
 	tests := []struct {
-		rounds int
-		heavy  bool
+		preset         string
+		rounds, blocks int
+		heavy          bool
+		maxDense       int64
 	}{
-		{8, false},
-		{64, true},
+		{"sha256", 8, 1, false, 500e6},
+		{"sha256", 64, 1, true, 500e6},
+		{"sha224", 64, 1, true, 500e6},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("rounds=%d", tt.rounds), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s,rounds=%d,blocks=%d", tt.preset, tt.rounds, tt.blocks), func(t *testing.T) {
 			if tt.heavy {
-				sdktest.Heavy(t, "full SHA-256 in stock PyTorch (320 layers, 6 GB, minutes)")
+				sdktest.Heavy(t, "full SHA-2 in stock PyTorch (320 or 641 layers, GBs, minutes)")
 			}
 			ctx := context.Background()
-			c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(tt.rounds)})
+			c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": tt.preset, "rounds": int64(tt.rounds), "blocks": int64(tt.blocks)})
 			l, err := fusion.Compile(ctx, c, fusion.Options{MaxSum: 1 << 16})
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +112,13 @@ func TestStockSHA256(t *testing.T) {
 				for j := range l.NumOutputs() {
 					d[j/8] |= byte(want[i].Get(j)) << (7 - j%8)
 				}
-				if sum := sha256.Sum256(msgs[i]); tt.rounds == 64 && string(d) != string(sum[:]) {
+				sum := sha256.Sum256(msgs[i])
+				if tt.preset == "sha224" {
+					s := sha256.Sum224(msgs[i])
+					sum = [32]byte{}
+					copy(sum[:], s[:])
+				}
+				if tt.rounds == 64 && string(d) != string(sum[:len(d)]) {
 					t.Fatalf("message %d: the layered circuit's digest differs from crypto/sha256", i)
 				}
 				wantHex.WriteString(hex.EncodeToString(d) + "\n")
@@ -123,17 +136,20 @@ func TestStockSHA256(t *testing.T) {
 			if tt.rounds == 64 {
 				mode = "full"
 			}
-			got := runPython(t, dir, sha256Check, info.Config, msgFile, mode)
+			got := runPython(t, dir, sha256Check, info.Config, msgFile, mode, tt.preset)
 			if tt.rounds == 64 {
-				if w := fmt.Sprintf("%d of %d digests equal hashlib.sha256", len(msgs), len(msgs)); strings.TrimSpace(got) != w {
+				if w := fmt.Sprintf("%d of %d digests equal hashlib.%s", len(msgs), len(msgs), tt.preset); strings.TrimSpace(got) != w {
 					t.Errorf("stock PyTorch: %s, want %s", strings.TrimSpace(got), w)
 				}
 			} else if got != wantHex.String() {
 				t.Errorf("stock PyTorch digests\n%s\nlayered circuit\n%s", got, wantHex.String())
 			}
 			s := m.Stats()
-			t.Logf("%d rounds: depth %d; tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params dense %d nonzero %d; attrs %v; margin %.6f",
-				tt.rounds, l.Depth(), s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, m.Attrs, host.MinMargin)
+			if s.DModel > 512 || s.FFNHidden > 4096 || s.ParamsDense > tt.maxDense {
+				t.Errorf("d_model %d, FFN %d, %d dense parameters; want ≤ 512, ≤ 4,096, ≤ %d", s.DModel, s.FFNHidden, s.ParamsDense, tt.maxDense)
+			}
+			t.Logf("%s, %d rounds, %d blocks: depth %d; tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params dense %d nonzero %d; attrs %v; margin %.6f",
+				tt.preset, tt.rounds, tt.blocks, l.Depth(), s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, m.Attrs, host.MinMargin)
 		})
 	}
 }

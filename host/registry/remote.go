@@ -94,7 +94,7 @@ func remotePlugin(c *wire.Client) (sdk.Plugin, error) {
 
 // call runs method with pass's parameters; a parameter the plugin blamed
 // becomes an *sdk.ParamError in the error's chain.
-func (r remote) call(ctx context.Context, method string, pass *sdk.Pass, in []byte, t *wire.CallTimes) ([]byte, error) {
+func (r remote) call(ctx context.Context, method string, pass *sdk.Pass, in [][]byte, t *wire.CallTimes) ([]byte, error) {
 	pj, err := pass.Params.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %s: encoding parameters: %w", r.c.Name(), method, err)
@@ -136,18 +136,19 @@ func (r remote) build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, er
 		return nil, err
 	}
 	t0 := time.Now()
-	var circ circuit.Circuit
-	if err := circ.UnmarshalBinary(out); err != nil {
+	// out is ours: a flat blob's arrays are taken in place.
+	circ, err := circuit.DecodeView(out)
+	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Build: %w", r.c.Name(), err)
 	}
 	t.Decode = time.Since(t0)
 	r.c.LogCall("Build", &t)
-	return &circ, nil
+	return circ, nil
 }
 
 // reference is Construction.Reference over RPC.
 func (r remote) reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitvec.Vec, error) {
-	out, err := r.call(ctx, "Reference", pass, wire.EncodeVecs(inputs), nil)
+	out, err := r.call(ctx, "Reference", pass, [][]byte{wire.EncodeVecs(inputs)}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +166,7 @@ func (r remote) layer(ctx context.Context, pass *sdk.Pass, circ *circuit.Circuit
 	}
 	var t wire.CallTimes
 	t0 := time.Now()
-	in, err := circ.MarshalBinary()
+	in, err := encode(circ, r.c.Flat())
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: encoding the circuit: %w", r.c.Name(), err)
 	}
@@ -184,6 +185,16 @@ func (r remote) layer(ctx context.Context, pass *sdk.Pass, circ *circuit.Circuit
 	return &lc, nil
 }
 
+// encode returns a logic circuit's blob as parts: its flat encoding (its
+// own arrays, no copy) if flat, else its packed one.
+func encode(c *circuit.Circuit, flat bool) ([][]byte, error) {
+	if flat {
+		return c.MarshalFlat(), nil
+	}
+	b, err := c.MarshalBinary()
+	return [][]byte{b}, err
+}
+
 // mapModel is Mapper.Map over RPC.
 func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circuit) (*model.Model, error) {
 	if lc == nil {
@@ -196,7 +207,7 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", r.c.Name(), err)
 	}
 	t.Encode = time.Since(t0)
-	out, err := r.call(ctx, "Map", pass, in, &t)
+	out, err := r.call(ctx, "Map", pass, [][]byte{in}, &t)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,12 @@ func serveFixture(name string) {
 		serve.Main(bigPlugin())
 	case "tiny-mapper":
 		serve.Main(tinyMapper())
+	case "automtls":
+		// A plugin built against an SDK before P-256 TLS: go-plugin's
+		// AutoMTLS answers the host's certificate.
+		cfg := wire.ServeConfig(describer{toyPlugin().Describe()}, sdk.ProtocolVersion)
+		cfg.TLSProvider = nil
+		plugin.Serve(cfg)
 	case "badproto":
 		plugin.Serve(wire.ServeConfig(describer{toyPlugin().Describe()}, sdk.ProtocolVersion+98))
 	case "liar":
@@ -329,7 +335,7 @@ func TestDescribeRoundTrip(t *testing.T) {
 }
 
 func TestConstructionOverRPC(t *testing.T) {
-	c, _ := mustLaunch(t, "toy", "toy")
+	c, logs := mustLaunch(t, "toy", "toy")
 	p := c.Plugin().(*sdk.Construction)
 	ctx := context.Background()
 	ps := params(t, p, map[string]any{"n": int64(7)})
@@ -337,6 +343,10 @@ func TestConstructionOverRPC(t *testing.T) {
 	circ, err := p.Build(ctx, ps)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The circuit came in its flat encoding, taken in place and checked.
+	if e := logs.waitEvent(t, "call done"); e["call"] != "Build" || e["flat"] != true {
+		t.Errorf("plugin's call log %v: want Build answered flat", e)
 	}
 	if got := circ.Attrs["n"]; got != 7 {
 		t.Errorf("Attrs[n] = %d, want 7", got)
@@ -553,6 +563,32 @@ func TestContextDeadline(t *testing.T) {
 	}
 	if _, err := p.Build(context.Background(), params(t, p, nil)); err != nil {
 		t.Errorf("call after a deadline: %v", err)
+	}
+}
+
+// TestLaunchTLS checks which TLS a plugin's connection uses: P-256 keys
+// with the plugin's certificate pinned through its blob directory, or
+// go-plugin's AutoMTLS with a plugin built against an older SDK; both
+// connect.
+func TestLaunchTLS(t *testing.T) {
+	tests := []struct{ fixture, want string }{
+		{"toy", "p256-pinned"},
+		{"automtls", "automtls"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			c, buf := mustLaunch(t, tt.fixture, "toy")
+			if c.Describe().Name != "toy" {
+				t.Errorf("Describe().Name = %q, want toy", c.Describe().Name)
+			}
+			// Logic circuits go flat to a plugin of this SDK only.
+			if want := tt.fixture == "toy"; c.Flat() != want {
+				t.Errorf("Flat() = %v, want %v", c.Flat(), want)
+			}
+			if e := buf.waitEvent(t, "plugin launched"); e["tls"] != tt.want {
+				t.Errorf("launch log %v: tls %v, want %q", e, e["tls"], tt.want)
+			}
+		})
 	}
 }
 

@@ -48,6 +48,19 @@ const (
 	blobFilesVersion = "1"
 	// blobFilePrefix starts every blob file's name.
 	blobFilePrefix = "blob-"
+	// mdFlat, in Describe's answer headers, says the plugin reads the
+	// flat encoding of logic circuits (binenc's flat layout:
+	// circuit.DecodeView); in a call's metadata, that the host does.
+	// Either side sends a logic circuit flat only to a side that reads it
+	// and where blobs cross as files: a flat blob is about 1.7 times the
+	// packed size, written and read without work per element. (Layered
+	// circuits stay packed: flat, with every repeated row in full, a
+	// SHA3-256 one is 7.7 times the packed size, and moving those bytes
+	// through a file cost more than encoding and decoding them; see
+	// docs/design.md, "Blob files".)
+	mdFlat = "tcforge-flat"
+	// flatVersion is the version of the flat encodings both sides agree on.
+	flatVersion = "1"
 )
 
 // castagnoli is the CRC-32C table (hardware-accelerated on amd64, arm64).
@@ -139,14 +152,20 @@ func checkBlobDir(dir string) error {
 	return checkOwner(fi)
 }
 
-// writeBlobFile writes blob to a new file in dir and returns its reference.
-func writeBlobFile(dir string, blob []byte) (blobRef, error) {
+// writeBlobFile writes a blob, given as consecutive parts, to a new file
+// in dir and returns its reference.
+func writeBlobFile(dir string, blob [][]byte) (blobRef, error) {
 	f, err := os.CreateTemp(dir, blobFilePrefix+"*")
 	if err != nil {
 		return blobRef{}, err
 	}
-	ref := blobRef{name: filepath.Base(f.Name()), crc: crc32.Checksum(blob, castagnoli)}
-	_, err = f.Write(blob)
+	ref := blobRef{name: filepath.Base(f.Name())}
+	for _, p := range blob {
+		ref.crc = crc32.Update(ref.crc, castagnoli, p)
+		if _, err = f.Write(p); err != nil {
+			break
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -200,17 +219,25 @@ func readBlobFile(dir string, ref blobRef, size uint64) ([]byte, error) {
 // headers into md.
 func describeFiles(md *metadata.MD) grpc.CallOption { return grpc.Header(md) }
 
-// acceptsFiles reports whether Describe's answer headers md say the plugin
-// speaks blob files.
+// acceptsFiles reports whether Describe's answer headers (or a call's
+// metadata) md say the other side speaks blob files.
 func acceptsFiles(md metadata.MD) bool {
 	v := md.Get(mdBlobFiles)
 	return len(v) == 1 && v[0] == blobFilesVersion
 }
 
+// acceptsFlat reports whether md says the other side reads the flat
+// encodings.
+func acceptsFlat(md metadata.MD) bool {
+	v := md.Get(mdFlat)
+	return len(v) == 1 && v[0] == flatVersion
+}
+
 // callFiles returns ctx with the outgoing metadata of a call: that the
-// host reads blob files, and the request blob's file, if any.
+// host reads blob files and flat encodings, and the request blob's file,
+// if any.
 func callFiles(ctx context.Context, req *blobRef) context.Context {
-	md := metadata.Pairs(mdBlobFiles, blobFilesVersion)
+	md := metadata.Pairs(mdBlobFiles, blobFilesVersion, mdFlat, flatVersion)
 	if req != nil {
 		md = metadata.Join(md, req.md())
 	}

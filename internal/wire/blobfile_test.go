@@ -15,7 +15,9 @@ import (
 func TestBlobFileRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	blob := bytes.Repeat([]byte("tcforge"), 100_000)
-	ref, err := writeBlobFile(dir, blob)
+	// Written in parts, as a flat circuit is: the file is their
+	// concatenation and its checksum theirs.
+	ref, err := writeBlobFile(dir, [][]byte{blob[:5], blob[5:70_000], {}, blob[70_000:]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestBlobFileRejects(t *testing.T) {
 		{"missing", func(ref *blobRef, _ *uint64) { ref.name = blobFilePrefix + "none" }, "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ref, err := writeBlobFile(dir, blob)
+			ref, err := writeBlobFile(dir, [][]byte{blob})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,6 +50,9 @@ type Client struct {
 	// dir is the blob directory made for the plugin (removed by Close);
 	// blobDir is dir if the plugin speaks blob files, else "".
 	dir, blobDir string
+	// flat is set if the plugin reads the flat encodings and blobs cross
+	// as files (see Flat).
+	flat bool
 }
 
 // TimeoutError reports a call that did not answer within the client's
@@ -138,6 +141,16 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		}
 	}
 
+	// Mutual TLS with P-256 keys, the plugin's certificate pinned through
+	// the blob directory (tls.go); go-plugin's AutoMTLS (P-521) if that
+	// cannot be set up here.
+	tlsCfg, certEnv, terr := hostTLS(dir)
+	if terr != nil {
+		log.Debug().Err(terr).Str("plugin", label).Msg("no TLS key of our own; using go-plugin's AutoMTLS")
+	} else {
+		cmd.Env = append(cmd.Env, certEnv)
+	}
+
 	startTimeout := time.Minute
 	if d, ok := ctx.Deadline(); ok {
 		startTimeout = max(min(time.Until(d), startTimeout), time.Millisecond)
@@ -147,7 +160,8 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		Plugins:             plugin.PluginSet{pluginSetKey: &grpcPlugin{}},
 		Cmd:                 cmd,
 		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:            true,
+		AutoMTLS:            tlsCfg == nil,
+		TLSConfig:           tlsCfg,
 		StartTimeout:        startTimeout,
 		PluginLogBufferSize: logLineSize,
 		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path), quiet: quiet},
@@ -206,17 +220,19 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 	t1 := time.Now()
 
 	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log, quiet: quiet, dir: dir, stderr: stderr}
-	desc, descName, descProtocol, files, err := c.describe(ctx)
+	desc, descName, descProtocol, files, flat, err := c.describe(ctx)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	// start: process start, go-plugin handshake (with AutoMTLS: a key and
-	// certificate made on each side) and the gRPC dial; describe: the
-	// first call, which also completes the TLS handshake.
-	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Bool("blob_files", files && dir != "").Msg("plugin launched")
+	// start: process start, go-plugin handshake (a key and certificate
+	// made on each side) and the gRPC dial; describe: the first call,
+	// which also completes the TLS handshake.
+	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Bool("blob_files", files && dir != "").
+		Str("tls", tlsKind(tlsCfg)).Msg("plugin launched")
 	if files {
 		c.blobDir = dir
+		c.flat = flat && dir != ""
 	}
 	if descProtocol != protocol {
 		c.Close()
@@ -277,22 +293,29 @@ func startError(name string, cmd *exec.Cmd, protocol int, err error, stderr *out
 }
 
 // describe calls Describe and returns the raw answer, with the two fields
-// Launch checks and whether the plugin speaks blob files.
-func (c *Client) describe(ctx context.Context) ([]byte, string, int, bool, error) {
+// Launch checks and whether the plugin speaks blob files and reads the
+// flat encodings.
+func (c *Client) describe(ctx context.Context) ([]byte, string, int, bool, bool, error) {
 	var md metadata.MD
 	resp, err := c.rpc.Describe(ctx, &proto.DescribeRequest{}, describeFiles(&md))
 	if err != nil {
-		return nil, "", 0, false, c.transportError(ctx, "Describe", err)
+		return nil, "", 0, false, false, c.transportError(ctx, "Describe", err)
 	}
 	var head struct {
 		Name     string `json:"name"`
 		Protocol int    `json:"protocol"`
 	}
 	if err := json.Unmarshal(resp.GetDescription(), &head); err != nil {
-		return nil, "", 0, false, fmt.Errorf("plugin %q: Describe: decoding the description: %w", c.name, err)
+		return nil, "", 0, false, false, fmt.Errorf("plugin %q: Describe: decoding the description: %w", c.name, err)
 	}
-	return resp.GetDescription(), head.Name, head.Protocol, acceptsFiles(md), nil
+	return resp.GetDescription(), head.Name, head.Protocol, acceptsFiles(md), acceptsFlat(md), nil
 }
+
+// Flat reports whether a circuit sent to the plugin may be in its flat
+// encoding (MarshalFlat in sdk/layered and sdk/circuit): the plugin reads
+// it and blobs cross as files. The host reads flat answers whenever blobs
+// cross as files.
+func (c *Client) Flat() bool { return c.flat }
 
 // Description returns the plugin's description (JSON, as sdk.Description
 // marshals it), as it gave it at launch.
@@ -377,11 +400,12 @@ func (c *Client) LogCall(method string, t *CallTimes) {
 }
 
 // Call runs one streamed call of method (see Handler): it sends params
-// (JSON) and blob in, and returns the result blob. If t is not nil, it
+// (JSON) and the blob in (given as consecutive parts), and returns the
+// result blob, which is the caller's. If t is not nil, it
 // records the send, wait and receive times there. An error the plugin
 // reported wraps a *CallError; a process gone is an *ExitError, a call over
 // the timeout a *TimeoutError.
-func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *CallTimes) ([]byte, error) {
+func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte, t *CallTimes) ([]byte, error) {
 	var open func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[proto.Frame, proto.Frame], error)
 	switch method {
 	case "Check":
@@ -415,7 +439,7 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 	t0 := time.Now()
 	var req *blobRef
 	if c.blobDir != "" {
-		if len(in) >= blobFileMin {
+		if blobSize(in) >= blobFileMin {
 			// A failed write leaves the chunks.
 			if r, err := writeBlobFile(c.blobDir, in); err == nil {
 				req = &r
@@ -450,7 +474,7 @@ func (c *Client) Call(ctx context.Context, method string, pj, in []byte, t *Call
 	}
 	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, c.blobDir)
 	if t != nil {
-		t.In, t.Out = len(in), len(out)
+		t.In, t.Out = blobSize(in), len(out)
 		t.Send, t.Wait, t.Recv = t1.Sub(t0), first.Sub(t1), time.Since(first)
 	}
 	if err != nil {

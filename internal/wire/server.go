@@ -3,13 +3,13 @@ package wire
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +33,16 @@ import (
 type Handler interface {
 	Describe() ([]byte, error)
 	Call(ctx context.Context, method string, params, blob []byte, t *Times) ([]byte, error)
+}
+
+// PartsHandler is a Handler that can answer a call in parts (the blob is
+// their concatenation, written one after the other: a flat circuit's
+// arrays need no copy) and in the flat encodings where flat is set (the
+// host reads them and the answer crosses as a file). The server calls
+// CallParts instead of Call where the Handler has it.
+type PartsHandler interface {
+	Handler
+	CallParts(ctx context.Context, method string, params, blob []byte, flat bool, t *Times) ([][]byte, error)
 }
 
 // Times are the parts of a call's run a Handler times: decoding its input
@@ -71,6 +81,8 @@ func ServeConfig(h Handler, protocol int) *plugin.ServeConfig {
 	return &plugin.ServeConfig{
 		HandshakeConfig: Handshake(protocol),
 		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impl: h, log: log, blobDir: blobDir}},
+		// P-256 mutual TLS with the host (tls.go), or AutoMTLS.
+		TLSProvider: func() (*tls.Config, error) { return pluginTLS(blobDir, os.Getenv(clientCertEnv)) },
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(maxMsgSize), grpc.MaxSendMsgSize(maxMsgSize),
 				grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize))
@@ -118,8 +130,13 @@ func safely(ctx context.Context, method string, fn func() error) (err error) {
 // Describe implements proto.PluginServer.
 func (s *server) Describe(ctx context.Context, _ *proto.DescribeRequest) (*proto.DescribeResponse, error) {
 	if s.blobDir != "" {
-		// Tell the host that blobs may cross as files.
-		_ = grpc.SetHeader(ctx, metadata.Pairs(mdBlobFiles, blobFilesVersion))
+		// Tell the host that blobs may cross as files, and circuits in
+		// their flat encodings.
+		md := metadata.Pairs(mdBlobFiles, blobFilesVersion)
+		if _, ok := s.impl.(PartsHandler); ok {
+			md.Append(mdFlat, flatVersion)
+		}
+		_ = grpc.SetHeader(ctx, md)
 	}
 	var data []byte
 	err := safely(s.callContext(ctx, "Describe"), "Describe", func() error {
@@ -171,11 +188,20 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	}
 	ctx := s.callContext(stream.Context(), method)
 	t1 := time.Now()
-	var out []byte
+	var out [][]byte
 	var times Times
+	files := s.blobDir != "" && acceptsFiles(md)
+	flat := false
 	err = safely(ctx, method, func() error {
 		var err error
-		out, err = s.impl.Call(ctx, method, params, in, &times)
+		if ph, ok := s.impl.(PartsHandler); ok {
+			flat = files && acceptsFlat(md)
+			out, err = ph.CallParts(ctx, method, params, in, flat, &times)
+			return err
+		}
+		var blob []byte
+		blob, err = s.impl.Call(ctx, method, params, in, &times)
+		out = [][]byte{blob}
 		return err
 	})
 	if err != nil {
@@ -183,7 +209,8 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	}
 	t2 := time.Now()
 	inFile := false
-	if s.blobDir != "" && len(out) >= blobFileMin && slices.Equal(md.Get(mdBlobFiles), []string{blobFilesVersion}) {
+	size := blobSize(out)
+	if files && size >= blobFileMin {
 		// A failed write or header leaves the chunks.
 		if ref, err := writeBlobFile(s.blobDir, out); err == nil {
 			if stream.SetHeader(ref.md()) == nil {
@@ -194,7 +221,7 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 		}
 	}
 	err = sendBlob(stream, nil, out, true, inFile)
-	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", len(out)).Bool("out_file", inFile).
+	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", size).Bool("out_file", inFile).Bool("flat", flat).
 		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("decode", times.Decode).Dur("encode", times.Encode).
 		Dur("send", time.Since(t2)).Msg("call done")
 	return err

@@ -136,14 +136,19 @@ type frameReceiver interface {
 	Recv() (*proto.Frame, error)
 }
 
-// sendBlob sends a header, blob in chunks of at most chunkSize unless
-// inFile (the receiver reads it from a blob file; see blobfile.go) and, if
-// trailer, an empty trailer. It returns the first send error unchanged
-// (io.EOF on a client stream means the server has already answered).
-func sendBlob(s frameSender, params, blob []byte, trailer, inFile bool) error {
-	err := s.Send(&proto.Frame{Body: &proto.Frame_Header{Header: &proto.Header{Params: params, Size: uint64(len(blob))}}})
+// sendBlob sends a header, the blob (given as consecutive parts) in
+// chunks of at most chunkSize unless inFile (the receiver reads it from a
+// blob file; see blobfile.go) and, if trailer, an empty trailer. It
+// returns the first send error unchanged (io.EOF on a client stream means
+// the server has already answered).
+func sendBlob(s frameSender, params []byte, parts [][]byte, trailer, inFile bool) error {
+	err := s.Send(&proto.Frame{Body: &proto.Frame_Header{Header: &proto.Header{Params: params, Size: uint64(blobSize(parts))}}})
 	if err != nil {
 		return err
+	}
+	var blob []byte
+	if !inFile {
+		blob = joinParts(parts)
 	}
 	for off := 0; off < len(blob) && !inFile; off += chunkSize {
 		end := min(off+chunkSize, len(blob))
@@ -155,6 +160,27 @@ func sendBlob(s frameSender, params, blob []byte, trailer, inFile bool) error {
 		return s.Send(&proto.Frame{Body: &proto.Frame_Trailer{Trailer: &proto.Trailer{}}})
 	}
 	return nil
+}
+
+// blobSize is the size of a blob given as parts.
+func blobSize(parts [][]byte) int {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n
+}
+
+// joinParts returns the blob in one slice (the part itself if it is one).
+func joinParts(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	out := make([]byte, 0, blobSize(parts))
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
 
 // recvBlob reads a header and the blob's chunks, or, if file (called when

@@ -59,7 +59,7 @@ func (mp *mapping) meanBudget() {
 	dimBal := -1
 	for L := 1; L <= top && dimBal < 0; L++ {
 		for _, cl := range lv[L].classes {
-			if budget(cl, mu) > MaxSum {
+			if budget(cl, mu) > mp.maxSum() {
 				dimBal = dNeed
 				dNeed++
 				break

@@ -208,7 +208,7 @@ func tokenOf(pos [][]int32, T int) func(h int32) int32 {
 // group on the lowest slot free on all its tokens; a rarer key takes the
 // free slot whose common key it overlaps most (Keccak's first round, where
 // constants drop sources on some slices, keeps the slices' layout).
-func assignSlots(tok []int32, keys [][]int64, T int) ([]int32, int) {
+func assignSlots(tok []int32, keys [][]int64, T int, word []int32) ([]int32, int) {
 	type group struct {
 		first int
 		key   []int64
@@ -219,7 +219,19 @@ func assignSlots(tok []int32, keys [][]int64, T int) ([]int32, int) {
 	byKey := map[string]*group{}
 	copies := map[string]int{}
 	var kb []byte
+	byWord := map[int32]*group{}
 	for i, k := range keys {
+		if word != nil && word[i] >= 0 {
+			g := byWord[word[i]]
+			if g == nil {
+				g = &group{first: i, key: k}
+				byWord[word[i]] = g
+				groups = append(groups, g)
+			}
+			g.toks = append(g.toks, tok[i])
+			g.vals = append(g.vals, i)
+			continue
+		}
 		kb = kb[:0]
 		for _, e := range k {
 			kb = strconv.AppendInt(kb, e, 36)

@@ -100,8 +100,9 @@ func (mp *mapping) startLevels() {
 }
 
 // levels runs the per-level phases on levels 1 … top in order —
-// partials, slots (the top level's re-slotted by placeOutputs), bounds
-// and unit classes — and drops what a level's phases leave behind as
+// partials (one level ahead: words, in slotsAt, read the level above),
+// slots (the top level's re-slotted by placeOutputs), bounds and unit
+// classes — and drops what a level's phases leave behind as
 // soon as the level above no longer reads it: level L's gates once its
 // classes are set, level L−1's partials once level L's are (unless
 // the model is labelled; the top level's and level 0's slots stay, the
@@ -110,12 +111,16 @@ func (mp *mapping) startLevels() {
 // and partials took more memory than the circuit itself.
 func (mp *mapping) levels(ctx context.Context) error {
 	mp.startLevels()
+	mp.partialsAt(1)
+	mp.vals[1] = nil
 	for L := 1; L <= mp.top; L++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		mp.partialsAt(L)
-		mp.vals[L] = nil
+		if L < mp.top { // words (slotsAt) read the level above's partials and gates
+			mp.partialsAt(L + 1)
+			mp.vals[L+1] = nil
+		}
 		mp.slotsAt(L)
 		if L == mp.top {
 			mp.placeOutputs()
@@ -253,7 +258,11 @@ func (mp *mapping) slotsAt(L int) {
 		slices.Sort(k)
 		keys[i] = slices.Compact(k)
 	}
-	slot[L], mp.nSlots[L] = assignSlots(ptok, keys, T)
+	var word []int32
+	if L < mp.top && !mp.cfg.NoWords {
+		word = mp.words(L) // reads level L + 1's partials and gates
+	}
+	slot[L], mp.nSlots[L] = assignSlots(ptok, keys, T, word)
 }
 
 // placeOutputs re-slots the top level for the readout and sets the

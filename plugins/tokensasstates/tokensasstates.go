@@ -31,6 +31,11 @@
 // common structure it overlaps most — so every token runs the same units
 // in the same order (Keccak's first round, whose constant lanes drop
 // sources on some slices, keeps the slices' layout).
+// Partials that one rotation-like gate of the next level reads on
+// several other tokens (SHA-2's Σ₀(a) on token z reads a on z+2, z+13,
+// z+22) form a word, placed before the rest in one slot on all its
+// tokens, so a rotation fetches one dimension an offset and word
+// (words.go; full SHA-256: 213 fetched dimensions → 120).
 //
 // Residual stream of a token (d_model dimensions):
 //
@@ -152,6 +157,24 @@ type Config struct {
 	// Labels attaches the model's labels (model.Labels; the plugin
 	// always does).
 	Labels bool
+	// NoWords turns off the word alignment of slots (words.go), for
+	// comparison.
+	NoWords bool
+	// MaxSum is the float32 budget a gate's Σ|w·x| + |θ| may reach before
+	// the mapper adds a balance dimension and, past it with one, refuses
+	// (0: the constant MaxSum, 2¹⁸). A larger one is for measurements,
+	// not exact: full SHA-256 at 16-bit chunks with 2²¹ gets 1 of 64
+	// digests wrong in stock PyTorch (docs/mappers.md, "Full SHA-256 in
+	// stock modules").
+	MaxSum int64
+}
+
+// maxSum is the mapping's float32 budget (Config.MaxSum, else MaxSum).
+func (mp *mapping) maxSum() float64 {
+	if mp.cfg.MaxSum > 0 {
+		return float64(mp.cfg.MaxSum)
+	}
+	return MaxSum
 }
 
 // Constants of the construction (see the package doc).
@@ -165,11 +188,12 @@ const (
 	Steep = 4.0
 	// MaxSum bounds Σ|w·x| + |θ| over every gate: K·MaxSum·2⁻²⁴ stays
 	// below 1/16 of a step's margin (the adder's carries reach 9,925 at
-	// n = 32; SHA-256 at 8-bit chunks, 117,357; fusion's round objective
+	// n = 32; SHA-256 at 8-bit chunks, 176,103; fusion's round objective
 	// on toy Keccak, 24,332 to 89,946; Keccak's θ at depth first, 35).
-	// Measured: full SHA-256 at 16-bit chunks (3,146,662 with sha2's word-by-word Ch and Maj; 2,927,485 before, C = 2³³) passes
-	// the host's float32 pass on 64 messages but gets 6 of 64 digests
-	// wrong in stock PyTorch (docs/mappers.md).
+	// Measured: full SHA-256 at 16-bit chunks (1,370,036 with words; C =
+	// 2²⁹) passes the host's float32 pass on 64 messages (margin 0.469)
+	// but gets 1 of 64 digests wrong in stock PyTorch (6 of 64 before
+	// words, at 3,146,662 and C = 2³³; docs/mappers.md).
 	MaxSum = 1 << 18
 	// Eps is the layer-norm epsilon (PyTorch's default).
 	Eps = 1e-5

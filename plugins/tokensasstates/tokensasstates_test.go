@@ -105,7 +105,7 @@ func TestBalance(t *testing.T) {
 		}, fusion.Options{}, 0, 9925},
 		{"sha256 r=4 8-bit chunks", func(t *testing.T) *circuit.Circuit {
 			return sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(4)})
-		}, fusion.Options{MaxSum: 1 << 16}, 0, 67528},
+		}, fusion.Options{MaxSum: 1 << 16}, 0, 60365},
 		{"keccak w=1 r=2 round", func(t *testing.T) *circuit.Circuit {
 			return sdktest.Build(t, keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(2), "padding": "none"})
 		}, fusion.Options{Objective: fusion.Round}, 1, 24332},

@@ -54,8 +54,8 @@ func (mp *mapping) pinScale() error {
 	}
 	m.Attrs["C"] = int64(cv)
 	m.Attrs["max_sum"] = int64(maxS)
-	if maxS > MaxSum {
-		return fmt.Errorf("tokens-as-states: a gate's Σ|w·x| + |θ| (x bounded by the steps its forms add up) reaches %d > %d: each LayerNorm output carries a relative float32 error of 2⁻²⁴, so a step's pre-activation K·Σ w·x would be uncertain by more than its margin (not exact in float32)", int64(maxS), int64(MaxSum))
+	if maxS > mp.maxSum() {
+		return fmt.Errorf("tokens-as-states: a gate's Σ|w·x| + |θ| (x bounded by the steps its forms add up) reaches %d > %d: each LayerNorm output carries a relative float32 error of 2⁻²⁴, so a step's pre-activation K·Σ w·x would be uncertain by more than its margin (not exact in float32)", int64(maxS), int64(mp.maxSum()))
 	}
 	sigma0 := cv * math.Sqrt(2/float64(d))
 	mp.m, mp.cv, mp.sigma0 = m, cv, sigma0

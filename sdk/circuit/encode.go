@@ -96,8 +96,12 @@ func both(parallel bool, f func(second bool)) {
 }
 
 // UnmarshalBinary decodes a circuit written by MarshalBinary (this
-// version or the previous, which has no position hints) and validates it.
+// version or the previous, which has no position hints) or MarshalFlat,
+// and validates it.
 func (c *Circuit) UnmarshalBinary(data []byte) error {
+	if binenc.IsFlat(data, magic, flatVersion) {
+		return c.unmarshalFlat(data)
+	}
 	r := binenc.NewReaderVersions(data, magic, oldestVersion, version)
 	var d Circuit
 	if ops := r.U8sView(); len(ops) > 0 {

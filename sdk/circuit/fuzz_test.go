@@ -34,6 +34,12 @@ func FuzzCircuitUnmarshal(f *testing.F) {
 		data, _ := randomCircuit(rng, 30).MarshalBinary()
 		f.Add(data)
 	}
+	// The flat encoding, which UnmarshalBinary reads too.
+	for _, c := range []*circuit.Circuit{circuit.NewBuilder().Circuit(), validCircuit(), randomCircuit(rng, 30)} {
+		flat := bytes.Join(c.MarshalFlat(), nil)
+		f.Add(flat)
+		f.Add(flat[:len(flat)*2/3])
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c circuit.Circuit
 		if err := c.UnmarshalBinary(data); err != nil {

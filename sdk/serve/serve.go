@@ -52,14 +52,24 @@ func (h handler) Describe() ([]byte, error) { return json.Marshal(h.pl.Describe(
 
 // Call implements wire.Handler.
 func (h handler) Call(ctx context.Context, method string, pj, in []byte, t *wire.Times) ([]byte, error) {
-	out, err := h.call(ctx, method, pj, in, t)
+	out, err := h.CallParts(ctx, method, pj, in, false, t)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// CallParts implements wire.PartsHandler: a circuit answer is in its flat
+// encoding if flat (MarshalFlat), its arrays written from where they lie.
+func (h handler) CallParts(ctx context.Context, method string, pj, in []byte, flat bool, t *wire.Times) ([][]byte, error) {
+	out, err := h.call(ctx, method, pj, in, flat, t)
 	if pe, ok := sdk.AsParamError(err); ok {
 		return nil, &wire.CallError{Msg: err.Error(), Param: pe.Param, ParamMsg: pe.Msg}
 	}
 	return out, err
 }
 
-func (h handler) call(ctx context.Context, method string, pj, in []byte, t *wire.Times) ([]byte, error) {
+func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bool, t *wire.Times) ([][]byte, error) {
 	d := h.pl.Describe()
 	p, err := sdk.ParseParams(d.Params, pj)
 	if err != nil {
@@ -74,7 +84,7 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, t *wire
 	case *sdk.Construction:
 		switch method {
 		case "Check":
-			return nil, nil
+			return [][]byte{nil}, nil
 		case "Estimate":
 			if pl.Estimate == nil {
 				return nil, missing
@@ -83,11 +93,12 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, t *wire
 			if err != nil {
 				return nil, err
 			}
-			return json.Marshal(size)
+			b, err := json.Marshal(size)
+			return [][]byte{b}, err
 		case "Build":
-			return answer(t, "Build returned no circuit", in, nil, func(struct{}) (*circuit.Circuit, error) { return pl.Build(ctx, pass) })
+			return answer(t, flat, "Build returned no circuit", in, nil, func(struct{}) (*circuit.Circuit, error) { return pl.Build(ctx, pass) })
 		case "Reference":
-			return answer(t, "Reference returned nothing", in, wire.DecodeVecs, func(in []bitvec.Vec) (*vecList, error) {
+			return answer(t, flat, "Reference returned nothing", in, wire.DecodeVecs, func(in []bitvec.Vec) (*vecList, error) {
 				out, err := pl.Reference(ctx, pass, in)
 				return (*vecList)(&out), err
 			})
@@ -95,16 +106,16 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, t *wire
 	case *sdk.Layerer:
 		switch method {
 		case "Check":
-			return nil, nil
+			return [][]byte{nil}, nil
 		case "Layer":
-			return answer(t, "Layer returned no circuit", in, unmarshal[circuit.Circuit], func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
+			return answer(t, flat, "Layer returned no circuit", in, circuit.DecodeView, func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
 		}
 	case *sdk.Mapper:
 		switch method {
 		case "Check":
-			return nil, nil
+			return [][]byte{nil}, nil
 		case "Map":
-			return answer(t, "Map returned no model", in, unmarshal[layered.Circuit], func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
+			return answer(t, flat, "Map returned no model", in, unmarshal[layered.Circuit], func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
 		}
 	}
 	return nil, missing
@@ -112,11 +123,13 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, t *wire
 
 // answer decodes the request's artifact with decode (none if nil), runs
 // f on it, checks that f returned something (else the error none), and
-// encodes what it returned, timing the decoding and the encoding in t.
+// encodes what it returned (flat, if flat and it has a flat encoding),
+// timing the decoding and the encoding in t. The request blob is decode's
+// to keep (DecodeView takes its arrays in place).
 func answer[In any, Out interface {
 	comparable
 	encoding.BinaryMarshaler
-}](t *wire.Times, none string, blob []byte, decode func([]byte) (In, error), f func(In) (Out, error)) ([]byte, error) {
+}](t *wire.Times, flat bool, none string, blob []byte, decode func([]byte) (In, error), f func(In) (Out, error)) ([][]byte, error) {
 	var in In
 	if decode != nil {
 		t0 := time.Now()
@@ -135,8 +148,16 @@ func answer[In any, Out interface {
 		return nil, errors.New(none)
 	}
 	defer t.Since(&t.Encode, time.Now())
-	return out.MarshalBinary()
+	if fm, ok := any(out).(flatMarshaler); ok && flat {
+		return fm.MarshalFlat(), nil
+	}
+	b, err := out.MarshalBinary()
+	return [][]byte{b}, err
 }
+
+// flatMarshaler is an artifact with a flat encoding (binenc's flat
+// layout), given as parts.
+type flatMarshaler interface{ MarshalFlat() [][]byte }
 
 // unmarshal decodes a T from its binary encoding.
 func unmarshal[T any, PT interface {
