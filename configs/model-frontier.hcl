@@ -6,9 +6,10 @@
 # verified against the construction's reference: crypto/sha3,
 # crypto/sha256). After each pipeline's tables `tcforge run` prints its
 # models' shapes (tokens, d_model, blocks, heads, FFN width, parameters)
-# beside GPT-2 small, GPT-2 XL, Llama-2-7B and Llama-2-13B, and
-# report.html plots blocks against FFN width, d_model and dense
-# parameters (docs/mappers.md, "The model frontier").
+# beside GPT-2 small, GPT-2 XL, Llama-2-7B and Llama-2-13B, after the last
+# pipeline all of them in one table (the frontier), and report.html plots
+# blocks against FFN width, d_model and dense parameters
+# (docs/mappers.md, "The model frontier").
 #
 #   go run ./host/cmd/tcforge run --out out configs/model-frontier.hcl
 #
@@ -16,7 +17,8 @@
 # (strict=True; python/ TestStockSHA256 runs full SHA-256 so against
 # hashlib.sha256).
 
-# Full SHA3-256, one block (135-byte messages): 64 tokens, 48 blocks.
+# Full SHA3-256, one block (135-byte messages): 64 tokens, 48 blocks
+# (fusion depth first).
 pipeline "frontier-sha3-256" {
   samples = 64
 
@@ -27,6 +29,61 @@ pipeline "frontier-sha3-256" {
   layerer "fusion" {}
 
   mapper "tokens-as-states" {}
+}
+
+# Full SHA3-256 below 48 blocks: fusion's round objective keeps its
+# modular forms on levels 1..k (round_levels = k): the first k rounds take
+# one level, the rest two, depth 49 − k, 48 − k stock blocks (47, 45, 42,
+# 36). From k = 2 on the levels 2..k are the round objective's middle
+# levels (457,600 gates, 7,150 a slice), which set the FFN width. One
+# point at a time (jobs = 1): a wide point holds its circuit in the
+# fusion, host and mapper processes.
+pipeline "frontier-sha3-256-fewer" {
+  samples = 64
+  jobs    = 1
+
+  matrix {
+    round_levels = [1, 3, 6, 12]
+  }
+
+  construction "keccak" {
+    preset = "sha3-256"
+  }
+
+  layerer "fusion" {
+    objective    = "round"
+    round_levels = matrix.round_levels
+  }
+
+  mapper "tokens-as-states" {}
+
+  expect "fusion" {
+    depth = 49 - matrix.round_levels
+  }
+}
+
+# Full SHA3-256 at one level a round: the round objective under a width
+# budget of 500,000 gates (its last round exact one level later, no rule
+# 10; configs/frontier.hcl): depth 26, 25 stock blocks, 22 levels of
+# 457,600 gates.
+pipeline "frontier-sha3-256-25" {
+  samples = 64
+
+  construction "keccak" {
+    preset = "sha3-256"
+  }
+
+  layerer "fusion" {
+    objective = "round"
+    max_width = 500000
+  }
+
+  mapper "tokens-as-states" {}
+
+  expect "fusion" {
+    depth = 26
+    width = 457600
+  }
 }
 
 # Full SHA-256, one block (55-byte messages), 32 tokens: fusion's 8-bit

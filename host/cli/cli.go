@@ -528,6 +528,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	defer ro.release()
 	ro.watch(runner, pipelines)
 	failed := 0
+	var results []*run.Result // for the frontier table after the last pipeline
 	for _, p := range pipelines {
 		res, err := runner.Run(ctx, p)
 		if err != nil && ctx.Err() == nil {
@@ -544,6 +545,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		if err := report.WriteTable(env.Stdout, res); err != nil && ctx.Err() == nil {
 			return err
 		}
+		results = append(results, res)
 		// Files are written even when stopped: the finished points.
 		if err := ro.pipeline(context.WithoutCancel(ctx), runner, res); err != nil {
 			return ro.abort(env.Stderr, err)
@@ -581,6 +583,9 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	}
 	if err := ro.finish(status); err != nil {
 		return ro.abort(env.Stderr, err)
+	}
+	if err := report.WriteAllShapes(env.Stdout, results); err != nil {
+		return err
 	}
 	ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
 	if failed > 0 {

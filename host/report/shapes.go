@@ -142,13 +142,31 @@ func writeShapes(w io.Writer, res *run.Result) error {
 	if rows == nil {
 		return nil
 	}
-	fmt.Fprintf(w, "\n  shapes beside well-known transformers (reference rows: published shapes, parameters computed from them)\n")
+	return writeShapeRows(w, "\n  shapes beside well-known transformers (reference rows: published shapes, parameters computed from them)\n", rows)
+}
+
+// writeShapeRows prints title, then rows as a right-aligned table under
+// shapeHead.
+func writeShapeRows(w io.Writer, title string, rows []ShapeRow) error {
+	fmt.Fprint(w, title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(shapeHead[:], "\t")+"\t")
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r.cells(), "\t")+"\t")
 	}
 	return tw.Flush()
+}
+
+// WriteAllShapes prints the run's frontier after its last pipeline: the
+// verified models of every pipeline (AllShapes) beside the reference
+// shapes in one table. It prints nothing unless two or more pipelines
+// have verified models.
+func WriteAllShapes(w io.Writer, results []*run.Result) error {
+	rows := AllShapes(results)
+	if rows == nil {
+		return nil
+	}
+	return writeShapeRows(w, "\nfrontier: every pipeline's verified models beside well-known transformers (reference rows: published shapes, parameters computed from them)\n", rows)
 }
 
 // ShapesSVG plots the shape comparison: blocks (x) against FFN width,

@@ -90,6 +90,19 @@ func TestAllShapes(t *testing.T) {
 	if report.AllShapes([]*run.Result{a}) != nil {
 		t.Error("one pipeline: want no combined comparison")
 	}
+	var out bytes.Buffer
+	if err := report.WriteAllShapes(&out, []*run.Result{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	i, j := strings.Index(text, "other: blocks=1, reifier, no-attention/mlp"), strings.Index(text, "Llama-2-13B (reference shape)")
+	if !strings.HasPrefix(text, "\nfrontier: ") || i < 0 || j < i || !strings.Contains(text[j:], "13015864320") || strings.Count(text, "\n") != 13 {
+		t.Errorf("the run's frontier table (header, 10 rows) is not printed as expected:\n%s", text)
+	}
+	out.Reset()
+	if err := report.WriteAllShapes(&out, []*run.Result{a}); err != nil || out.Len() != 0 {
+		t.Errorf("one pipeline: printed %q (%v), want nothing", out.String(), err)
+	}
 	dir := t.TempDir()
 	if _, err := report.WriteHTML(dir, []*report.Section{{Result: a}, {Result: b}}, "ok"); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package tokensasstates
 
 import (
-	"context"
 	"math"
 	"slices"
 	"strconv"
@@ -35,101 +34,100 @@ type level struct {
 	cleared int // slots of the level below to clear
 }
 
-// unitClasses sets, per level, the fetched combinations (an offset r ≠ 0
-// and a normalised Σ w·slot on token z − r) and the unit classes.
-func (mp *mapping) unitClasses(ctx context.Context) error {
-	top := mp.top
-	mp.lv = make([]level, top+1)
-	for L := 1; L <= top; L++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		mp.classesAt(L)
-	}
-	return nil
-}
-
 // classesAt sets level L's fetched combinations and unit classes: one
 // class a gate, alike on every token it sits on, reading its token's
-// slots and fetched combinations.
+// slots and fetched combinations. A wide level has hundreds of
+// thousands of gate instances and some tens of thousands of classes:
+// each instance's terms and key are built in reused buffers, and a class
+// is allocated only when its key is new (map lookups by string(bytes) do
+// not allocate).
 func (mp *mapping) classesAt(L int) {
-	gs, parts, slot, nSlots, bound, lv, rel, mass := mp.gs, mp.parts, mp.slot, mp.nSlots, mp.bound, mp.lv, mp.rel, mp.mass
+	gs, parts, slot, bound, lv, rel, mass := mp.gs, mp.parts, mp.slot, mp.bound, mp.lv, mp.rel, mp.mass
 	order, outs := mp.instances(L)
 	var kb keyBuf
-	rem, combosAt, slotsAt := mp.remotes(L, order, &kb)
+	combosAt, slotsAt := mp.remotes(L, order, &kb)
 	// fetch returns the index of fetched combination (r, Σ w·slot),
-	// adding it to the level's.
-	comboID, classID := map[string]int{}, map[string]int{}
+	// adding it to the level's (slot and w are copied).
+	comboID := map[string]int{}
+	classID := map[string][]int32{} // key → the classes of alike gates (two on one token: two units)
 	fetch := func(r int64, slot []int32, w []int64) int {
 		key := kb.combo(r, slot, w)
-		j, ok := comboID[key]
+		j, ok := comboID[string(key)]
 		if !ok {
 			j = len(lv[L].combos)
-			comboID[key] = j
-			lv[L].combos = append(lv[L].combos, combo{r: int(r), slot: slot, w: w})
+			comboID[string(key)] = j
+			lv[L].combos = append(lv[L].combos, combo{r: int(r), slot: slices.Clone(slot), w: slices.Clone(w)})
 		}
 		mp.anyFetch = true
 		return j
 	}
-	for n, in := range order {
+	var (
+		rem  []remote
+		dims []int32
+		ws   []int64
+		nw   []int64
+		one  = []int64{1}
+	)
+	for _, in := range order {
 		g := gs[L][in.g]
-		u := &class{outs: outs[in]}
+		dims, ws = dims[:0], ws[:0]
+		var bnd, wabs float64
 		thr := g.thr
 		for k, s := range g.src {
 			if rel(in.t, parts[L-1][s].tok) == 0 {
-				u.dims = append(u.dims, slot[L-1][s])
-				u.w = append(u.w, g.w[k])
-				u.bound += math.Abs(float64(g.w[k])) * bound[L-1][slot[L-1][s]]
-				u.wabs += math.Abs(float64(g.w[k]))
+				dims = append(dims, slot[L-1][s])
+				ws = append(ws, g.w[k])
+				bnd += math.Abs(float64(g.w[k])) * bound[L-1][slot[L-1][s]]
+				wabs += math.Abs(float64(g.w[k]))
 			}
 		}
-		for _, x := range rem[n] {
-			if len(combosAt[x.r]) > len(slotsAt[x.r]) {
+		rem = mp.remotesOf(L, in, rem)
+		for _, x := range rem {
+			if combosAt[x.r] > slotsAt[x.r] {
 				for e, s := range x.slot {
-					j := fetch(x.r, []int32{s}, []int64{1})
-					u.dims = append(u.dims, int32(-(j + 1)))
-					u.w = append(u.w, x.w[e])
-					u.bound += math.Abs(float64(x.w[e])) * bound[L-1][s]
-					u.wabs += math.Abs(float64(x.w[e]))
+					j := fetch(x.r, []int32{s}, one)
+					dims = append(dims, int32(-(j + 1)))
+					ws = append(ws, x.w[e])
+					bnd += math.Abs(float64(x.w[e])) * bound[L-1][s]
+					wabs += math.Abs(float64(x.w[e]))
 				}
 				continue
 			}
-			w := slices.Clone(x.w)
-			f := normalize(w)
-			j := fetch(x.r, x.slot, w)
-			u.dims = append(u.dims, int32(-(j + 1)))
-			u.w = append(u.w, f)
-			u.bound += math.Abs(float64(f)) * mass(L-1, x.slot, w)
-			for _, y := range w {
-				u.wabs += math.Abs(float64(f * y))
+			nw = append(nw[:0], x.w...)
+			f := normalize(nw)
+			j := fetch(x.r, x.slot, nw)
+			dims = append(dims, int32(-(j + 1)))
+			ws = append(ws, f)
+			bnd += math.Abs(float64(f)) * mass(L-1, x.slot, nw)
+			for _, y := range nw {
+				wabs += math.Abs(float64(f * y))
 			}
 		}
-		kb.b = appendTerms(kb.b[:0], u.dims, u.w)
+		o := outs[in]
+		kb.b = appendTerms(kb.b[:0], dims, ws)
 		kb.b = append(kb.b, '>')
-		for _, o := range u.outs {
-			kb.b = strconv.AppendInt(kb.b, o[0], 10)
+		for _, e := range o {
+			kb.b = strconv.AppendInt(kb.b, e[0], 10)
 			kb.b = append(kb.b, '*')
-			kb.b = strconv.AppendInt(kb.b, o[1], 10)
+			kb.b = strconv.AppendInt(kb.b, e[1], 10)
 			kb.b = append(kb.b, ' ')
 		}
-		// Two gates alike on one token are two units (their outputs add).
-		for n := 0; ; n++ {
-			key := string(kb.b) + "#" + strconv.Itoa(n)
-			j, ok := classID[key]
-			if !ok {
-				j = len(lv[L].classes)
-				classID[key] = j
-				lv[L].classes = append(lv[L].classes, u)
-			}
-			cl := lv[L].classes[j]
-			if !slices.Contains(cl.toks, in.t) {
+		ids := classID[string(kb.b)]
+		placed := false
+		for _, j := range ids {
+			if cl := lv[L].classes[j]; !slices.Contains(cl.toks, in.t) {
 				cl.toks = append(cl.toks, in.t)
 				cl.thr = append(cl.thr, thr)
+				placed = true
 				break
 			}
 		}
+		if !placed {
+			classID[string(kb.b)] = append(ids, int32(len(lv[L].classes)))
+			lv[L].classes = append(lv[L].classes, &class{dims: slices.Clone(dims), w: slices.Clone(ws), outs: o,
+				toks: []int32{in.t}, thr: []int64{thr}, bound: bnd, wabs: wabs})
+		}
 	}
-	lv[L].cleared = nSlots[L-1]
 }
 
 // inst is a gate instance: gate g of a level on token t.
@@ -162,52 +160,74 @@ type remote struct {
 	w    []int64
 }
 
-// remotes returns, for each of level L's gate instances (order), its
-// remote sources grouped by offset, and per offset the normalised
-// combinations (keyed by kb.combo) and the slots the instances read
-// there: per offset a level fetches either one dimension per normalised
-// combination the gates read (Keccak's θ column sums) or one per slot,
-// whichever is fewer.
-func (mp *mapping) remotes(L int, order []inst, kb *keyBuf) (rem [][]remote, combosAt map[int64]map[string]bool, slotsAt map[int64]map[int32]bool) {
-	gs, parts, slot, rel := mp.gs, mp.parts, mp.slot, mp.rel
-	rem = make([][]remote, len(order))
-	combosAt = map[int64]map[string]bool{}
-	slotsAt = map[int64]map[int32]bool{}
-	for n, in := range order {
-		g := gs[L][in.g]
-		byR := map[int64]int{}
-		for k, s := range g.src {
-			r := rel(in.t, parts[L-1][s].tok)
-			if r == 0 {
-				continue
-			}
-			j, ok := byR[r]
-			if !ok {
-				j = len(rem[n])
-				byR[r] = j
-				rem[n] = append(rem[n], remote{r: r})
-			}
-			rem[n][j].slot = append(rem[n][j].slot, slot[L-1][s])
-			rem[n][j].w = append(rem[n][j].w, g.w[k])
-			if slotsAt[r] == nil {
-				slotsAt[r], combosAt[r] = map[int32]bool{}, map[string]bool{}
-			}
-			slotsAt[r][slot[L-1][s]] = true
+// remotesOf returns gate instance in's remote sources grouped by offset,
+// in order of first appearance, in rem's storage (reused call to call).
+func (mp *mapping) remotesOf(L int, in inst, rem []remote) []remote {
+	g, parts, slot := mp.gs[L][in.g], mp.parts[L-1], mp.slot[L-1]
+	rem = rem[:cap(rem)]
+	n := 0
+	for k, s := range g.src {
+		r := mp.rel(in.t, parts[s].tok)
+		if r == 0 {
+			continue
 		}
-		for _, x := range rem[n] {
-			w := slices.Clone(x.w)
+		j := 0
+		for j < n && rem[j].r != r {
+			j++
+		}
+		if j == n {
+			if n == len(rem) {
+				rem = append(rem, remote{})
+				rem = rem[:cap(rem)]
+			}
+			rem[n].r, rem[n].slot, rem[n].w = r, rem[n].slot[:0], rem[n].w[:0]
+			n++
+		}
+		rem[j].slot = append(rem[j].slot, slot[s])
+		rem[j].w = append(rem[j].w, g.w[k])
+	}
+	return rem[:n]
+}
+
+// remotes counts, per offset, the distinct normalised combinations the
+// level's gate instances (order) read there and the distinct slots they
+// read there: per offset a level fetches either one dimension per
+// normalised combination the gates read (Keccak's θ column sums) or one
+// per slot, whichever is fewer.
+func (mp *mapping) remotes(L int, order []inst, kb *keyBuf) (combosAt, slotsAt map[int64]int) {
+	combos := map[int64]map[string]bool{}
+	slots := map[int64]map[int32]bool{}
+	var rem []remote
+	var w []int64
+	for _, in := range order {
+		rem = mp.remotesOf(L, in, rem)
+		for _, x := range rem {
+			if slots[x.r] == nil {
+				slots[x.r], combos[x.r] = map[int32]bool{}, map[string]bool{}
+			}
+			for _, s := range x.slot {
+				slots[x.r][s] = true
+			}
+			w = append(w[:0], x.w...)
 			normalize(w)
-			combosAt[x.r][kb.combo(x.r, x.slot, w)] = true
+			if key := kb.combo(x.r, x.slot, w); !combos[x.r][string(key)] {
+				combos[x.r][string(key)] = true
+			}
 		}
 	}
-	return rem, combosAt, slotsAt
+	combosAt, slotsAt = map[int64]int{}, map[int64]int{}
+	for r := range slots {
+		combosAt[r], slotsAt[r] = len(combos[r]), len(slots[r])
+	}
+	return combosAt, slotsAt
 }
 
 // keyBuf builds map keys in one reused buffer.
 type keyBuf struct{ b []byte }
 
-// combo returns the key of a fetched combination: offset r and Σ w·slot.
-func (kb *keyBuf) combo(r int64, slot []int32, w []int64) string {
+// combo returns the key of a fetched combination, offset r and Σ w·slot,
+// in kb's buffer (valid until its next use).
+func (kb *keyBuf) combo(r int64, slot []int32, w []int64) []byte {
 	kb.b = kb.b[:0]
 	kb.b = strconv.AppendInt(kb.b, r, 10)
 	for e := range slot {
@@ -216,7 +236,7 @@ func (kb *keyBuf) combo(r int64, slot []int32, w []int64) string {
 		kb.b = append(kb.b, ':')
 		kb.b = strconv.AppendInt(kb.b, w[e], 10)
 	}
-	return string(kb.b)
+	return kb.b
 }
 
 // steepBias is class cl's bias on token t: Steep(½ − θ(t)), or, where

@@ -51,21 +51,24 @@ func values(c *layered.Circuit, L int) []value {
 func gates(c *layered.Circuit, L int) []gate {
 	out := make([]gate, c.LevelWidth(L))
 	g0 := int(c.LevelStart[L-1])
+	var ts terms
+	var srcs arena[int32]
+	var ws arena[int64]
 	for i := range out {
 		src, w := c.Row(g0 + i)
-		acc := map[int32]int64{}
+		ts = ts[:0]
 		thr := int64(c.Threshold[g0+i])
 		switch {
 		case !c.HasForms():
 			for k, s := range src {
-				acc[s] += int64(w[k])
+				ts = append(ts, term{s, int64(w[k])})
 			}
 		case L == 1:
 			for k, f := range src {
 				k0, fs, fc := c.Form(int(f))
 				thr -= int64(w[k]) * int64(k0)
 				for e, s := range fs {
-					acc[s] += int64(w[k]) * int64(fc[e])
+					ts = append(ts, term{s, int64(w[k]) * int64(fc[e])})
 				}
 			}
 		default:
@@ -73,18 +76,13 @@ func gates(c *layered.Circuit, L int) []gate {
 			for k, f := range src {
 				k0, _, _ := c.Form(f0 + int(f))
 				thr -= int64(w[k]) * int64(k0)
-				acc[f] += int64(w[k])
+				ts = append(ts, term{f, int64(w[k])})
 			}
 		}
-		g := gate{thr: thr}
-		for s, v := range acc {
-			if v != 0 {
-				g.src = append(g.src, s)
-			}
-		}
-		slices.Sort(g.src)
-		for _, s := range g.src {
-			g.w = append(g.w, acc[s])
+		ts = ts.merge()
+		g := gate{thr: thr, src: srcs.take(len(ts)), w: ws.take(len(ts))}
+		for k, x := range ts {
+			g.src[k], g.w[k] = x.src, x.w
 		}
 		out[i] = g
 	}

@@ -98,13 +98,7 @@ func mapAuto(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model,
 func mapTokens(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, error) {
 	mp := &mapping{c: c, cfg: cfg, D: c.Depth()}
 	mp.placeTokens()
-	mp.buildPartials()
-	if err := mp.placeSlots(ctx); err != nil {
-		return nil, err
-	}
-	mp.placeOutputs()
-	mp.bounds()
-	if err := mp.unitClasses(ctx); err != nil {
+	if err := mp.levels(ctx); err != nil {
 		return nil, err
 	}
 	mp.tokenParts()
@@ -142,9 +136,11 @@ type mapping struct {
 	gatePos []int32   // the gates' position hints (nil: none)
 	toToken func(h int32) int32
 
-	// Partials, slots and bounds (buildPartials, placeSlots, placeOutputs, bounds).
+	// Partials, slots, bounds and unit classes, level by level (levels:
+	// partialsAt, slotsAt, placeOutputs, boundsAt, classesAt).
 	parts   [][]partial
 	partsOf [][][]int32 // level L's value i → its partials
+	partF   [][][]int64 // level L's value i → its partials' factors (nil: 1)
 	gs      [][]gate    // level L's gates over level L−1's partials
 	slot    [][]int32   // level L's partial q → its slot
 	nSlots  []int
@@ -153,7 +149,7 @@ type mapping struct {
 	outThrF []float64 // output k's threshold on its slot
 	bound   [][]float64
 
-	// Unit classes and per-token constants (unitClasses, tokenParts, readoutItems).
+	// Unit classes (levels) and per-token constants (tokenParts, readoutItems).
 	lv       []level
 	anyFetch bool
 	part     []int32 // token → its part
