@@ -10,15 +10,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
+	pymod "github.com/tcforge/tcforge/python"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -80,16 +84,23 @@ func runORT(t *testing.T, model string, n int, msgs [][]byte) ortResult {
 }
 
 // buildModules writes each config's byte module as TorchScript (.pt) and
-// ONNX (.onnx) next to it with `python3 -m tcforge_torch module`.
-func buildModules(t *testing.T, dir string, configs ...string) {
+// ONNX (.onnx) next to it with the writer `tcforge run --export` runs
+// (python.ModuleWriter: `python3 -m tcforge_torch module`, the package
+// embedded in the binary).
+func buildModules(t *testing.T, configs ...string) {
 	t.Helper()
-	runPython(t, dir, `
-import sys
-from tcforge_torch.__main__ import main
-for cfg in sys.argv[1:]:
-    if main(["tcforge_torch", "module", cfg]) != 0:
-        sys.exit(1)
-`, configs...)
+	w := pymod.NewModuleWriter(python, 0, zerolog.Nop())
+	defer w.Close()
+	for _, cfg := range configs {
+		files, err := w.WriteModule(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := strings.TrimSuffix(cfg, ".json")
+		if !slices.Equal(files, []string{base + ".pt", base + ".onnx"}) {
+			t.Fatalf("the module writer wrote %q, want %s.pt and .onnx", files, base)
+		}
+	}
 }
 
 // jitDigests loads a TorchScript module with torch.jit.load alone (no
@@ -148,8 +159,15 @@ func runJIT(t *testing.T, dir, module string, msgs [][]byte) ([]string, string) 
 // with tokens-as-states and exports it with its description.
 func exportStock(t *testing.T, c *circuit.Circuit, values map[string]any, cfg tokensasstates.Config, dir, name string) string {
 	t.Helper()
+	return exportStockOf(t, "keccak", c, values, fusion.Options{}, cfg, dir, name)
+}
+
+// exportStockOf maps c (construction with params values) over fusion with
+// opts and tokens-as-states with cfg, and exports it with its description.
+func exportStockOf(t *testing.T, construction string, c *circuit.Circuit, values map[string]any, opts fusion.Options, cfg tokensasstates.Config, dir, name string) string {
+	t.Helper()
 	ctx := context.Background()
-	l, err := fusion.Compile(ctx, c, fusion.Options{})
+	l, err := fusion.Compile(ctx, c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +182,7 @@ func exportStock(t *testing.T, c *circuit.Circuit, values map[string]any, cfg to
 	for k, v := range values {
 		params[k] = v
 	}
-	cp := safetensors.Describe("keccak", params, c)
+	cp := safetensors.Describe(construction, params, c)
 	cp.Layerer, cp.Mapper = "fusion", "tokens-as-states"
 	info, err := safetensors.ExportDescribed(m, dir, name, 0, &safetensors.Description{Computes: cp})
 	if err != nil {
@@ -243,7 +261,7 @@ func TestDigestModuleToy(t *testing.T) {
 	for _, tc := range toys {
 		configs = append(configs, tc.config)
 	}
-	buildModules(t, dir, configs...)
+	buildModules(t, configs...)
 	skipORT := ortMissing()
 	for _, tc := range toys {
 		base := strings.TrimSuffix(tc.config, ".json")
@@ -318,7 +336,7 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 	config := exportStock(t, c, values, tokensasstates.Config{Tokens: 64}, filepath.Join(dir, "out", "models"), "transformers-sha3-256-block.fusion.tokens-as-states-stock")
 	t.Logf("mapped and exported in %v", time.Since(t0).Round(time.Millisecond))
 	t0 = time.Now()
-	buildModules(t, dir, config)
+	buildModules(t, config)
 	t.Logf("wrote the TorchScript and ONNX modules in %v", time.Since(t0).Round(time.Millisecond))
 	rng := rand.New(rand.NewPCG(25, 256))
 	var msgs [][]byte

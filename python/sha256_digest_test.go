@@ -1,0 +1,139 @@
+package python_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tcforge/tcforge/plugins/fusion"
+	"github.com/tcforge/tcforge/plugins/sha2"
+	"github.com/tcforge/tcforge/plugins/sha2/sha2ref"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
+	"github.com/tcforge/tcforge/sdk/sdktest"
+)
+
+// TestDigestModuleSHA256 maps SHA-256's compression function (mode
+// "compress": chaining value and one block in) over fusion with max_weight
+// 2¹⁶ (configs/transformers.hcl's transformers-sha256-block) to stock
+// layers, writes its byte module (the IV as the chain, SHA-2's padding
+// inside: messages of 0 … 55 bytes, MSB first) as TorchScript and ONNX,
+// and hashes one random message of every length 0 … 55 and 64 of random
+// lengths through torch.jit.load alone and in ONNX Runtime: at 8 rounds
+// against sha2ref's reduced SHA-256; with TCFORGE_HEAVY=1 also at the full
+// 64 rounds against crypto/sha256, then runs the README's SHA-256 lines.
+func TestDigestModuleSHA256(t *testing.T) {
+	needTorch(t)
+	for _, tt := range []struct {
+		rounds int
+		heavy  bool
+	}{
+		{8, false},
+		{64, true},
+	} {
+		t.Run(fmt.Sprintf("rounds=%d", tt.rounds), func(t *testing.T) {
+			if tt.heavy {
+				sdktest.Heavy(t, "full SHA-256 as 320-odd stock layers: maps, writes and runs for minutes, GBs")
+			} else if testing.Short() {
+				t.Skip("-short: maps 8-round SHA-256 and runs it in PyTorch and ONNX Runtime")
+			}
+			values := map[string]any{"preset": "sha256", "mode": "compress", "rounds": int64(tt.rounds)}
+			c := sdktest.Build(t, sha2.Plugin, values)
+			dir := t.TempDir()
+			t0 := time.Now()
+			config := exportStockOf(t, "sha2", c, values, fusion.Options{MaxSum: 1 << 16}, tokensasstates.Config{},
+				filepath.Join(dir, "out", "models"), "transformers-sha256-block.fusion.tokens-as-states-stock")
+			t.Logf("mapped and exported in %v", time.Since(t0).Round(time.Millisecond))
+			t0 = time.Now()
+			buildModules(t, config)
+			t.Logf("wrote the TorchScript and ONNX modules in %v", time.Since(t0).Round(time.Millisecond))
+			rng := rand.New(rand.NewPCG(256, uint64(tt.rounds)))
+			var msgs [][]byte
+			var want []string
+			for i := range 56 + 64 {
+				n := i
+				if i >= 56 {
+					n = rng.IntN(56)
+				}
+				m := make([]byte, n)
+				for j := range m {
+					m[j] = byte(rng.Uint32())
+				}
+				d := packMSB(sha2ref.SHA256.Sum(unpackMSB(m), tt.rounds))
+				if tt.rounds == 64 {
+					if std := sha256.Sum256(m); hex.EncodeToString(std[:]) != hex.EncodeToString(d) {
+						t.Fatalf("sha2ref and crypto/sha256 differ on %x", m)
+					}
+				}
+				msgs, want = append(msgs, m), append(want, hex.EncodeToString(d))
+			}
+			base := strings.TrimSuffix(config, ".json")
+			got, secs := runJIT(t, dir, base+".pt", msgs)
+			checkDigests(t, "torch.jit.load", got, want)
+			t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(msgs), secs)
+			if why := ortMissing(); why != "" {
+				t.Log(why)
+			} else {
+				r := runORT(t, base+".onnx", 64, msgs)
+				checkDigests(t, "ONNX Runtime "+r.Version, r.Digests, want)
+				t.Logf("ONNX Runtime %s (onnxruntime-node, batch of %d): %.4f s a message, session %.2f s", r.Version, len(msgs), r.SecondsPerMessage, r.LoadSeconds)
+			}
+			// A message past the block: the module names the problem.
+			out := runPython(t, dir, `
+import sys, torch
+m = torch.jit.load(sys.argv[1])
+try:
+    m(torch.zeros(56, dtype=torch.uint8))
+    print("no error")
+except Exception as e:
+    print(str(e).strip().splitlines()[-1])
+`, base+".pt")
+			if w := "digest module: a message of 56 bytes; this model hashes 0 to 55 bytes"; !strings.Contains(out, w) {
+				t.Errorf("a 56-byte message: the module said %q, want %q", strings.TrimSpace(out), w)
+			}
+			if tt.rounds != 64 {
+				return
+			}
+			snippet := docSnippet(t, "../README.md", "digest-sha256")
+			if strings.Contains(snippet, "tcforge_torch") {
+				t.Errorf("README SHA-256 snippet uses tcforge_torch:\n%s", snippet)
+			}
+			cmd := exec.Command(python, "-c", snippet)
+			cmd.Dir = dir
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("README SHA-256 snippet: %v\n%s", err, b)
+			}
+			sum := sha256.Sum256([]byte("abc"))
+			if f := strings.Fields(string(b)); len(f) != 2 || f[0] != hex.EncodeToString(sum[:]) || f[1] != f[0] {
+				t.Errorf("README SHA-256 snippet printed %q, want %x twice", b, sum)
+			}
+		})
+	}
+}
+
+// unpackMSB returns the bits of b, one a byte, most significant first
+// (sha2ref's form).
+func unpackMSB(b []byte) []byte {
+	out := make([]byte, 0, 8*len(b))
+	for _, x := range b {
+		for i := 7; i >= 0; i-- {
+			out = append(out, x>>i&1)
+		}
+	}
+	return out
+}
+
+// packMSB packs bits (one a byte), most significant first.
+func packMSB(bits []byte) []byte {
+	out := make([]byte, len(bits)/8)
+	for i, bit := range bits {
+		out[i/8] |= bit << (7 - i%8)
+	}
+	return out
+}
