@@ -33,7 +33,7 @@ func TestDigestModuleSHA256(t *testing.T) {
 		rounds int
 		heavy  bool
 	}{
-		{8, false},
+		{2, false},
 		{64, true},
 	} {
 		t.Run(fmt.Sprintf("rounds=%d", tt.rounds), func(t *testing.T) {

@@ -271,29 +271,13 @@ def save_torchscript(mod, path):
     torch.jit.save(torch.jit.script(mod), path)
 
 
-class _Graph(nn.Module):
-    """The ONNX graph: the module's digest of a batch, without the checks
-    (ONNX has no exceptions; lengths are the caller's to keep in range)."""
+def save_onnx(mod, path):
+    """Writes mod as an ONNX model (opset 14) with inputs msg (uint8
+    [batch, n]: n the message region, model input bytes less a SHA-2
+    chaining value; zeros past each length) and lengths (int64 [batch])
+    and output digest (uint8 [batch, digest bytes]): the graph of
+    mod.digest, node for node (onnxgraph.py; ONNX has no exceptions, so
+    the range checks are the caller's)."""
+    from .onnxgraph import write_onnx
 
-    def __init__(self, mod):
-        super().__init__()
-        self.mod = mod
-
-    def forward(self, msg, lengths):
-        return self.mod.digest(msg, lengths, False)
-
-
-def save_onnx(mod, path, opset=14):
-    """Writes mod as an ONNX model with inputs msg (uint8 [batch, n]: n the
-    message region, model input bytes less a SHA-2 chaining value; zeros
-    past each length) and lengths (int64 [batch]) and output digest (uint8
-    [batch, digest bytes])."""
-    n = mod.n_bytes - mod.msg_start  # the message region (the IV is the module's)
-    msg = torch.zeros(2, n, dtype=torch.uint8)
-    lengths = torch.full([2], mod.max_len, dtype=torch.long)
-    # With gradients on, nn.TransformerEncoderLayer takes its composite
-    # path (standard ONNX ops), not the fused kernel ONNX has no op for.
-    with torch.enable_grad():
-        torch.onnx.export(_Graph(mod), (msg, lengths), path, input_names=["msg", "lengths"], output_names=["digest"],
-                          dynamic_axes={"msg": {0: "batch"}, "lengths": {0: "batch"}, "digest": {0: "batch"}},
-                          opset_version=opset, do_constant_folding=False)
+    write_onnx(mod, path)

@@ -2,8 +2,8 @@
 # size: the same layerer and mapper blocks (TestExactIn checks they match
 # the configs' word for word), smaller constructions (one matrix point;
 # SHA3-256 with one round or w = 2, SHA-256 with one round of an 8-bit
-# message). TestExactIn exports every model and runs it in PyTorch in
-# float64, float32 and bfloat16.
+# message or compression). TestExactIn exports every model and runs it in
+# PyTorch in float64, float32, float16 and bfloat16.
 
 pipeline "mappers-keccak" {
   matrix {
@@ -128,6 +128,18 @@ pipeline "transformers-sha3-256-block" {
   mapper "tokens-as-states" {
     tokens = 64
   }
+}
+
+pipeline "transformers-sha256-block" {
+  construction "sha2" {
+    preset = "sha256"
+    mode   = "compress"
+    rounds = 1
+  }
+  layerer "fusion" {
+    max_weight = 65536
+  }
+  mapper "tokens-as-states" {}
 }
 
 pipeline "transformers-keccak" {
