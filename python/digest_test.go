@@ -106,11 +106,14 @@ func buildModules(t *testing.T, configs ...string) {
 // jitDigests loads a TorchScript module with torch.jit.load alone (no
 // tcforge on the path) and hashes the hex messages of a file, one a line;
 // it prints one hex digest a line, then the seconds per message of the
-// batch (timed after a warm-up run on two messages).
+// batch (timed after a warm-up run on two messages), then the seconds
+// torch.jit.load took.
 const jitDigests = `
 import sys, time, torch
 assert "tcforge_torch" not in sys.modules
+t_load = time.perf_counter()
 m = torch.jit.load(sys.argv[1])
+load_secs = time.perf_counter() - t_load
 msgs = [bytes.fromhex(l.strip()) for l in open(sys.argv[2]).read().split("\n")[:-1]]
 n = max(len(x) for x in msgs)
 batch = torch.zeros(len(msgs), n, dtype=torch.uint8)
@@ -126,11 +129,21 @@ assert "tcforge_torch" not in sys.modules
 for row in out:
     print(row.numpy().tobytes().hex())
 print(secs)
+print(load_secs)
 `
 
 // runJIT runs jitDigests on the messages; it returns the digests and the
-// seconds per message.
+// seconds per message (and the load's, in the third line of the result
+// jitTimes gives).
 func runJIT(t *testing.T, dir, module string, msgs [][]byte) ([]string, string) {
+	t.Helper()
+	d, secs, _ := jitTimes(t, dir, module, msgs)
+	return d, secs
+}
+
+// jitTimes runs jitDigests on the messages; it returns the digests, the
+// seconds per message and the seconds torch.jit.load took.
+func jitTimes(t *testing.T, dir, module string, msgs [][]byte) ([]string, string, string) {
 	t.Helper()
 	var sb strings.Builder
 	for _, m := range msgs {
@@ -149,10 +162,10 @@ func runJIT(t *testing.T, dir, module string, msgs [][]byte) ([]string, string) 
 		t.Fatalf("torch.jit.load %s: %v\n%s", filepath.Base(module), err, stderr.String())
 	}
 	lines := strings.Fields(string(out))
-	if len(lines) != len(msgs)+1 {
+	if len(lines) != len(msgs)+2 {
 		t.Fatalf("torch.jit.load %s: %d lines for %d messages", filepath.Base(module), len(lines), len(msgs))
 	}
-	return lines[:len(msgs)], lines[len(msgs)]
+	return lines[:len(msgs)], lines[len(msgs)], lines[len(msgs)+1]
 }
 
 // exportStock maps c (construction keccak with params values) over fusion
@@ -362,15 +375,15 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 			}
 		}
 	}
-	got, secs := runJIT(t, dir, base+".pt", jitMsgs)
+	got, secs, load := jitTimes(t, dir, base+".pt", jitMsgs)
 	checkDigests(t, "torch.jit.load", got, jitWant)
-	t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(jitMsgs), secs)
+	t.Logf("PyTorch %s (torch.jit.load, batch of %d): %s s a message, load %s s", torchVersion(t), len(jitMsgs), secs, load)
 	if why := ortMissing(); why != "" {
 		t.Log(why)
 	} else {
 		r := runORT(t, base+".onnx", 136, msgs)
 		checkDigests(t, "ONNX Runtime "+r.Version, r.Digests, want)
-		t.Logf("ONNX Runtime %s (onnxruntime-node, batch of %d): %.4f s a message, session %.2f s", r.Version, len(msgs), r.SecondsPerMessage, r.LoadSeconds)
+		t.Logf("ONNX Runtime %s (onnxruntime-node, batch of %d): %.4f s a message, load (session) %.2f s", r.Version, len(msgs), r.SecondsPerMessage, r.LoadSeconds)
 	}
 	// The README's snippet, as a user types it.
 	snippet := docSnippet(t, "../README.md", "digest")
@@ -390,4 +403,14 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 	if f := strings.Fields(string(out)); len(f) != 2 || f[0] != hex.EncodeToString(sum[:]) || f[1] != f[0] {
 		t.Errorf("README digest snippet printed %q, want %x twice", out, sum)
 	}
+}
+
+// torchVersion is the interpreter's torch.__version__.
+func torchVersion(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command(python, "-c", "import torch; print(torch.__version__)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -1,8 +1,8 @@
 # Every pipeline of configs/mappers.hcl and configs/transformers.hcl at test
 # size: the same layerer and mapper blocks (TestExactIn checks they match
 # the configs' word for word), smaller constructions (one matrix point;
-# SHA3-256 with one round or w = 2, SHA-256 with one round of an 8-bit
-# message or compression). TestExactIn exports every model and runs it in
+# SHA3-256 with one round or w = 2 (two rounds for tokens-as-states),
+# SHA-256 with one round of an 8-bit message or of its compression). TestExactIn exports every model and runs it in
 # PyTorch in float64, float32, float16 and bfloat16.
 
 pipeline "mappers-keccak" {
@@ -124,7 +124,7 @@ pipeline "transformers-sha3-256-block" {
     preset       = "sha3-256"
     padding      = "none"
     message_bits = 1088
-    rounds       = 1
+    rounds       = 2 # as transformers-sha3-256's
   }
   layerer "fusion" {}
   mapper "tokens-as-states" {
