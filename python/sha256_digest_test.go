@@ -97,6 +97,7 @@ except Exception as e:
 				t.Errorf("a 56-byte message: the module said %q, want %q", strings.TrimSpace(out), w)
 			}
 			if tt.rounds != 64 {
+				checkSHA2Refusals(t, dir, config)
 				return
 			}
 			snippet := docSnippet(t, "../README.md", "digest-sha256")
@@ -136,4 +137,47 @@ func packMSB(bits []byte) []byte {
 		out[i/8] |= bit << (7 - i%8)
 	}
 	return out
+}
+
+// checkSHA2Refusals edits the computes section of a SHA-2 compression
+// model's config (a preset without an IV table, inputs of another shape)
+// and checks that `python3 -m tcforge_torch module` refuses each, naming
+// the problem, in one line and exit status 1.
+func checkSHA2Refusals(t *testing.T, dir, config string) {
+	t.Helper()
+	out := runPython(t, dir, `
+import sys, json, os
+from tcforge_torch.__main__ import main
+cfg = json.load(open(sys.argv[1]))
+cases = {
+    "preset": lambda cp: cp["params"].update(preset="sha512-224"),
+    "inputs": lambda cp: cp["inputs"].reverse(),
+    "order": lambda cp: cp.update(bit_order="bits"),
+}
+for name, edit in cases.items():
+    c = json.loads(json.dumps(cfg))
+    edit(c["computes"])
+    path = os.path.join(os.path.dirname(sys.argv[1]), "bad-" + name + ".json")
+    json.dump(c, open(path, "w"))
+    import io, contextlib
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(["tcforge_torch", "module", path])
+    print(name, "|", rc, "|", err.getvalue().strip())
+`, config)
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, rest, ok := strings.Cut(l, " | "); ok {
+			got[name] = rest
+		}
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"preset", "1 | tcforge_torch: " + filepath.Join(filepath.Dir(config), "bad-preset.json") + ": SHA-2 compression model of preset 'sha512-224': no IV table (byte modules take sha224, sha256, sha384, sha512)"},
+		{"inputs", "1 | tcforge_torch: " + filepath.Join(filepath.Dir(config), "bad-inputs.json") + ": SHA-2 compression model with inputs [('block', 512), ('chain', 256)] and 256 outputs: want chain (256 bits), block (512) and 256 outputs"},
+		{"order", "1 | tcforge_torch: " + filepath.Join(filepath.Dir(config), "bad-order.json") + ": construction 'sha2' has bit order 'bits': no byte interface"},
+	} {
+		if got[tc.name] != tc.want {
+			t.Errorf("module of a config with a bad %s: got %q, want %q", tc.name, got[tc.name], tc.want)
+		}
+	}
 }
