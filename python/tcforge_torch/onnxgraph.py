@@ -61,13 +61,17 @@ def _attr(name, value):
     return _bytes(1, name) + b"".join(_int(8, v) for v in value) + _int(20, A_INTS)
 
 
-def _tensor(name, t):
-    """TensorProto of a float32, int64, uint8 or bool tensor (raw data,
-    little-endian)."""
+def _tensor_head(name, t):
+    """TensorProto of a float32, int64, uint8 or bool tensor up to its raw
+    data (little-endian), which follows: (the head, the data's length)."""
     dt = {torch.float32: FLOAT, torch.int64: INT64, torch.uint8: UINT8, torch.bool: BOOL}[t.dtype]
-    t = t.detach().contiguous()
-    raw = t.numpy().tobytes() if t.numel() else b""
-    return b"".join(_int(1, d) for d in t.shape) + _int(2, dt) + _bytes(8, name) + _bytes(9, raw)
+    nbytes = t.numel() * t.element_size()
+    head = b"".join(_int(1, d) for d in t.shape) + _int(2, dt) + _bytes(8, name) + _varint(9 << 3 | 2) + _varint(nbytes)
+    return head, nbytes
+
+
+def _raw(t):
+    return t.detach().contiguous().numpy().tobytes() if t.numel() else b""
 
 
 def _value_info(name, elem, dims):
@@ -83,9 +87,11 @@ class _Graph:
         self.nodes, self.inits, self.count = [], [], 0
 
     def const(self, t, name=None):
+        """An initializer: t is kept as it is (a view, say) and written
+        when the file is, one tensor at a time."""
         self.count += 1
         name = name or f"c{self.count}"
-        self.inits.append(_tensor(name, t))
+        self.inits.append((name, t.detach()))
         return name
 
     def op(self, op_type, *inputs, **attrs):
@@ -99,7 +105,7 @@ class _Graph:
     # Helpers over op.
     def linear(self, x, weight, bias=None):
         """x Wᵀ + b for an nn.Linear's weight [out, in] (and bias)."""
-        y = self.op("MatMul", x, self.const(weight.detach().T.contiguous().to(torch.float32)))
+        y = self.op("MatMul", x, self.const(weight.detach().T))
         return self.op("Add", y, self.const(bias.detach().to(torch.float32))) if bias is not None else y
 
     def layer_norm(self, x, ln):
@@ -178,10 +184,17 @@ def write_onnx(mod, path):
     packed = g.op("ReduceSum", g.op("Mul", bits, g.const(mod.bit_weights.clone())), g.i64([-1]), keepdims=0)
     digest = g.op("Cast", packed, to=UINT8)
     g.nodes.append(_bytes(1, digest) + _bytes(2, "digest") + _bytes(3, "Identity_out") + _bytes(4, "Identity"))
-    graph = b"".join(_bytes(1, nd) for nd in g.nodes) + _bytes(2, "tcforge_byte_module")
-    graph += b"".join(_bytes(5, t) for t in g.inits)
-    graph += _bytes(11, _value_info("msg", UINT8, ["batch", N])) + _bytes(11, _value_info("lengths", INT64, ["batch"]))
-    graph += _bytes(12, _value_info("digest", UINT8, ["batch", mod.out_bits // 8]))
-    model = _int(1, IR_VERSION) + _bytes(2, "tcforge_torch") + _bytes(7, graph) + _bytes(8, _bytes(1, "") + _int(2, OPSET))
+    # The file, streamed: the graph's length first (protobuf), then each
+    # initializer's bytes made and written one at a time.
+    nodes = b"".join(_bytes(1, nd) for nd in g.nodes) + _bytes(2, "tcforge_byte_module")
+    tail = _bytes(11, _value_info("msg", UINT8, ["batch", N])) + _bytes(11, _value_info("lengths", INT64, ["batch"]))
+    tail += _bytes(12, _value_info("digest", UINT8, ["batch", mod.out_bits // 8]))
+    heads = [_tensor_head(name, t) for name, t in g.inits]
+    inits_len = sum(len(_varint(5 << 3 | 2)) + len(_varint(len(h) + nb)) + len(h) + nb for h, nb in heads)
+    graph_len = len(nodes) + inits_len + len(tail)
     with open(path, "wb") as f:
-        f.write(model)
+        f.write(_int(1, IR_VERSION) + _bytes(2, "tcforge_torch") + _varint(7 << 3 | 2) + _varint(graph_len) + nodes)
+        for (name, t), (h, nb) in zip(g.inits, heads):
+            f.write(_varint(5 << 3 | 2) + _varint(len(h) + nb) + h)
+            f.write(_raw(t))
+        f.write(tail + _bytes(8, _bytes(1, "") + _int(2, OPSET)))
