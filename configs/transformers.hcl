@@ -53,6 +53,25 @@ pipeline "transformers-sha3-256-block" {
   }
 }
 
+# SHA-256's compression function (chaining value and one block in) over
+# 8-bit chunks, as stock layers (32 tokens, one a bit position): with
+# --export, its byte module feeds the IV and pads any message of 0 to 55
+# bytes (docs/export.md), the README's SHA-256 lines.
+pipeline "transformers-sha256-block" {
+  samples = 64
+
+  construction "sha2" {
+    preset = "sha256"
+    mode   = "compress"
+  }
+
+  layerer "fusion" {
+    max_weight = 65536
+  }
+
+  mapper "tokens-as-states" {}
+}
+
 # Toy Keccak, w = 1 … 16, two rounds: one token a slice.
 pipeline "transformers-keccak" {
   samples = 64

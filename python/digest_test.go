@@ -10,15 +10,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
+	pymod "github.com/tcforge/tcforge/python"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -80,26 +84,38 @@ func runORT(t *testing.T, model string, n int, msgs [][]byte) ortResult {
 }
 
 // buildModules writes each config's byte module as TorchScript (.pt) and
-// ONNX (.onnx) next to it with `python3 -m tcforge_torch module`.
-func buildModules(t *testing.T, dir string, configs ...string) {
+// ONNX (.onnx) next to it with the writer `tcforge run --export` runs
+// (python.ModuleWriter: `python3 -m tcforge_torch module`, the package
+// embedded in the binary).
+func buildModules(t *testing.T, configs ...string) {
 	t.Helper()
-	runPython(t, dir, `
-import sys
-from tcforge_torch.__main__ import main
-for cfg in sys.argv[1:]:
-    if main(["tcforge_torch", "module", cfg]) != 0:
-        sys.exit(1)
-`, configs...)
+	// The test's own deadline bounds it: full SHA-256 on a loaded machine
+	// takes longer than the CLI's default.
+	w := pymod.NewModuleWriter(python, time.Hour, zerolog.Nop())
+	defer w.Close()
+	for _, cfg := range configs {
+		files, err := w.WriteModule(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := strings.TrimSuffix(cfg, ".json")
+		if !slices.Equal(files, []string{base + ".pt", base + ".onnx"}) {
+			t.Fatalf("the module writer wrote %q, want %s.pt and .onnx", files, base)
+		}
+	}
 }
 
 // jitDigests loads a TorchScript module with torch.jit.load alone (no
 // tcforge on the path) and hashes the hex messages of a file, one a line;
 // it prints one hex digest a line, then the seconds per message of the
-// batch (timed after a warm-up run on two messages).
+// batch (timed after a warm-up run on two messages), then the seconds
+// torch.jit.load took.
 const jitDigests = `
 import sys, time, torch
 assert "tcforge_torch" not in sys.modules
+t_load = time.perf_counter()
 m = torch.jit.load(sys.argv[1])
+load_secs = time.perf_counter() - t_load
 msgs = [bytes.fromhex(l.strip()) for l in open(sys.argv[2]).read().split("\n")[:-1]]
 n = max(len(x) for x in msgs)
 batch = torch.zeros(len(msgs), n, dtype=torch.uint8)
@@ -115,11 +131,21 @@ assert "tcforge_torch" not in sys.modules
 for row in out:
     print(row.numpy().tobytes().hex())
 print(secs)
+print(load_secs)
 `
 
 // runJIT runs jitDigests on the messages; it returns the digests and the
-// seconds per message.
+// seconds per message (and the load's, in the third line of the result
+// jitTimes gives).
 func runJIT(t *testing.T, dir, module string, msgs [][]byte) ([]string, string) {
+	t.Helper()
+	d, secs, _ := jitTimes(t, dir, module, msgs)
+	return d, secs
+}
+
+// jitTimes runs jitDigests on the messages; it returns the digests, the
+// seconds per message and the seconds torch.jit.load took.
+func jitTimes(t *testing.T, dir, module string, msgs [][]byte) ([]string, string, string) {
 	t.Helper()
 	var sb strings.Builder
 	for _, m := range msgs {
@@ -138,18 +164,25 @@ func runJIT(t *testing.T, dir, module string, msgs [][]byte) ([]string, string) 
 		t.Fatalf("torch.jit.load %s: %v\n%s", filepath.Base(module), err, stderr.String())
 	}
 	lines := strings.Fields(string(out))
-	if len(lines) != len(msgs)+1 {
+	if len(lines) != len(msgs)+2 {
 		t.Fatalf("torch.jit.load %s: %d lines for %d messages", filepath.Base(module), len(lines), len(msgs))
 	}
-	return lines[:len(msgs)], lines[len(msgs)]
+	return lines[:len(msgs)], lines[len(msgs)], lines[len(msgs)+1]
 }
 
 // exportStock maps c (construction keccak with params values) over fusion
 // with tokens-as-states and exports it with its description.
 func exportStock(t *testing.T, c *circuit.Circuit, values map[string]any, cfg tokensasstates.Config, dir, name string) string {
 	t.Helper()
+	return exportStockOf(t, "keccak", c, values, fusion.Options{}, cfg, dir, name)
+}
+
+// exportStockOf maps c (construction with params values) over fusion with
+// opts and tokens-as-states with cfg, and exports it with its description.
+func exportStockOf(t *testing.T, construction string, c *circuit.Circuit, values map[string]any, opts fusion.Options, cfg tokensasstates.Config, dir, name string) string {
+	t.Helper()
 	ctx := context.Background()
-	l, err := fusion.Compile(ctx, c, fusion.Options{})
+	l, err := fusion.Compile(ctx, c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +197,7 @@ func exportStock(t *testing.T, c *circuit.Circuit, values map[string]any, cfg to
 	for k, v := range values {
 		params[k] = v
 	}
-	cp := safetensors.Describe("keccak", params, c)
+	cp := safetensors.Describe(construction, params, c)
 	cp.Layerer, cp.Mapper = "fusion", "tokens-as-states"
 	info, err := safetensors.ExportDescribed(m, dir, name, 0, &safetensors.Description{Computes: cp})
 	if err != nil {
@@ -243,7 +276,7 @@ func TestDigestModuleToy(t *testing.T) {
 	for _, tc := range toys {
 		configs = append(configs, tc.config)
 	}
-	buildModules(t, dir, configs...)
+	buildModules(t, configs...)
 	skipORT := ortMissing()
 	for _, tc := range toys {
 		base := strings.TrimSuffix(tc.config, ".json")
@@ -318,7 +351,7 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 	config := exportStock(t, c, values, tokensasstates.Config{Tokens: 64}, filepath.Join(dir, "out", "models"), "transformers-sha3-256-block.fusion.tokens-as-states-stock")
 	t.Logf("mapped and exported in %v", time.Since(t0).Round(time.Millisecond))
 	t0 = time.Now()
-	buildModules(t, dir, config)
+	buildModules(t, config)
 	t.Logf("wrote the TorchScript and ONNX modules in %v", time.Since(t0).Round(time.Millisecond))
 	rng := rand.New(rand.NewPCG(25, 256))
 	var msgs [][]byte
@@ -344,32 +377,50 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 			}
 		}
 	}
-	got, secs := runJIT(t, dir, base+".pt", jitMsgs)
+	got, secs, load := jitTimes(t, dir, base+".pt", jitMsgs)
 	checkDigests(t, "torch.jit.load", got, jitWant)
-	t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(jitMsgs), secs)
+	t.Logf("PyTorch %s (torch.jit.load, batch of %d): %s s a message, load %s s", torchVersion(t), len(jitMsgs), secs, load)
 	if why := ortMissing(); why != "" {
 		t.Log(why)
 	} else {
 		r := runORT(t, base+".onnx", 136, msgs)
 		checkDigests(t, "ONNX Runtime "+r.Version, r.Digests, want)
-		t.Logf("ONNX Runtime %s (onnxruntime-node, batch of %d): %.4f s a message, session %.2f s", r.Version, len(msgs), r.SecondsPerMessage, r.LoadSeconds)
+		t.Logf("ONNX Runtime %s (onnxruntime-node, batch of %d): %.4f s a message, load (session) %.2f s", r.Version, len(msgs), r.SecondsPerMessage, r.LoadSeconds)
 	}
 	// The README's snippet, as a user types it.
-	snippet := docSnippet(t, "../README.md", "digest")
+	sum := sha3.Sum256([]byte("abc"))
+	checkDigestSnippet(t, dir, "digest", sum[:])
+}
+
+// checkDigestSnippet runs the README's python block marked name, as a
+// user types it after --export, in dir: three lines, no tcforge code, and
+// it must print the digest want twice (the module's, hashlib's).
+func checkDigestSnippet(t *testing.T, dir, name string, want []byte) {
+	t.Helper()
+	snippet := docSnippet(t, "../README.md", name)
 	if n := strings.Count(strings.TrimSpace(snippet), "\n") + 1; n != 3 {
-		t.Errorf("README digest snippet has %d lines, want 3", n)
+		t.Errorf("README %s snippet has %d lines, want 3", name, n)
 	}
 	if strings.Contains(snippet, "tcforge_torch") {
-		t.Errorf("README digest snippet uses tcforge_torch:\n%s", snippet)
+		t.Errorf("README %s snippet uses tcforge_torch:\n%s", name, snippet)
 	}
 	cmd := exec.Command(python, "-c", snippet)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("README digest snippet: %v\n%s", err, out)
+		t.Fatalf("README %s snippet: %v\n%s", name, err, out)
 	}
-	sum := sha3.Sum256([]byte("abc"))
-	if f := strings.Fields(string(out)); len(f) != 2 || f[0] != hex.EncodeToString(sum[:]) || f[1] != f[0] {
-		t.Errorf("README digest snippet printed %q, want %x twice", out, sum)
+	if f := strings.Fields(string(out)); len(f) != 2 || f[0] != hex.EncodeToString(want) || f[1] != f[0] {
+		t.Errorf("README %s snippet printed %q, want %x twice", name, out, want)
 	}
+}
+
+// torchVersion is the interpreter's torch.__version__.
+func torchVersion(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command(python, "-c", "import torch; print(torch.__version__)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }

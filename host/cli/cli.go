@@ -32,6 +32,7 @@ import (
 	"github.com/tcforge/tcforge/host/registry"
 	"github.com/tcforge/tcforge/host/report"
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/python"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/serve"
 )
@@ -129,7 +130,10 @@ type globals struct {
 	// run's --export and --export-dense-max
 	export    string
 	exportMax int64
-	shard     string // run's --shard I/N (shard.go)
+	// run's --export-python and --export-module-timeout (python.ModuleWriter)
+	exportPython  string
+	moduleTimeout time.Duration
+	shard         string // run's --shard I/N (shard.go)
 }
 
 func newRoot(env *Env) *cobra.Command {
@@ -347,6 +351,8 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&g.export, "export", "", "write every verified model to DIR as safetensors + JSON config (DIR/<pipeline>.<point>.<layerer>.<arch>.{safetensors,json}; docs/mappers.md)")
 	cmd.Flags().StringVar(&g.shard, "shard", "", "run shard I of N (0 ≤ I < N) of every pipeline's points, by a hash of pipeline name and point, and with --out write DIR/"+ShardFile+" for tcforge merge (docs/clusters.md)")
 	cmd.Flags().Int64Var(&g.exportMax, "export-dense-max", 256<<20, "with --export, write a model's tensors dense when its dense float32 form takes at most this many bytes, else CSR (0: always CSR)")
+	cmd.Flags().StringVar(&g.exportPython, "export-python", python.DefaultPython, "with --export, the Python interpreter (with PyTorch) that writes each stock model's byte module beside it, DIR/NAME.pt (TorchScript) and DIR/NAME.onnx (docs/export.md); where it or torch is missing the run logs one line and goes on (\"none\": write none)")
+	cmd.Flags().DurationVar(&g.moduleTimeout, "export-module-timeout", python.DefaultModuleTimeout, "with --export, stop writing one model's byte module after this long (the model stays exported; the run goes on)")
 	return cmd
 }
 
@@ -483,6 +489,11 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 	defer reg.Close()
 	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs, MemoryLimit: g.hostBytes,
 		Export: g.export, ExportDenseLimit: g.exportMax, SaveDetail: ro.saveDetail}
+	if g.export != "" && g.exportPython != "none" {
+		mw := python.NewModuleWriter(g.exportPython, g.moduleTimeout, log)
+		defer mw.Close()
+		runner.Modules = mw
+	}
 	var shard *shardRecord
 	if g.shard != "" {
 		spec, err := parseShard(g.shard)

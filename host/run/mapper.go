@@ -218,6 +218,9 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 			ev = log.Warn().Str("note", info.Note)
 		}
 		ev.Str("file", info.Weights).Str("layout", info.Layout).Int64("bytes", info.Bytes).Msg("exported model")
+		if r.Modules != nil && ByteInterface(mr.Arch, cp) {
+			r.writeModule(ctx, info.Config, log)
+		}
 	}
 	log.Info().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Int("tokens", mr.Stats.Tokens).
 		Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).Int64("params_nonzero", mr.Stats.ParamsNonzero).

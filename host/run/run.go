@@ -117,6 +117,11 @@ type Runner struct {
 	// the largest dense model in bytes written dense (0: always CSR).
 	Export           string
 	ExportDenseLimit int64
+	// Modules, if set, writes each exported model's runnable files beside
+	// it: the byte module (bytes in, digest out; TorchScript and ONNX) of
+	// a stock model with a byte interface (ByteInterface). Its errors are
+	// logged, never the run's.
+	Modules ModuleWriter
 	// Shard, if set, says which points of a pipeline this run runs (the
 	// others are left out of the result, which is then Complete when every
 	// point of the shard finished); see tcforge run --shard.

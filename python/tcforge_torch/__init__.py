@@ -345,11 +345,45 @@ class Model:
         return flat
 
     def _run_stock(self, bits, dtype):
+        if dtype == torch.float16:
+            return self._run_stock_emulated(bits, dtype)
         if dtype not in self._stock_modules:
             self._stock_modules[dtype] = tuple(mod.to(dtype) for mod in (self.input_linear(), self.encoder(), self.readout_linear()))
         embed, enc, readout = self._stock_modules[dtype]
         with torch.no_grad():
             y = readout(enc(embed(self.token_bits(bits).to(dtype)) + self.pos.to(dtype)))
+        return self.output_bits(y >= 0)
+
+    def _run_stock_emulated(self, bits, dtype):
+        """A stock model's pass in a format PyTorch 1.13's CPU kernels lack
+        (float16: no half LayerNorm, matmul, softmax or relu on the CPU):
+        the encoder layer's equations (docs/export.md), weights and the
+        result of every step (each product, sum, LayerNorm, softmax, relu)
+        rounded to dtype, each computed in float32."""
+        r = lambda t: _round(t, dtype)
+        key = ("emulated", dtype)
+        if key not in self._stock_modules:
+            self._stock_modules[key] = {k: r(v) for k, v in self.state_dict().items()}
+        sd = self._stock_modules[key]
+        n, T, d, H = bits.shape[0], self.tokens, self.d, self.nhead
+        e = d // H
+        ln = torch.nn.functional.layer_norm
+        with torch.no_grad():
+            x = r(r(self.token_bits(bits) @ r(self.in_weight).T) + r(self.pos))
+            for i in range(self.layers):
+                p = lambda s: sd[f"layers.{i}.{s}"]
+                y = r(ln(x, (d,), p("norm1.weight"), p("norm1.bias"), self.eps))
+                qkv = r(r(y @ p("self_attn.in_proj_weight").T) + p("self_attn.in_proj_bias"))
+                q, k, v = (qkv[..., j * d:(j + 1) * d].reshape(n, T, H, e).transpose(1, 2) for j in range(3))
+                q = r(q / e ** 0.5)  # nn.MultiheadAttention scales the queries first
+                att = r(torch.softmax(r(q @ k.transpose(-2, -1)), dim=-1))
+                o = r(att @ v).transpose(1, 2).reshape(n, T, d)
+                x = r(x + r(r(o @ p("self_attn.out_proj.weight").T) + p("self_attn.out_proj.bias")))
+                y = r(ln(x, (d,), p("norm2.weight"), p("norm2.bias"), self.eps))
+                h = r(torch.relu(r(r(y @ p("linear1.weight").T) + p("linear1.bias"))))
+                x = r(x + r(r(h @ p("linear2.weight").T) + p("linear2.bias")))
+            lin = self.readout_linear()
+            y = r(r(x @ r(lin.weight).T) + r(lin.bias))
         return self.output_bits(y >= 0)
 
     @staticmethod
@@ -424,9 +458,10 @@ class Model:
     def run(self, bits, batch=64, dtype=torch.float32):
         """Output bits (uint8 [n, outputs]) of input bits (0/1, [n, inputs]),
         the pass in dtype: float32, float64, or bfloat16 or float16 — for a
-        stock model PyTorch's own kernels in that dtype; otherwise weights
+        stock model in bfloat16 PyTorch's own kernels; otherwise weights
         and every intermediate result rounded to it, products summed in
-        float32 (as CPU bfloat16 matmuls accumulate)."""
+        float32 (as CPU bfloat16 matmuls accumulate; PyTorch 1.13 has no
+        CPU float16 kernels for these layers)."""
         bits = torch.as_tensor(bits)
         if bits.dim() != 2 or bits.shape[1] != self.inputs:
             raise ValueError(f"{self.path}: want bits of shape [n, {self.inputs}], got {list(bits.shape)}")

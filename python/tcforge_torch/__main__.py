@@ -48,6 +48,7 @@ def _module(args):
 
     m = load(args.config)
     mod = digest.digest_module(m)
+    del m  # the loader's tensors: the module holds its own
     base = args.out or (args.config[:-len(".json")] if args.config.endswith(".json") else args.config)
     digest.save_torchscript(mod, base + ".pt")
     print(base + ".pt")

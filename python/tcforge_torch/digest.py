@@ -5,7 +5,8 @@ torch.nn.TransformerEncoderLayer) whose construction has a byte interface
 (docs/export.md, "The byte module"):
 
     msg uint8 [B, L], lengths int64 [B]            (or one message: uint8 [L])
-      -> padding (SHA-3's domain suffix and pad10*1, when the model's caller pads)
+      -> padding (SHA-3's domain suffix and pad10*1 when the model's caller
+         pads; SHA-2's IV, 0x80 and bit length before a compression model)
       -> byte tokens: nn.Embedding(256, 8 + n) (the byte's bits in the
          model's bit order) + a one-hot position embedding, n = input bytes
       -> nn.MultiheadAttention: one query per (state token, input slot)
@@ -35,6 +36,18 @@ __all__ = ["DigestModule", "digest_module", "save_torchscript", "save_onnx", "SU
 SUFFIX = {"sha3-224": 0x06, "sha3-256": 0x06, "sha3-384": 0x06, "sha3-512": 0x06,
           "shake128": 0x1F, "shake256": 0x1F, "keccak-256": 0x01}
 
+# SHA-2's initial values (FIPS 180-4 5.3), by preset: a compression model
+# (mode "compress": chaining value and one block in) hashes one block from
+# them.
+SHA2_IV = {
+    "sha224": [0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4],
+    "sha256": [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19],
+    "sha384": [0xcbbb9d5dc1059ed8, 0x629a292a367cd507, 0x9159015a3070dd17, 0x152fecd8f70e5939,
+               0x67332667ffc00b31, 0x8eb44a8768581511, 0xdb0c2e0d64f98fa7, 0x47b5481dbefa4fa4],
+    "sha512": [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
+               0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179],
+}
+
 # Attention scores of the byte gathering: the matching byte scores
 # GATHER_SCORE, every other 0, so exp(−GATHER_SCORE) is 0 in float32 and
 # float64 and the softmax is exactly one-hot.
@@ -56,11 +69,19 @@ class DigestModule(nn.Module):
     """msg (uint8 [B, L] with lengths [B], or uint8 [L]) -> digest bytes."""
 
     def __init__(self, n_bytes: int, min_len: int, max_len: int, suffix: int, msb_first: bool,
-                 tokens: int, slots: int, d_model: int, out_bits: int):
+                 tokens: int, slots: int, d_model: int, out_bits: int, msg_start: int = 0, length_bytes: int = 0):
         super().__init__()
         self.n_bytes, self.min_len, self.max_len = n_bytes, min_len, max_len
         self.suffix, self.msb_first = suffix, msb_first
+        self.msg_start, self.length_bytes = msg_start, length_bytes
         self.tokens, self.slots, self.d_model, self.out_bits = tokens, slots, d_model, out_bits
+        # The padded input's constant bytes (SHA-3's final 0x80, SHA-2's
+        # IV) and, for SHA-2, the big-endian bit length in the last
+        # length_bytes: byte p is (8 · length // length_div[p]) % 256 where
+        # length_mask[p] is 1.
+        self.register_buffer("const_bytes", torch.zeros(n_bytes, dtype=torch.long))
+        self.register_buffer("length_div", torch.ones(n_bytes, dtype=torch.long))
+        self.register_buffer("length_mask", torch.zeros(n_bytes, dtype=torch.long))
         width = 8 + n_bytes
         self.byte_embedding = nn.Embedding(256, width)
         self.byte_position = nn.Parameter(torch.zeros(n_bytes, width), requires_grad=False)
@@ -102,16 +123,20 @@ class DigestModule(nn.Module):
 
     def digest(self, msg: torch.Tensor, lengths: torch.Tensor, single: bool) -> torch.Tensor:
         """The digest of checked inputs (the ONNX graph starts here)."""
-        B, L, n = msg.shape[0], msg.shape[1], self.n_bytes
+        B, L, n, s0 = msg.shape[0], msg.shape[1], self.n_bytes, self.msg_start
         m = msg.to(torch.long)
-        if L < n:
-            m = torch.cat([m, torch.zeros(B, n - L, dtype=torch.long)], dim=1)
+        if s0 > 0:
+            m = torch.cat([torch.zeros(B, s0, dtype=torch.long), m], dim=1)
+        if s0 + L < n:
+            m = torch.cat([m, torch.zeros(B, n - s0 - L, dtype=torch.long)], dim=1)
         m = m[:, :n]
-        pos = torch.arange(n).unsqueeze(0)
+        rel = torch.arange(n).unsqueeze(0) - s0  # byte p holds message byte p − msg_start
         length = lengths.unsqueeze(1)
-        b = torch.where(pos < length, m, torch.zeros_like(m))
+        b = torch.where((rel >= 0) & (rel < length), m, torch.zeros_like(m)) + self.const_bytes
         if self.suffix >= 0:
-            b = b + (pos == length).to(torch.long) * self.suffix + (pos == n - 1).to(torch.long) * 0x80
+            b = b + (rel == length).to(torch.long) * self.suffix
+        if self.length_bytes > 0:
+            b = b + torch.div(8 * length, self.length_div, rounding_mode="floor") % 256 * self.length_mask
         tokens = self.byte_embedding(b) + self.byte_position
         queries = self.gather_queries.unsqueeze(0).expand(B, -1, -1)
         got, _ = self.gather(queries, tokens, tokens, need_weights=False)
@@ -126,9 +151,21 @@ class DigestModule(nn.Module):
         return out
 
 
+class _Interface:
+    """How a model's input bytes come from a message: n input bytes, the
+    message at msg_start with min_len … max_len bytes, then the suffix
+    byte (−1: none), constant bytes, a big-endian bit length in the last
+    length_bytes, and the digest's first digest_bits output bits."""
+
+    def __init__(self, n, min_len, max_len, msb_first, digest_bits, suffix=-1, msg_start=0, length_bytes=0, const=None):
+        self.n, self.min_len, self.max_len, self.msb_first = n, min_len, max_len, msb_first
+        self.digest_bits, self.suffix, self.msg_start, self.length_bytes = digest_bits, suffix, msg_start, length_bytes
+        self.const = const or {}
+
+
 def _byte_interface(model):
-    """(n_bytes, min_len, max_len, suffix, msb_first) of model's byte
-    interface, or FormatError saying why it has none."""
+    """The _Interface of model's byte interface, or FormatError saying why
+    it has none."""
     cp = model.cfg.get("computes")
     if not isinstance(cp, dict):
         raise FormatError(f"{model.path}: no \"computes\" section: re-export with a tcforge that writes it (the byte module needs the construction's bit order and padding)")
@@ -139,21 +176,53 @@ def _byte_interface(model):
         raise FormatError(f"{model.path}: {model.inputs} input and {model.outputs} output bits: not whole bytes")
     n = model.inputs // 8
     params = cp.get("params") or {}
+    msb = order == "msb-first"
+    if cp.get("construction") == "sha2" and params.get("mode") == "compress":
+        return _sha2_block(model, cp, params)
     if cp.get("padding") == "caller" and params.get("preset") in SUFFIX and cp.get("construction") == "keccak":
         # One padded block: messages of 0 … n − 1 bytes, padded here.
-        return n, 0, n - 1, SUFFIX[params["preset"]], False
-    return n, n, n, -1, order == "msb-first"
+        return _Interface(n, 0, n - 1, False, model.outputs, suffix=SUFFIX[params["preset"]], const={n - 1: 0x80})
+    return _Interface(n, n, n, msb, model.outputs)
+
+
+def _sha2_block(model, cp, params):
+    """A SHA-2 compression model (inputs chain, 8 words, then block, 16
+    words; output chain) as one-block hashing: the IV of its preset as the
+    chain, the message, 0x80, zeros and the message's bit length (2w bits,
+    big-endian) as the block; the digest is the chain's first digest_bits."""
+    preset = params.get("preset")
+    if preset not in SHA2_IV:
+        raise FormatError(f"{model.path}: SHA-2 compression model of preset {preset!r}: no IV table (byte modules take {', '.join(SHA2_IV)})")
+    w = 32 if preset in ("sha224", "sha256") else 64
+    names = [(r.get("name"), r.get("bits")) for r in cp.get("inputs") or []]
+    if names != [("chain", 8 * w), ("block", 16 * w)] or model.outputs != 8 * w:
+        raise FormatError(f"{model.path}: SHA-2 compression model with inputs {names} and {model.outputs} outputs: want chain ({8 * w} bits), block ({16 * w}) and {8 * w} outputs")
+    digest_bits = int(params.get("digest_bits", 8 * w))
+    chain, block, field = w, 2 * w, w // 4  # bytes: chain value, block, length field
+    const = {}
+    for i, word in enumerate(SHA2_IV[preset]):
+        for j in range(w // 8):
+            const[i * (w // 8) + j] = (word >> (w - 8 - 8 * j)) & 0xFF
+    return _Interface(chain + block, 0, block - 1 - field, True, digest_bits, suffix=0x80, msg_start=chain, length_bytes=field, const=const)
 
 
 def digest_module(model):
     """The DigestModule of a loaded stock model (tcforge_torch.load)."""
     if not model.stock:
         raise FormatError(f"{model.path}: architecture {model.arch!r} is not stock encoder layers; the byte module wraps tokens-as-states models")
-    n, lo, hi, suffix, msb = _byte_interface(model)
+    bi = _byte_interface(model)
+    n, msb = bi.n, bi.msb_first
     T, k, d = model.tokens, model.in_index.shape[1], model.d
-    mod = DigestModule(n, lo, hi, suffix, msb, T, k, d, model.outputs)
+    mod = DigestModule(n, bi.min_len, bi.max_len, bi.suffix, msb, T, k, d, bi.digest_bits, bi.msg_start, bi.length_bytes)
     width = 8 + n
     with torch.no_grad():
+        for p, v in bi.const.items():
+            mod.const_bytes[p] = v
+        for q in range(bi.length_bytes):
+            p = n - 1 - q  # the length's byte q from the end: 8 · length >> 8q
+            if q < 7:
+                mod.length_div[p] = 1 << (8 * q)
+                mod.length_mask[p] = 1
         emb = torch.zeros(256, width)
         for v in range(256):
             for i in range(8):
@@ -184,11 +253,11 @@ def digest_module(model):
         mod.input_map.weight.copy_(model.in_weight)
         mod.position.copy_(model.pos)
         m = model.out_index.shape[1]
-        perm = torch.zeros(model.outputs, dtype=torch.long)
+        perm = torch.zeros(bi.digest_bits, dtype=torch.long)
         for t in range(T):
             for j in range(m):
                 o = int(model.out_index[t, j])
-                if o >= 0:
+                if 0 <= o < bi.digest_bits:
                     perm[o] = t * m + j
         mod.out_perm.copy_(perm)
         mod.bit_weights.copy_(torch.tensor([1 << (7 - i if msb else i) for i in range(8)]))
@@ -202,27 +271,13 @@ def save_torchscript(mod, path):
     torch.jit.save(torch.jit.script(mod), path)
 
 
-class _Graph(nn.Module):
-    """The ONNX graph: the module's digest of a batch, without the checks
-    (ONNX has no exceptions; lengths are the caller's to keep in range)."""
+def save_onnx(mod, path):
+    """Writes mod as an ONNX model (opset 14) with inputs msg (uint8
+    [batch, n]: n the message region, model input bytes less a SHA-2
+    chaining value; zeros past each length) and lengths (int64 [batch])
+    and output digest (uint8 [batch, digest bytes]): the graph of
+    mod.digest, node for node (onnxgraph.py; ONNX has no exceptions, so
+    the range checks are the caller's)."""
+    from .onnxgraph import write_onnx
 
-    def __init__(self, mod):
-        super().__init__()
-        self.mod = mod
-
-    def forward(self, msg, lengths):
-        return self.mod.digest(msg, lengths, False)
-
-
-def save_onnx(mod, path, opset=14):
-    """Writes mod as an ONNX model with inputs msg (uint8 [batch, bytes])
-    and lengths (int64 [batch]) and output digest (uint8 [batch, bytes])."""
-    n = mod.n_bytes
-    msg = torch.zeros(2, n, dtype=torch.uint8)
-    lengths = torch.full([2], mod.max_len, dtype=torch.long)
-    # With gradients on, nn.TransformerEncoderLayer takes its composite
-    # path (standard ONNX ops), not the fused kernel ONNX has no op for.
-    with torch.enable_grad():
-        torch.onnx.export(_Graph(mod), (msg, lengths), path, input_names=["msg", "lengths"], output_names=["digest"],
-                          dynamic_axes={"msg": {0: "batch"}, "lengths": {0: "batch"}, "digest": {0: "batch"}},
-                          opset_version=opset, do_constant_folding=False)
+    write_onnx(mod, path)

@@ -1,0 +1,155 @@
+package python_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcforge/tcforge/host/builtin"
+	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/host/run"
+	pymod "github.com/tcforge/tcforge/python"
+)
+
+// exportToy is a pipeline whose run exports a stock model with a byte
+// interface (toy Keccak w = 2, two rounds, 32-bit blocks the caller
+// supplies: 4-byte messages) and one without (the no-attention model).
+const exportToy = `
+pipeline "toy" {
+  samples = 8
+  construction "keccak" {
+    log_w  = 1
+    rate   = 32
+    rounds = 2
+  }
+  layerer "fusion" {}
+  mapper "tokens-as-states" {
+    tokens = 2
+    assign = "interleave"
+  }
+  mapper "no-attention" { variant = "residual" }
+}
+`
+
+// runExport runs exportToy as `tcforge run --export DIR` does, with the
+// byte modules written by python (the interpreter's path) under timeout,
+// and returns DIR and the run's log.
+func runExport(t *testing.T, python string, timeout time.Duration) (string, string) {
+	t.Helper()
+	f, diags := config.Parse("toy.hcl", []byte(exportToy))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var logBuf bytes.Buffer
+	log := zerolog.New(&logBuf)
+	reg := registry.New(registry.Options{Builtins: builtin.Plugins(), InProcess: true, Log: zerolog.Nop()})
+	defer reg.Close()
+	dir := t.TempDir()
+	mw := pymod.NewModuleWriter(python, timeout, log)
+	defer mw.Close()
+	r := &run.Runner{Registry: reg, Log: log, Jobs: 1, Export: dir, Modules: mw}
+	res, err := r.Run(context.Background(), f.Pipelines[0])
+	if err != nil || !res.OK() {
+		t.Fatalf("run --export: %v (the module writer must never fail a run)\n%s", err, logBuf.String())
+	}
+	return dir, logBuf.String()
+}
+
+// TestExportWritesModules runs a pipeline with --export as the CLI does
+// (host/run's Runner with python.ModuleWriter): the stock model gets its
+// byte module, .pt and .onnx, hashing like the construction; the
+// no-attention model none.
+func TestExportWritesModules(t *testing.T) {
+	needTorch(t)
+	dir, log := runExport(t, python, 0)
+	base := filepath.Join(dir, "toy.fusion.tokens-as-states-stock")
+	for _, ext := range []string{".json", ".safetensors", ".pt", ".onnx"} {
+		if _, err := os.Stat(base + ext); err != nil {
+			t.Errorf("--export wrote no %s: %v\n%s", ext, err, log)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "toy.fusion.no-attention-residual.*")); len(m) != 3 {
+		t.Errorf("no-attention model: files %q, want the config, weights and labels only", m)
+	}
+	if !strings.Contains(log, `"message":"wrote the byte module"`) {
+		t.Errorf("the run logged no written byte module:\n%s", log)
+	}
+	// The module reads 4-byte messages (toy sponge, 32-bit rate, caller's
+	// padding); its test vectors give the digest of one.
+	out := runPython(t, dir, `
+import sys, json, torch
+cfg = json.load(open(sys.argv[1] + ".json"))
+vec = cfg["test_vectors"][0]
+msg = bytes(sum(int(vec["input"][8 * j + i]) << i for i in range(8)) for j in range(4))
+want = bytes(sum(int(vec["output"][8 * j + i]) << i for i in range(8)) for j in range(len(vec["output"]) // 8))
+got = torch.jit.load(sys.argv[1] + ".pt")(torch.tensor(list(msg), dtype=torch.uint8)).numpy().tobytes()
+print("equal" if got == want else f"differ {got.hex()} {want.hex()}")
+`, base)
+	if strings.TrimSpace(out) != "equal" {
+		t.Errorf("the exported .pt against the export's test vector: %s", out)
+	}
+	if why := ortMissing(); why != "" {
+		t.Skip(why)
+	}
+	got := runORT(t, base+".onnx", 4, [][]byte{{1, 2, 3, 4}})
+	want, _ := runJIT(t, dir, base+".pt", [][]byte{{1, 2, 3, 4}})
+	checkDigests(t, "ONNX Runtime "+got.Version+" against torch.jit.load", got.Digests, want)
+}
+
+// TestExportWithoutPython runs --export where the byte module cannot be
+// written: no interpreter, one that cannot import torch, one that hangs.
+// The run succeeds with every model exported, logs why once (one line),
+// and a hanging interpreter is stopped at the timeout.
+func TestExportWithoutPython(t *testing.T) {
+	t.Parallel()
+	scripts := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(scripts, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, python, log string
+		warnings          int
+	}{
+		{"no interpreter", filepath.Join(scripts, "absent"), "no Python interpreter", 1},
+		{"no torch", write("notorch", "echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n"), "cannot import torch (apt-get install python3-torch): exit status 1 ModuleNotFoundError: No module named 'torch'", 1},
+		{"hangs", write("hangs", "case \"$1\" in -c) exit 0;; esac\nexec sleep 600\n"), "byte module not written (the model is exported)", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t0 := time.Now()
+			dir, log := runExport(t, tc.python, 2*time.Second)
+			if d := time.Since(t0); d > 2*time.Minute {
+				t.Errorf("the run took %v", d)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "toy.fusion.tokens-as-states-stock.safetensors")); err != nil {
+				t.Errorf("the model was not exported: %v", err)
+			}
+			if m, _ := filepath.Glob(filepath.Join(dir, "*.pt")); len(m) != 0 {
+				t.Errorf("wrote %q", m)
+			}
+			if !strings.Contains(log, tc.log) {
+				t.Errorf("log has no %q:\n%s", tc.log, log)
+			}
+			if n := strings.Count(log, `"level":"warn"`); n != tc.warnings {
+				t.Errorf("%d warnings, want %d:\n%s", n, tc.warnings, log)
+			}
+		})
+	}
+	// The writer's own error says what is missing.
+	w := pymod.NewModuleWriter(filepath.Join(scripts, "absent"), 0, zerolog.Nop())
+	_, err := w.WriteModule(context.Background(), "x.json")
+	if !errors.Is(err, pymod.ErrUnavailable) || !strings.Contains(err.Error(), "no Python interpreter") {
+		t.Errorf("WriteModule without an interpreter: %v", err)
+	}
+}
