@@ -33,6 +33,11 @@ type circuitCase struct {
 
 var circuits = []circuitCase{
 	{"toy keccak", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2), "padding": "none"}, 0},
+	{"toy keccak r1", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(1), "padding": "none"}, 0},
+	// Full width at one round: depth 3, 1080 inputs but 320 forms on
+	// level 0 (tokens-as-states named its inputs by level 0's forms and
+	// panicked past them).
+	{"sha3-256 r1", keccak.Plugin, map[string]any{"preset": "sha3-256", "rounds": int64(1)}, 0},
 	{"md point", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, 0},
 	{"sha256 r2", sha2.Plugin, map[string]any{"preset": "sha256", "mode": "compress", "rounds": int64(2)}, 65536},
 	{"adder", adder.Plugin, map[string]any{"n": int64(8)}, 0},
@@ -99,6 +104,26 @@ func TestGroundTruth(t *testing.T) {
 					// residual on SHA-256 at two rounds), so drift shows.
 					if rep.MaxErr >= 0.05 {
 						t.Errorf("largest difference %v, docs/labels.md says under 0.05", rep.MaxErr)
+					}
+					// Names follow the index the label gives: a gate's (an
+					// input's) or a form's provenance, and on level 0 a
+					// partial's its input's (tokens-as-states named inputs
+					// by level 0's forms).
+					for _, v := range m.Labels.Values {
+						var want string
+						switch {
+						case v.Kind == model.Gate:
+							want = l.ValueName(int(v.Level), int(v.Index))
+						case v.Kind == model.Form:
+							want = l.FormName(int(v.Level), int(v.Index))
+						case v.Kind == model.Partial && v.Level == 0:
+							want = l.ValueName(0, int(v.Index))
+						default:
+							continue
+						}
+						if v.Name != want {
+							t.Fatalf("%s: name %q, want %q", v.Describe(), v.Name, want)
+						}
 					}
 					t.Logf("%s: %d labels, %d values compared over %d boundaries, max error %.3g", m.Arch, rep.Labels, rep.Compared, rep.Boundaries, rep.MaxErr)
 				})

@@ -32,6 +32,14 @@ func (mp *mapping) label(m *model.Model) (*model.Model, error) {
 			switch {
 			case L == top && top < D:
 				name = "output " + fmt.Sprint(i) + " pre-activation: " + c.ValueName(D, int(i))
+			case L == 0:
+				// Level 0's values are the inputs (gates composes level
+				// 0's forms into level 1's gates), not level 0's forms:
+				// FormName(0, i) would name form i, and past level 0's
+				// forms another level's (SHA3-256 at one round: input
+				// 322 named through a level-1 form, its gate 1184 past
+				// the 1080 inputs).
+				name = c.ValueName(0, int(i))
 			case i >= 0:
 				name = c.FormName(L, int(i))
 			}
