@@ -505,6 +505,7 @@ func TestHostKilled(t *testing.T) {
 // `tcforge plugins` lists the others; run fails that pipeline by name.
 func TestStartTimeout(t *testing.T) {
 	t.Parallel()
+	sdktest.Short(t, "waits out a 10 s --start-timeout end to end (host/registry tests the timeout at milliseconds)")
 	// The others must start within it, many test binaries at once on a
 	// machine perhaps busy with other work: the default, 10 s (1 s failed
 	// at load average 25), and more for instrumented binaries. The
