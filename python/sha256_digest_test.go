@@ -77,11 +77,6 @@ func TestDigestModuleSHA256(t *testing.T) {
 			t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(msgs), secs)
 			if why := ortMissing(); why != "" {
 				t.Log(why)
-			} else if tt.rounds == 64 {
-				// Open: ONNX Runtime 1.30.0 refused the full model's file
-				// ("Protobuf parsing failed"; session s6-25), where PyTorch
-				// gave all 120 digests; the 2-round model's file loads.
-				t.Log("ONNX Runtime check of full SHA-256 skipped: its .onnx fails to parse (open, issue 25)")
 			} else {
 				r := runORT(t, base+".onnx", 64, msgs)
 				checkDigests(t, "ONNX Runtime "+r.Version, r.Digests, want)
