@@ -33,22 +33,34 @@ import (
 // own float32 pass.
 func TestStockTokensAsStates(t *testing.T) {
 	needTorch(t)
-	sdktest.Short(t, "seven tokens-as-states models in stock PyTorch modules (20 s)")
+	sdktest.Short(t, "nine tokens-as-states models in stock PyTorch modules (5 s quiet)")
 	ctx := context.Background()
+	fewer := map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(4), "padding": "none"}
 	points := []struct {
 		name   string
 		plugin *sdk.Construction
 		values map[string]any
 		cfg    tokensasstates.Config
 		opts   fusion.Options
+		// blocks, tokens: the stock shape the point must map to (0: not checked).
+		blocks, tokens int
 	}{
-		{"keccak-w1", keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}},
-		{"keccak-w2", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2)}, tokensasstates.Config{Tokens: 2, Interleave: true}, fusion.Options{}},
-		{"keccak-w8", keccak.Plugin, map[string]any{"log_w": int64(3), "rate": int64(100), "rounds": int64(2)}, tokensasstates.Config{Tokens: 8, Interleave: true}, fusion.Options{}},
-		{"keccak-w1-round", keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(3), "padding": "none"}, tokensasstates.Config{Tokens: 1}, fusion.Options{Objective: fusion.Round}},
-		{"md", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}},
-		{"merkle", merkle.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "leaves": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}},
-		{"adder", adder.Plugin, map[string]any{"n": int64(8)}, tokensasstates.Config{Tokens: 8, Interleave: true}, fusion.Options{}},
+		{"keccak-w1", keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}, 0, 0},
+		{"keccak-w2", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2)}, tokensasstates.Config{Tokens: 2, Interleave: true}, fusion.Options{}, 0, 0},
+		{"keccak-w8", keccak.Plugin, map[string]any{"log_w": int64(3), "rate": int64(100), "rounds": int64(2)}, tokensasstates.Config{Tokens: 8, Interleave: true}, fusion.Options{}, 0, 0},
+		{"keccak-w1-round", keccak.Plugin, map[string]any{"log_w": int64(0), "rate": int64(16), "rounds": int64(3), "padding": "none"}, tokensasstates.Config{Tokens: 1}, fusion.Options{Objective: fusion.Round}, 0, 0},
+		{"md", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}, 0, 0},
+		{"merkle", merkle.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "leaves": int64(2)}, tokensasstates.Config{Tokens: 4}, fusion.Options{}, 0, 0},
+		{"adder", adder.Plugin, map[string]any{"n": int64(8)}, tokensasstates.Config{Tokens: 8, Interleave: true}, fusion.Options{}, 0, 0},
+		// Toy Keccak (w = 2, four rounds) at one level a round, the toy form
+		// of full SHA3-256 below 48 blocks (plugins/tokensasstates
+		// TestFewerBlocksSHA3, configs/model-frontier.hcl): fusion's round
+		// objective without rule 10 (depth rounds + 2) and with
+		// round_levels = 2 (depth 2·rounds − 1), with tokens-as-states'
+		// defaults (one token a slice). w = 4 would give FFN 57,996 and
+		// 240–288 M dense parameters: too large for the default tier.
+		{"keccak-w2-one-level-a-round", keccak.Plugin, fewer, tokensasstates.Config{}, fusion.Options{Objective: fusion.Round, NoPair: true}, 5, 2},
+		{"keccak-w2-round-levels-2", keccak.Plugin, fewer, tokensasstates.Config{}, fusion.Options{Objective: fusion.Round, RoundLevels: 2}, 6, 2},
 	}
 	dir := t.TempDir()
 	var args []string
@@ -62,6 +74,9 @@ func TestStockTokensAsStates(t *testing.T) {
 		m, err := tokensasstates.Map(ctx, l, p.cfg)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if s := m.Stats(); p.blocks > 0 && (!m.IsStock() || s.Blocks != p.blocks || s.Tokens != p.tokens) {
+			t.Fatalf("%s: depth %d: %d blocks, %d tokens (stock %v), want %d stock blocks, %d tokens", p.name, l.Depth(), s.Blocks, s.Tokens, m.IsStock(), p.blocks, p.tokens)
 		}
 		in := bitvec.Random(rand.New(rand.NewPCG(15, uint64(i))), 32, l.NumInputs)
 		out, err := bitvec.EvalSliced(in, l.NumInputs, l.Evaluator())
