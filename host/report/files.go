@@ -14,11 +14,14 @@ import (
 	"github.com/tcforge/tcforge/host/run"
 )
 
+// tempInfix marks WriteFileAtomic's temporary files: ".<name>.tmp-<random>".
+const tempInfix = ".tmp-"
+
 // WriteFileAtomic writes data to path atomically: into a temporary file in the
 // same directory, renamed over path once complete. A reader never sees a
 // partial file, and a write cut short leaves the old file or none.
 func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return err
 	}
@@ -208,12 +211,28 @@ func ClearOwned(dir string, names []string) ([]string, error) {
 	for _, n := range names {
 		rm = append(rm, n+".csv", n+".json", n+".md")
 		plots, _ := filepath.Glob(filepath.Join(dir, "plots", n+".*"))
-		for _, p := range plots {
+		temps, _ := filepath.Glob(filepath.Join(dir, "plots", "."+n+".*"+tempInfix+"*"))
+		for _, p := range append(plots, temps...) {
 			// <name>.<figure>-vs-<var>.<ext>: exactly one more dot, so
 			// pipeline "a" does not claim the plots of pipeline "a.b".
-			rest := strings.TrimPrefix(filepath.Base(p), n+".")
+			base := filepath.Base(p)
+			if i := strings.LastIndex(base, tempInfix); i > 0 && base[0] == '.' {
+				base = base[1:i]
+			}
+			rest := strings.TrimPrefix(base, n+".")
 			if strings.Count(rest, ".") == 1 && strings.Contains(rest, "-vs-") {
 				rm = append(rm, filepath.Join("plots", filepath.Base(p)))
+			}
+		}
+	}
+	// A run killed while writing leaves WriteFileAtomic's temporary file
+	// beside the file it was writing; with the lock held, no run is
+	// writing it now.
+	for _, f := range rm {
+		if !strings.Contains(f, tempInfix) {
+			temps, _ := filepath.Glob(filepath.Join(dir, filepath.Dir(f), "."+filepath.Base(f)+tempInfix+"*"))
+			for _, t := range temps {
+				rm = append(rm, filepath.Join(filepath.Dir(f), filepath.Base(t)))
 			}
 		}
 	}

@@ -39,3 +39,51 @@ func TestWriteFileAtomic(t *testing.T) {
 		}
 	}
 }
+
+// TestClearOwned: the earlier run's files of the named pipelines go, with
+// the temporary files a killed run left beside them (a plot that never
+// got its name too); other pipelines' files, "a.b"'s included, stay.
+func TestClearOwned(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]bool{ // file → removed
+		"a.csv":                                true,
+		".a.csv.tmp-123":                       true,
+		"a.json":                               true,
+		"report.html":                          true,
+		".report.html.tmp-9":                   true,
+		"tcforge-run.json":                     true,
+		".tcforge-run.json.tmp-7":              true,
+		"plots/a.width-vs-rounds.svg":          true,
+		"plots/.a.width-vs-rounds.png.tmp-456": true, // killed before its rename
+		"b.csv":                                false,
+		".b.csv.tmp-1":                         false,
+		"a.b.csv":                              false,
+		"plots/a.b.width-vs-rounds.svg":        false,
+		"plots/.a.b.width-vs-rounds.png.tmp-2": false,
+	}
+	if err := os.Mkdir(filepath.Join(dir, "plots"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := report.ClearOwned(dir, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for f, gone := range files {
+		_, err := os.Stat(filepath.Join(dir, f))
+		if gone != os.IsNotExist(err) {
+			t.Errorf("%s: removed %v, want %v", f, os.IsNotExist(err), gone)
+		}
+		if gone {
+			n++
+		}
+	}
+	if len(removed) != n {
+		t.Errorf("ClearOwned returned %d files, removed %d: %q", len(removed), n, removed)
+	}
+}
