@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -509,7 +510,8 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		runner.Shard = spec.keep
 	}
 
-	// Start every plugin the pipelines name at once, not one by one.
+	// Start every plugin the pipelines name at once, not one by one, and
+	// check the pipelines while the processes start.
 	var names []string
 	for _, p := range pipelines {
 		for _, b := range append(append([]*config.Block{p.Construction}, p.Layerers...), p.Mappers...) {
@@ -517,11 +519,19 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		}
 	}
 	reg.Start(ctx, names)
-	// Check everything before running anything: a config mistake changes nothing.
+	// Check everything before running anything: a config mistake changes
+	// nothing. The pipelines are checked at once (their checks are mostly
+	// waiting for plugin answers); the diagnostics keep the files' order.
 	ro.checking(runner, pipelines)
+	perPipeline := make([]hcl.Diagnostics, len(pipelines))
+	var wg sync.WaitGroup
+	for i, p := range pipelines {
+		wg.Go(func() { perPipeline[i] = runner.Check(ctx, p) })
+	}
+	wg.Wait()
 	var checked hcl.Diagnostics
-	for _, p := range pipelines {
-		checked = append(checked, runner.Check(ctx, p)...)
+	for _, d := range perPipeline {
+		checked = append(checked, d...)
 	}
 	runner.Checking = nil
 	if ctx.Err() != nil {

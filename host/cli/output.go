@@ -98,14 +98,16 @@ func (o *runOutput) checking(runner *run.Runner, pipelines []*config.Pipeline) {
 	if !o.bar.Enabled() {
 		return
 	}
+	// Pipelines are checked at once: the bar shows the one that last
+	// reached a point.
+	var mu sync.Mutex
 	var last time.Time
-	var cur *config.Pipeline
-	var n, total int64
+	done := map[*config.Pipeline]int64{}
 	runner.Checking = func(p *config.Pipeline, pt config.Point) {
-		if p != cur {
-			cur, n, total = p, 0, p.NumPoints()
-		}
-		n++
+		mu.Lock()
+		defer mu.Unlock()
+		done[p]++
+		n, total := done[p], p.NumPoints()
 		if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || n == total {
 			last = now
 			o.bar.Begin(fmt.Sprintf("checking %s: point %d of %d", p.Name, n, total))

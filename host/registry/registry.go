@@ -133,6 +133,13 @@ type Registry struct {
 
 	tempOnce sync.Once
 	tempErr  error // see checkTemp
+
+	// starts are the launches Start began; Close waits for them (after
+	// cancelling them through stopStarts) so that no process a start
+	// was making outlives the registry.
+	starts     sync.WaitGroup
+	startCtx   context.Context
+	stopStarts context.CancelFunc
 }
 
 // checkTemp checks, once, that the temporary directory plugin processes
@@ -177,7 +184,8 @@ func New(opts Options) *Registry {
 			return exec.Command(self, "plugin", "serve", name), nil
 		}
 	}
-	return &Registry{opts: opts, clients: map[string]*client{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Registry{opts: opts, clients: map[string]*client{}, startCtx: ctx, stopStarts: cancel}
 }
 
 // DefaultDirs returns the plugin directories from the environment variable
@@ -365,20 +373,32 @@ func goMemLimit(env []string, limit int64) []string {
 	return append(env, fmt.Sprintf("GOMEMLIMIT=%d", limit/8*7))
 }
 
-// Start launches the named plugins concurrently (each process once), so a
-// run does not wait for them one after another. Errors are left for Open
-// to report when the plugin is used.
+// Start begins launching the named plugins (each process once), all at
+// once, and returns without waiting for them: a run starts every plugin
+// it will need as soon as its configs are parsed, and checks its
+// pipelines while the processes start (an Open of a plugin being started
+// waits for that start alone). Errors are left for Open to report when
+// the plugin is used. Cancelling ctx, or Close, aborts the starts; Close
+// waits for them.
 func (r *Registry) Start(ctx context.Context, names []string) {
-	var wg sync.WaitGroup
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
 			continue
 		}
 		seen[n] = true
-		wg.Go(func() { _, _, _ = r.Open(ctx, n) })
+		if src, ok := r.Lookup(n); !ok || src.Bundled && r.opts.InProcess {
+			continue // nothing to start: Open reports it, or calls it in this process
+		}
+		r.starts.Go(func() {
+			sctx, stop := context.WithCancel(ctx)
+			defer stop()
+			context.AfterFunc(r.startCtx, stop)
+			if sctx.Err() == nil {
+				_, _, _ = r.Open(sctx, n)
+			}
+		})
 	}
-	wg.Wait()
 }
 
 // Externals returns every external plugin on the plugin path by name, with
@@ -415,16 +435,24 @@ type client struct {
 	startErr error
 }
 
-// Close stops every plugin process.
+// Close stops every plugin process, all at once (each stop may take up
+// to about two seconds for a frozen plugin; see wire.Client.Close). It
+// first aborts the starts Start began and waits for them.
 func (r *Registry) Close() {
+	r.stopStarts()
+	r.starts.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var wg sync.WaitGroup
 	for n, e := range r.clients {
-		e.mu.Lock()
-		if e.c != nil {
-			e.c.Close()
-		}
-		e.mu.Unlock()
+		wg.Go(func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if e.c != nil {
+				e.c.Close()
+			}
+		})
 		delete(r.clients, n)
 	}
+	wg.Wait()
 }
