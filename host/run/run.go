@@ -303,32 +303,133 @@ func (r *Runner) open(ctx context.Context, p *config.Pipeline) (*plugins, hcl.Di
 	// Each block's values are decoded at every point, but the plugins
 	// are asked about each distinct set of values once: a sweep costs
 	// plugin calls in proportion to its distinct parameter sets.
-	done := map[string]*sdk.Pass{}
-	for _, pt := range p.Points() {
-		if r.Checking != nil {
-			r.Checking(p, pt)
-		}
-		var pp pointPasses
-		var d hcl.Diagnostics
-		var fresh bool
-		pp.construction, d, fresh = r.prepare(ctx, p.Construction, out.construction, pt, done)
-		if fresh && !d.HasErrors() {
-			d = append(d, r.checkSize(ctx, p.Construction, out.construction, pp.construction, pt)...)
-		}
-		diags = append(diags, d...)
-		for i, b := range p.Layerers {
-			pass, d, _ := r.prepare(ctx, b, out.layerers[i], pt, done)
-			pp.layerers = append(pp.layerers, pass)
-			diags = append(diags, d...)
-		}
-		for i, b := range p.Mappers {
-			pass, d, _ := r.prepare(ctx, b, out.mappers[i], pt, done)
-			pp.mappers = append(pp.mappers, pass)
-			diags = append(diags, d...)
-		}
-		out.passes = append(out.passes, pp)
-	}
+	out.passes, diags = r.prepareAll(ctx, p, &out, diags)
 	return &out, diags
+}
+
+// slot is one block's values at one point, decoded (diags: the decoding's)
+// and, unless the decoding failed, the prepare task of its distinct
+// values.
+type slot struct {
+	diags hcl.Diagnostics
+	task  *prepareTask
+	owner bool // the first slot of task: it reports the task's diagnostics
+}
+
+// prepareTask prepares one distinct set of values of one block: the
+// plugin's Prepare (sdk.NewPass) and, for a construction, its size check.
+type prepareTask struct {
+	b     *config.Block
+	pl    sdk.Plugin
+	pt    config.Point // the first point with these values
+	vals  map[string]any
+	size  bool // a construction: check its size once prepared
+	pass  *sdk.Pass
+	diags hcl.Diagnostics
+}
+
+// run prepares t (see prepare).
+func (t *prepareTask) run(ctx context.Context, r *Runner) {
+	pass, err := sdk.NewPass(ctx, t.pl, t.vals)
+	if err != nil {
+		if pe, ok := sdk.AsParamError(err); ok {
+			t.diags = hcl.Diagnostics{t.b.ParamDiag(t.pt, pe)}
+			return
+		}
+		t.diags = hcl.Diagnostics{{Severity: hcl.DiagError,
+			Summary: fmt.Sprintf("The %s %q cannot check its parameters", t.b.Kind, t.b.Name),
+			Detail:  err.Error(), Subject: t.b.DefRange.Ptr()}}
+		return
+	}
+	pass.Log = &r.Log
+	t.pass = pass
+	if t.size {
+		t.diags = r.checkSize(ctx, t.b, t.pl.(*sdk.Construction), pass, t.pt)
+	}
+}
+
+// prepareAll decodes every block of p at every point against its plugin's
+// schema and prepares each distinct set of values once (prepare tasks
+// run on 2 × Jobs goroutines, a point's tasks together: a check mostly
+// waits for plugin answers), then returns the points' passes and diags
+// with the diagnostics appended in point and block order, as a check of
+// one point after another gives them. A set of values Prepare refused is
+// reported once, at its first point.
+func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins, diags hcl.Diagnostics) ([]pointPasses, hcl.Diagnostics) {
+	points := p.Points()
+	slots := make([][]slot, len(points))
+	owned := make([][]*prepareTask, len(points))
+	tasks := map[string]*prepareTask{}
+	decode := func(i int, b *config.Block, v sdk.Plugin, size bool) slot {
+		pt := points[i]
+		vals, d := b.Decode(pt, v.Describe().Params)
+		if d.HasErrors() {
+			return slot{diags: d}
+		}
+		key := paramsKey(b, vals)
+		if t, ok := tasks[key]; ok {
+			return slot{diags: d, task: t}
+		}
+		t := &prepareTask{b: b, pl: v, pt: pt, vals: vals, size: size && r.MaxEdges > 0 && pl.construction.Estimate != nil}
+		tasks[key] = t
+		owned[i] = append(owned[i], t)
+		return slot{diags: d, task: t, owner: true}
+	}
+	for i := range points {
+		slots[i] = append(slots[i], decode(i, p.Construction, pl.construction, true))
+		for k, b := range p.Layerers {
+			slots[i] = append(slots[i], decode(i, b, pl.layerers[k], false))
+		}
+		for k, b := range p.Mappers {
+			slots[i] = append(slots[i], decode(i, b, pl.mappers[k], false))
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex // for Checking
+	for range min(2*max(r.Jobs, 1), len(points)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(points) {
+					return
+				}
+				for _, t := range owned[i] {
+					t.run(ctx, r)
+				}
+				if r.Checking != nil {
+					mu.Lock()
+					r.Checking(p, points[i])
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	passes := make([]pointPasses, len(points))
+	for i := range points {
+		var pp pointPasses
+		for j, sl := range slots[i] {
+			diags = append(diags, sl.diags...)
+			var pass *sdk.Pass
+			if sl.task != nil {
+				pass = sl.task.pass
+				if sl.owner {
+					diags = append(diags, sl.task.diags...)
+				}
+			}
+			switch {
+			case j == 0:
+				pp.construction = pass
+			case j <= len(p.Layerers):
+				pp.layerers = append(pp.layerers, pass)
+			default:
+				pp.mappers = append(pp.mappers, pass)
+			}
+		}
+		passes[i] = pp
+	}
+	return passes, diags
 }
 
 // paramsKey identifies block b with the decoded values vals.
@@ -366,37 +467,6 @@ func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construc
 		Detail: fmt.Sprintf("The %s %q estimates its logic circuit%s at %d nodes and %d edges, over the limit of %d edges (--max-edges); layering multiplies that several times over. Raise the limit to run it anyway.",
 			b.Kind, b.Name, at, size.Nodes, size.Edges, r.MaxEdges),
 		Subject: b.DefRange.Ptr()}}
-}
-
-// prepare decodes block b at point pt against plugin pl's schema and runs
-// the plugin's Prepare on the values (sdk.NewPass), so impossible
-// parameters are rejected, located, before anything is built. The pass it
-// returns is the one the point's call of pl gets. Values already in done
-// (by paramsKey) are not prepared again: the point shares their pass (a
-// pass is not changed once prepared), and fresh reports whether they were
-// new. A set of values Prepare refused is reported once.
-func (r *Runner) prepare(ctx context.Context, b *config.Block, pl sdk.Plugin, pt config.Point, done map[string]*sdk.Pass) (*sdk.Pass, hcl.Diagnostics, bool) {
-	vals, diags := b.Decode(pt, pl.Describe().Params)
-	if diags.HasErrors() {
-		return nil, diags, true
-	}
-	key := paramsKey(b, vals)
-	if pass, ok := done[key]; ok {
-		return pass, diags, false
-	}
-	done[key] = nil // refused values are reported once
-	pass, err := sdk.NewPass(ctx, pl, vals)
-	if err != nil {
-		if pe, ok := sdk.AsParamError(err); ok {
-			return nil, append(diags, b.ParamDiag(pt, pe)), true
-		}
-		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError,
-			Summary: fmt.Sprintf("The %s %q cannot check its parameters", b.Kind, b.Name),
-			Detail:  err.Error(), Subject: b.DefRange.Ptr()}), true
-	}
-	pass.Log = &r.Log
-	done[key] = pass
-	return pass, diags, true
 }
 
 // Run runs every point of the pipeline. It returns the rows even when some
