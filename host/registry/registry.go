@@ -145,7 +145,8 @@ type Registry struct {
 // checkTemp checks, once, that the temporary directory plugin processes
 // make their sockets (and blob files) in takes files: without, every
 // plugin failed to start with go-plugin's "plugin init error" and an exit
-// status 0.
+// status 0. It then removes the blob directories killed hosts left there
+// (wire.SweepBlobDirs), once for all the plugins of the run.
 func (r *Registry) checkTemp() error {
 	r.tempOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "tcforge-probe-")
@@ -154,6 +155,7 @@ func (r *Registry) checkTemp() error {
 			return
 		}
 		os.Remove(dir)
+		wire.SweepBlobDirs()
 	})
 	return r.tempErr
 }

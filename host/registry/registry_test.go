@@ -170,3 +170,64 @@ func TestStartTimeout(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestStartDoesNotWait: Start begins the launches and returns while they
+// are still under way (here, held inside SelfCommand), so a run checks its
+// pipelines while its plugins start; an Open of a plugin being started
+// waits for that one launch rather than making another; names repeated,
+// unknown or called in process launch nothing.
+func TestStartDoesNotWait(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	entered := make(chan struct{}, 8)
+	var mu sync.Mutex
+	launched := 0
+	opts := registry.Options{
+		Builtins: map[string]sdk.Plugin{"mute": toyPlugin()},
+		SelfCommand: func(name string) (*exec.Cmd, error) {
+			mu.Lock()
+			launched++
+			mu.Unlock()
+			entered <- struct{}{}
+			<-release
+			return exec.Command("sleep", "60"), nil // never says a word: no handshake
+		},
+		StartTimeout: 300 * time.Millisecond,
+		Log:          zerolog.Nop(),
+	}
+	inProc := opts
+	inProc.InProcess = true
+	ip := registry.New(inProc)
+	ip.Start(context.Background(), []string{"mute", "nosuch"})
+	ip.Close()
+
+	reg := registry.New(opts)
+	defer reg.Close()
+	started := make(chan struct{})
+	go func() {
+		reg.Start(context.Background(), []string{"mute", "nosuch", "mute"})
+		close(started)
+	}()
+	<-entered // the launch is held in SelfCommand
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("Start did not return while its launch was under way")
+	}
+	opened := make(chan error, 1)
+	go func() {
+		_, _, err := reg.Open(context.Background(), "mute")
+		opened <- err
+	}()
+	close(release)
+	var st *registry.StartTimeoutError
+	if err := <-opened; !errors.As(err, &st) {
+		t.Errorf("Open during the start: %v, want the start's *StartTimeoutError", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if launched != 1 {
+		t.Errorf("SelfCommand called %d times, want once (the in-process registry none, the other one launch of mute)", launched)
+	}
+}

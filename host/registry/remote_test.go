@@ -266,7 +266,7 @@ func (b *syncBuffer) waitEvent(t *testing.T, msg string) map[string]any {
 }
 
 // launch starts the test binary serving fixture.
-func launch(t *testing.T, fixture, name string, log zerolog.Logger) (*launched, error) {
+func launch(t testing.TB, fixture, name string, log zerolog.Logger) (*launched, error) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), serveEnv+"="+fixture)

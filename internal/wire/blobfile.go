@@ -99,12 +99,17 @@ const blobDirPrefix = "tcforge-blobs-"
 
 // makeBlobDir creates a private directory for one plugin's blob files,
 // named for this host process. A host killed outright (SIGKILL) cannot
-// remove its directories, so makeBlobDir first removes those of hosts that
-// are gone (sweepBlobDirs): a killed run leaves nothing past the next one.
+// remove its directories: SweepBlobDirs, which a host runs once before its
+// first plugin starts, removes those of hosts that are gone.
 func makeBlobDir() (string, error) {
-	sweepBlobDirs(os.TempDir())
 	return os.MkdirTemp("", blobDirPrefix+strconv.Itoa(os.Getpid())+"-")
 }
+
+// SweepBlobDirs removes the blob directories of hosts that are gone from
+// the temporary directory (see sweepBlobDirs): a run killed outright
+// leaves nothing past the next one. It reads the whole temporary
+// directory, so a host runs it once, not at every plugin start.
+func SweepBlobDirs() { sweepBlobDirs(os.TempDir()) }
 
 // sweepBlobDirs removes the blob directories under tmp whose host process
 // no longer exists, with whatever files a killed transfer left in them.
