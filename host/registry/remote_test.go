@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -725,5 +726,41 @@ func TestLaunchFailures(t *testing.T) {
 	_, _, err = registry.Launch(cctx, "toy", cmd, nil, zerolog.Nop())
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled start: error = %v, want context.Canceled", err)
+	}
+}
+
+// TestSocketInBlobDir: a plugin's socket is made in its private blob
+// directory, not in the shared temporary directory, and goes with it when
+// the plugin is closed: nothing of the plugin is left in TMPDIR.
+func TestSocketInBlobDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	c, _ := mustLaunch(t, "toy", "toy")
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sockets []string
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "tcforge-blobs-") {
+			t.Errorf("%s in TMPDIR, want only the plugin's blob directory", e.Name())
+			continue
+		}
+		inner, err := os.ReadDir(filepath.Join(tmp, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range inner {
+			if f.Type()&os.ModeSocket != 0 {
+				sockets = append(sockets, f.Name())
+			}
+		}
+	}
+	if len(ents) != 1 || len(sockets) != 1 {
+		t.Errorf("%d entries in TMPDIR, %d sockets in the blob directory; want 1 and 1", len(ents), len(sockets))
+	}
+	c.Close()
+	if ents, err := os.ReadDir(tmp); err != nil || len(ents) != 0 {
+		t.Errorf("TMPDIR after Close: %v %v, want empty", ents, err)
 	}
 }

@@ -133,7 +133,11 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		log.Debug().Err(derr).Str("plugin", label).Msg("no blob directory; blobs will be streamed")
 		dir = ""
 	} else {
-		cmd.Env = append(cmd.Env, BlobDirEnv+"="+dir)
+		// The plugin's socket goes there too (go-plugin's server honours
+		// PLUGIN_UNIX_SOCKET_DIR): in a directory only this user can
+		// enter, removed with it, not one more socket in the shared
+		// temporary directory, where a killed plugin's stayed for good.
+		cmd.Env = append(cmd.Env, BlobDirEnv+"="+dir, plugin.EnvUnixSocketDir+"="+dir)
 	}
 	removeDir := func() {
 		if dir != "" {
