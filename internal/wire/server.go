@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -55,10 +56,15 @@ type Times struct {
 func (t *Times) Since(d *time.Duration, t0 time.Time) { *d = time.Since(t0) }
 
 // Serve serves h as a plugin speaking protocol until the host stops it or
-// dies (see watchParent).
+// dies (see watchParent). The process keeps a heap floor (heapFloor): an
+// allocation that is never touched, so it costs address space, not
+// memory, but it counts as live heap, and the collector's first goals
+// start above it.
 func Serve(h Handler, protocol int) {
 	watchParent()
+	floor := make([]byte, heapFloorBytes(debug.SetMemoryLimit(-1)))
 	plugin.Serve(ServeConfig(h, protocol))
+	runtime.KeepAlive(floor)
 }
 
 // ServeConfig returns the go-plugin configuration Serve uses, for tests
