@@ -9,11 +9,11 @@ import "math"
 // a heap already grown: on the main job of the README (four plugin
 // processes, 64 points) the plugins' collections were 76 ms of CPU against
 // the host's 34 ms, and a floor of 16 MiB took the run's CPU time from
-// 0.54 s to 0.46 s (medians of 7, BENCHMARKS.md, "Issue 28, plugin
-// boundary, part two"). Past the floor the collector paces as before: a
+// 0.57 s to 0.47 s (medians of 7; docs/design.md, "A heap floor in plugin
+// processes"). Past the floor the collector paces as before: a
 // plugin whose live heap is L grows to about 2(L + floor) between
-// collections, so the floor adds at most 2 × 16 MiB to a large plugin's
-// heap.
+// collections, of which the floor itself is never resident, so a large
+// plugin holds at most 16 MiB more memory than without it.
 const heapFloor = 16 << 20
 
 // heapFloorBytes returns the size of the floor for a process whose Go
