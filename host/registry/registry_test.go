@@ -114,15 +114,19 @@ func TestStartTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	var mu sync.Mutex
-	var launched []*exec.Cmd
+	launched := 0
+	// The process writes its ID to a file: go-plugin starts it on a
+	// goroutine of its own, so the *exec.Cmd's Process is not the test's
+	// to read.
+	pidFile := filepath.Join(t.TempDir(), "pid")
 	reg := registry.New(registry.Options{
 		Builtins: map[string]sdk.Plugin{"mute": toyPlugin()},
 		SelfCommand: func(name string) (*exec.Cmd, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			cmd := exec.Command("sleep", "60") // never says a word: no handshake
-			launched = append(launched, cmd)
-			return cmd, nil
+			launched++
+			// Never says a word: no handshake.
+			return exec.Command("sh", "-c", `echo $$ > "$1"; exec sleep 60`, "sh", pidFile), nil
 		},
 		StartTimeout: timeout,
 		Log:          zerolog.Nop(),
@@ -150,14 +154,24 @@ func TestStartTimeout(t *testing.T) {
 		}
 	}
 	mu.Lock()
-	n := len(launched)
-	pid := launched[0].Process.Pid
+	n := launched
 	mu.Unlock()
 	if n != 1 {
 		t.Errorf("the process was launched %d times, want once", n)
 	}
 	// The process was killed: gone (or a zombie, already signalled) soon.
 	deadline := time.Now().Add(10 * time.Second)
+	pid := 0
+	for {
+		b, err := os.ReadFile(pidFile)
+		if _, serr := fmt.Sscan(string(b), &pid); err == nil && serr == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return // killed before it could write it: not running either
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	for {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil || strings.Contains(string(b), ") Z ") {
