@@ -395,7 +395,7 @@ func (r *Registry) Start(ctx context.Context, names []string) {
 		r.starts.Go(func() {
 			sctx, stop := context.WithCancel(ctx)
 			defer stop()
-			context.AfterFunc(r.startCtx, stop)
+			defer context.AfterFunc(r.startCtx, stop)()
 			if sctx.Err() == nil {
 				_, _, _ = r.Open(sctx, n)
 			}

@@ -328,7 +328,11 @@ type prepareTask struct {
 	diags hcl.Diagnostics
 }
 
-// run prepares t (see prepare).
+// run prepares t: the plugin's Prepare on its values (sdk.NewPass), so
+// that impossible parameters are rejected, located at t's first point,
+// before anything is built; then, for a construction, the size check
+// (checkSize). The pass is the one every point with these values gets (a
+// pass is not changed once prepared).
 func (t *prepareTask) run(ctx context.Context, r *Runner) {
 	pass, err := sdk.NewPass(ctx, t.pl, t.vals)
 	if err != nil {
