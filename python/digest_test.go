@@ -109,7 +109,7 @@ func buildModules(t *testing.T, configs ...string) {
 // tcforge on the path) and hashes the hex messages of a file, one a line;
 // it prints one hex digest a line, then the seconds per message of the
 // batch (timed after a warm-up run on two messages), then the seconds
-// torch.jit.load took.
+// torch.jit.load took, then the warm-up's (the module's first call).
 const jitDigests = `
 import sys, time, torch
 assert "tcforge_torch" not in sys.modules
@@ -123,7 +123,9 @@ for i, x in enumerate(msgs):
     batch[i, :len(x)] = torch.tensor(list(x), dtype=torch.uint8)
 lengths = torch.tensor([len(x) for x in msgs])
 with torch.no_grad():
+    t0 = time.perf_counter()
     m(batch[:2], lengths[:2])  # warm-up: TorchScript's profiling run
+    warm_secs = time.perf_counter() - t0
     t0 = time.perf_counter()
     out = m(batch, lengths)
     secs = (time.perf_counter() - t0) / len(msgs)
@@ -132,20 +134,30 @@ for row in out:
     print(row.numpy().tobytes().hex())
 print(secs)
 print(load_secs)
+print(warm_secs)
 `
 
 // runJIT runs jitDigests on the messages; it returns the digests and the
-// seconds per message (and the load's, in the third line of the result
-// jitTimes gives).
+// seconds per message (jitTimes gives the other times too).
 func runJIT(t *testing.T, dir, module string, msgs [][]byte) ([]string, string) {
 	t.Helper()
-	d, secs, _ := jitTimes(t, dir, module, msgs)
-	return d, secs
+	d, times := jitTimes(t, dir, module, msgs)
+	return d, times.PerMessage
 }
 
-// jitTimes runs jitDigests on the messages; it returns the digests, the
-// seconds per message and the seconds torch.jit.load took.
-func jitTimes(t *testing.T, dir, module string, msgs [][]byte) ([]string, string, string) {
+// jitTiming is what jitDigests measures, in seconds as it prints them.
+type jitTiming struct {
+	// PerMessage is the batch's time over its messages, after the warm-up.
+	PerMessage string
+	// Load is torch.jit.load's.
+	Load string
+	// WarmUp is the module's first call, on two messages.
+	WarmUp string
+}
+
+// jitTimes runs jitDigests on the messages; it returns the digests and
+// the times.
+func jitTimes(t *testing.T, dir, module string, msgs [][]byte) ([]string, jitTiming) {
 	t.Helper()
 	var sb strings.Builder
 	for _, m := range msgs {
@@ -164,10 +176,10 @@ func jitTimes(t *testing.T, dir, module string, msgs [][]byte) ([]string, string
 		t.Fatalf("torch.jit.load %s: %v\n%s", filepath.Base(module), err, stderr.String())
 	}
 	lines := strings.Fields(string(out))
-	if len(lines) != len(msgs)+2 {
+	if len(lines) != len(msgs)+3 {
 		t.Fatalf("torch.jit.load %s: %d lines for %d messages", filepath.Base(module), len(lines), len(msgs))
 	}
-	return lines[:len(msgs)], lines[len(msgs)], lines[len(msgs)+1]
+	return lines[:len(msgs)], jitTiming{lines[len(msgs)], lines[len(msgs)+1], lines[len(msgs)+2]}
 }
 
 // exportStock maps c (construction keccak with params values) over fusion
@@ -377,9 +389,9 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 			}
 		}
 	}
-	got, secs, load := jitTimes(t, dir, base+".pt", jitMsgs)
+	got, times := jitTimes(t, dir, base+".pt", jitMsgs)
 	checkDigests(t, "torch.jit.load", got, jitWant)
-	t.Logf("PyTorch %s (torch.jit.load, batch of %d): %s s a message, load %s s", torchVersion(t), len(jitMsgs), secs, load)
+	t.Logf("PyTorch %s (torch.jit.load, batch of %d): %s s a message, load %s s, first call %s s", torchVersion(t), len(jitMsgs), times.PerMessage, times.Load, times.WarmUp)
 	if why := ortMissing(); why != "" {
 		t.Log(why)
 	} else {
@@ -406,10 +418,12 @@ func checkDigestSnippet(t *testing.T, dir, name string, want []byte) {
 	}
 	cmd := exec.Command(python, "-c", snippet)
 	cmd.Dir = dir
+	t0 := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("README %s snippet: %v\n%s", name, err, out)
 	}
+	t.Logf("README %s snippet: %v (a fresh interpreter: import, load, the first call)", name, time.Since(t0).Round(10*time.Millisecond))
 	if f := strings.Fields(string(out)); len(f) != 2 || f[0] != hex.EncodeToString(want) || f[1] != f[0] {
 		t.Errorf("README %s snippet printed %q, want %x twice", name, out, want)
 	}

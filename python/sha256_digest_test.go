@@ -72,9 +72,9 @@ func TestDigestModuleSHA256(t *testing.T) {
 				msgs, want = append(msgs, m), append(want, hex.EncodeToString(d))
 			}
 			base := strings.TrimSuffix(config, ".json")
-			got, secs := runJIT(t, dir, base+".pt", msgs)
+			got, times := jitTimes(t, dir, base+".pt", msgs)
 			checkDigests(t, "torch.jit.load", got, want)
-			t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message", len(msgs), secs)
+			t.Logf("PyTorch (torch.jit.load, batch of %d): %s s a message, load %s s, first call (two messages) %s s", len(msgs), times.PerMessage, times.Load, times.WarmUp)
 			if why := ortMissing(); why != "" {
 				t.Log(why)
 			} else {
