@@ -147,7 +147,8 @@ func TestTrainAdder(t *testing.T) {
 // TestTrainRefuses checks that the harness refuses, with the reason and
 // before reading any weights, a tokens-as-gates model the size of full
 // SHA3-256's (478,061 tokens), a tokens-as-gates model of any size (its
-// attention is not a stock layer), and the answer at a scaled width.
+// attention is not a stock layer), and the answer at a scaled width
+// (-short: the first; a PyTorch process each).
 func TestTrainRefuses(t *testing.T) {
 	needTorch(t)
 	ctx := context.Background()
@@ -183,15 +184,19 @@ func TestTrainRefuses(t *testing.T) {
 	if err := os.WriteFile(bigCfg, big, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	adderCfg := exportAdder(t, dir)
-	cases := []struct {
+	type refusal struct {
 		name string
 		args []string
 		want []string
-	}{
+	}
+	cases := []refusal{
 		{"478k tokens", []string{bigCfg}, []string{"refused", "478,061 tokens", "GiB", "--max-tokens"}},
-		{"tokens-as-gates", []string{info.Config}, []string{"refused", "tokens-as-gates/softmax", "not this mapping's attention"}},
-		{"answer at ×2", []string{adderCfg, "--init", "answer", "--width", "2"}, []string{"refused", "--init answer needs the compiled width"}},
+	}
+	if !testing.Short() {
+		adderCfg := exportAdder(t, dir)
+		cases = append(cases,
+			refusal{"tokens-as-gates", []string{info.Config}, []string{"refused", "tokens-as-gates/softmax", "not this mapping's attention"}},
+			refusal{"answer at ×2", []string{adderCfg, "--init", "answer", "--width", "2"}, []string{"refused", "--init answer needs the compiled width"}})
 	}
 	for _, tc := range cases {
 		var stderr bytes.Buffer
