@@ -257,13 +257,14 @@ func checkDigests(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// TestDigestModuleToy exports toy Keccak (w = 1, 2, 4, 8; -short: 1, and
-// TestExportWritesModules writes and runs w = 2's; two rounds; one block of 16·w bits the caller supplies, as
-// configs/transformers.hcl's transformers-keccak) with tokens-as-states,
-// writes each model's bytes-in, digest-out module as TorchScript and
-// ONNX, and hashes 64 random messages with each: through torch.jit.load
-// alone (one python process for every module and the malformed inputs)
-// and in ONNX Runtime, both against the construction's reference.
+// TestDigestModuleToy exports toy Keccak (w = 1, 2, 4, 8; -short: w = 1,
+// TestExportWritesModules writing and running w = 2's; two rounds; one
+// block of 16·w bits the caller supplies, as configs/transformers.hcl's
+// transformers-keccak) with tokens-as-states, writes each model's
+// bytes-in, digest-out module as TorchScript and ONNX, and hashes 64
+// random messages with each: through torch.jit.load alone (one python
+// process for every module and the malformed inputs) and in ONNX
+// Runtime, both against the construction's reference.
 func TestDigestModuleToy(t *testing.T) {
 	needTorch(t)
 	ctx := context.Background()
