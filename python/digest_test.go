@@ -105,36 +105,40 @@ func buildModules(t *testing.T, configs ...string) {
 	}
 }
 
-// jitDigests loads a TorchScript module with torch.jit.load alone (no
-// tcforge on the path) and hashes the hex messages of a file, one a line;
-// it prints one hex digest a line, then the seconds per message of the
-// batch (timed after a warm-up run on two messages), then the seconds
-// torch.jit.load took, then the warm-up's (the module's first call).
+// jitDigests loads TorchScript modules with torch.jit.load alone (no
+// tcforge on the path) and hashes with each the hex messages of a file,
+// one a line; its arguments are (module, messages file) pairs, and for
+// each pair it prints one hex digest a line, then the seconds per message
+// of the batch (timed after a warm-up run on two messages), then the
+// seconds torch.jit.load took, then the warm-up's (the module's first
+// call). One process for all pairs: importing torch
+// costs more CPU than hashing a toy's batch.
 const jitDigests = `
 import sys, time, torch
 assert "tcforge_torch" not in sys.modules
-t_load = time.perf_counter()
-m = torch.jit.load(sys.argv[1])
-load_secs = time.perf_counter() - t_load
-msgs = [bytes.fromhex(l.strip()) for l in open(sys.argv[2]).read().split("\n")[:-1]]
-n = max(len(x) for x in msgs)
-batch = torch.zeros(len(msgs), n, dtype=torch.uint8)
-for i, x in enumerate(msgs):
-    batch[i, :len(x)] = torch.tensor(list(x), dtype=torch.uint8)
-lengths = torch.tensor([len(x) for x in msgs])
-with torch.no_grad():
-    t0 = time.perf_counter()
-    m(batch[:2], lengths[:2])  # warm-up: TorchScript's profiling run
-    warm_secs = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    out = m(batch, lengths)
-    secs = (time.perf_counter() - t0) / len(msgs)
-assert "tcforge_torch" not in sys.modules
-for row in out:
-    print(row.numpy().tobytes().hex())
-print(secs)
-print(load_secs)
-print(warm_secs)
+for module, messages in zip(sys.argv[1::2], sys.argv[2::2]):
+    t_load = time.perf_counter()
+    m = torch.jit.load(module)
+    load_secs = time.perf_counter() - t_load
+    msgs = [bytes.fromhex(l.strip()) for l in open(messages).read().split("\n")[:-1]]
+    n = max(len(x) for x in msgs)
+    batch = torch.zeros(len(msgs), n, dtype=torch.uint8)
+    for i, x in enumerate(msgs):
+        batch[i, :len(x)] = torch.tensor(list(x), dtype=torch.uint8)
+    lengths = torch.tensor([len(x) for x in msgs])
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        m(batch[:2], lengths[:2])  # warm-up: TorchScript's profiling run
+        warm_secs = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        out = m(batch, lengths)
+        secs = (time.perf_counter() - t0) / len(msgs)
+    assert "tcforge_torch" not in sys.modules
+    for row in out:
+        print(row.numpy().tobytes().hex())
+    print(secs)
+    print(load_secs)
+    print(warm_secs)
 `
 
 // runJIT runs jitDigests on the messages; it returns the digests and the
@@ -159,27 +163,58 @@ type jitTiming struct {
 // the times.
 func jitTimes(t *testing.T, dir, module string, msgs [][]byte) ([]string, jitTiming) {
 	t.Helper()
-	var sb strings.Builder
-	for _, m := range msgs {
-		sb.WriteString(hex.EncodeToString(m) + "\n")
+	r, _ := jitAll(t, dir, "", []jitRun{{module, msgs}})
+	return r[0].digests, r[0].times
+}
+
+// jitRun is one module's batch for jitAll.
+type jitRun struct {
+	module string
+	msgs   [][]byte
+}
+
+// jitResult is what jitDigests printed for one module.
+type jitResult struct {
+	digests []string
+	times   jitTiming
+}
+
+// jitAll runs jitDigests on every module's messages in one python
+// process (one torch import), then the python code more ("" for none;
+// it may load the modules again from sys.argv[1::2]), and returns each
+// module's result and what more printed.
+func jitAll(t *testing.T, dir, more string, runs []jitRun) ([]jitResult, string) {
+	t.Helper()
+	var args []string
+	for _, r := range runs {
+		var sb strings.Builder
+		for _, m := range r.msgs {
+			sb.WriteString(hex.EncodeToString(m) + "\n")
+		}
+		file := r.module + ".messages"
+		if err := os.WriteFile(file, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, r.module, file)
 	}
-	file := module + ".messages"
-	if err := os.WriteFile(file, []byte(sb.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(python, "-c", jitDigests, module, file)
+	cmd := exec.Command(python, append([]string{"-c", jitDigests + more}, args...)...)
 	cmd.Dir = dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("torch.jit.load %s: %v\n%s", filepath.Base(module), err, stderr.String())
+		t.Fatalf("torch.jit.load %s: %v\n%s", filepath.Base(runs[0].module), err, stderr.String())
 	}
-	lines := strings.Fields(string(out))
-	if len(lines) != len(msgs)+3 {
-		t.Fatalf("torch.jit.load %s: %d lines for %d messages", filepath.Base(module), len(lines), len(msgs))
+	lines := strings.Split(string(out), "\n")
+	var res []jitResult
+	for _, r := range runs {
+		if len(lines) < len(r.msgs)+3 {
+			t.Fatalf("torch.jit.load %s: %d lines left for %d messages", filepath.Base(r.module), len(lines), len(r.msgs))
+		}
+		res = append(res, jitResult{lines[:len(r.msgs)], jitTiming{lines[len(r.msgs)], lines[len(r.msgs)+1], lines[len(r.msgs)+2]}})
+		lines = lines[len(r.msgs)+3:]
 	}
-	return lines[:len(msgs)], jitTiming{lines[len(msgs)], lines[len(msgs)+1], lines[len(msgs)+2]}
+	return res, strings.Join(lines, "\n")
 }
 
 // exportStock maps c (construction keccak with params values) over fusion
@@ -235,11 +270,13 @@ func checkDigests(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// TestDigestModuleToy exports toy Keccak (w = 1, 2, 4, 8; two rounds; one
+// TestDigestModuleToy exports toy Keccak (w = 1, 2, 4, 8; -short: w = 1,
+// TestExportWritesModules writing and running w = 2's; two rounds; one
 // block of 16·w bits the caller supplies, as configs/transformers.hcl's
 // transformers-keccak) with tokens-as-states, writes each model's
 // bytes-in, digest-out module as TorchScript and ONNX, and hashes 64
-// random messages with each: through torch.jit.load alone and in ONNX
+// random messages with each: through torch.jit.load alone (one python
+// process for every module and the malformed inputs) and in ONNX
 // Runtime, both against the construction's reference.
 func TestDigestModuleToy(t *testing.T) {
 	needTorch(t)
@@ -252,7 +289,11 @@ func TestDigestModuleToy(t *testing.T) {
 		want   []string
 	}
 	var toys []toy
-	for logW := range 4 {
+	widths := 4 // w = 1 … 8
+	if testing.Short() {
+		widths = 1 // the edit loop: w = 1 (the same code; CI takes all four)
+	}
+	for logW := range widths {
 		w := 1 << logW
 		values := map[string]any{"log_w": int64(logW), "rate": int64(16 * w), "rounds": int64(2)}
 		c := sdktest.Build(t, keccak.Plugin, values)
@@ -289,21 +330,14 @@ func TestDigestModuleToy(t *testing.T) {
 		configs = append(configs, tc.config)
 	}
 	buildModules(t, configs...)
-	skipORT := ortMissing()
+	// Every module's digests, then malformed inputs: the TorchScript
+	// module's checks, one line each naming the problem (toy w = 1, the
+	// first module, reads exactly 2 bytes).
+	var runs []jitRun
 	for _, tc := range toys {
-		base := strings.TrimSuffix(tc.config, ".json")
-		got, _ := runJIT(t, dir, base+".pt", tc.msgs)
-		checkDigests(t, filepath.Base(base)+".pt", got, tc.want)
-		if skipORT != "" {
-			continue
-		}
-		r := runORT(t, base+".onnx", tc.n, tc.msgs)
-		checkDigests(t, filepath.Base(base)+".onnx in ONNX Runtime "+r.Version, r.Digests, tc.want)
+		runs = append(runs, jitRun{strings.TrimSuffix(tc.config, ".json") + ".pt", tc.msgs})
 	}
-	// Malformed inputs: the TorchScript module's checks, one line each
-	// naming the problem (toy w = 1 reads exactly 2 bytes).
-	out := runPython(t, dir, `
-import sys, torch
+	res, out := jitAll(t, dir, `
 m = torch.jit.load(sys.argv[1])
 for name, call in [
     ("int64", lambda: m(torch.tensor([1, 2]))),
@@ -319,7 +353,17 @@ for name, call in [
         print(name, "| no error", m_out)
     except Exception as e:
         print(name, "|", str(e).strip().splitlines()[-1])
-`, strings.TrimSuffix(toys[0].config, ".json")+".pt")
+`, runs)
+	skipORT := ortMissing()
+	for i, tc := range toys {
+		base := strings.TrimSuffix(tc.config, ".json")
+		checkDigests(t, filepath.Base(base)+".pt", res[i].digests, tc.want)
+		if skipORT != "" {
+			continue
+		}
+		r := runORT(t, base+".onnx", tc.n, tc.msgs)
+		checkDigests(t, filepath.Base(base)+".onnx in ONNX Runtime "+r.Version, r.Digests, tc.want)
+	}
 	lines := map[string]string{}
 	for _, l := range strings.Split(out, "\n") {
 		if name, msg, ok := strings.Cut(l, " | "); ok {

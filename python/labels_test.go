@@ -236,9 +236,12 @@ for p in sys.argv[2:]:
 // SHA3-256 tokens-as-states model (fusion, 64 tokens interleaved, as
 // configs/transformers.hcl's transformers-sha3-256) with its labels as
 // sha3-256.json, runs the page's Python blocks in order and checks that
-// they print the page's text blocks.
+// they print the page's text blocks. A doc check on full SHA3-256 (5 s of
+// CPU): CI's tier, as docs' figures are; -short's TestDecodeLabels checks
+// the same decoding on small models.
 func TestInterpretabilityDoc(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "docs/interpretability.md on full SHA3-256 (TestDecodeLabels checks the decoding)")
 	ctx := context.Background()
 	l, err := fusion.Compile(ctx, sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256"}), fusion.Options{})
 	if err != nil {

@@ -99,13 +99,18 @@ func TestStockSHA256(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			host, err := forward.Forward(m, in, forward.Options{})
-			if err != nil {
-				t.Fatal(err)
+			// The host's float32 pass of the same model: -short leaves it
+			// to plugins/tokensasstates' TestSHA2 (8 rounds, 8-bit chunks).
+			host := &forward.Result{}
+			if !testing.Short() {
+				var err error
+				if host, err = forward.Forward(m, in, forward.Options{}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			var wantHex strings.Builder
 			for i := range msgs {
-				if !bitvec.Equal(host.Outputs[i], want[i], l.NumOutputs()) {
+				if !testing.Short() && !bitvec.Equal(host.Outputs[i], want[i], l.NumOutputs()) {
 					t.Fatalf("message %d: the host's float32 pass differs from the layered circuit", i)
 				}
 				d := make([]byte, l.NumOutputs()/8)
@@ -148,7 +153,7 @@ func TestStockSHA256(t *testing.T) {
 			if s.DModel > 512 || s.FFNHidden > 4096 || s.ParamsDense > tt.maxDense {
 				t.Errorf("d_model %d, FFN %d, %d dense parameters; want ≤ 512, ≤ 4,096, ≤ %d", s.DModel, s.FFNHidden, s.ParamsDense, tt.maxDense)
 			}
-			t.Logf("%s, %d rounds, %d blocks: depth %d; tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params dense %d nonzero %d; attrs %v; margin %.6f",
+			t.Logf("%s, %d rounds, %d blocks: depth %d; tokens %d, d_model %d, blocks %d, heads %d, FFN %d, params dense %d nonzero %d; attrs %v; margin %.6f (0: not passed)",
 				tt.preset, tt.rounds, tt.blocks, l.Depth(), s.Tokens, s.DModel, s.Blocks, s.Heads, s.FFNHidden, s.ParamsDense, s.ParamsNonzero, m.Attrs, host.MinMargin)
 		})
 	}

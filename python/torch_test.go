@@ -424,18 +424,23 @@ for cfg in sys.argv[1:]:
 		}
 	}
 	// The command line: --help is help, not a file name; a bad export is
-	// one line naming the problem and exit status 1, no traceback.
+	// one line naming the problem and exit status 1, no traceback. -short
+	// runs one refusal of each command (a process each, torch imported).
 	for _, tc := range []struct {
-		args []string
-		code int
-		want string
+		args  []string
+		code  int
+		want  string
+		short bool // run under -short too
 	}{
-		{[]string{"--help"}, 0, "usage: python3 -m tcforge_torch"},
-		{[]string{"run", "--help"}, 0, "usage: python3 -m tcforge_torch run"},
-		{[]string{configs[len(configs)-2]}, 1, "tcforge_torch: " + configs[len(configs)-2] + `: "weights" is '/dev/zero'`},
-		{[]string{"module", configs[0]}, 1, "is missing"},
-		{[]string{"module", info.Config}, 1, "architecture 'no-attention/mlp' is not stock encoder layers"},
+		{[]string{"--help"}, 0, "usage: python3 -m tcforge_torch", false},
+		{[]string{"run", "--help"}, 0, "usage: python3 -m tcforge_torch run", false},
+		{[]string{configs[len(configs)-2]}, 1, "tcforge_torch: " + configs[len(configs)-2] + `: "weights" is '/dev/zero'`, true},
+		{[]string{"module", configs[0]}, 1, "is missing", false},
+		{[]string{"module", info.Config}, 1, "architecture 'no-attention/mlp' is not stock encoder layers", true},
 	} {
+		if testing.Short() && !tc.short {
+			continue
+		}
 		cmd := exec.Command(python, append([]string{"-m", "tcforge_torch"}, tc.args...)...)
 		pkg, _ := filepath.Abs(".")
 		cmd.Env = append(os.Environ(), "PYTHONPATH="+pkg)

@@ -57,6 +57,7 @@ func waitBounded(t *testing.T, cmd *exec.Cmd, d time.Duration) time.Duration {
 // when --timeout fires nor stops SIGTERM from ending it; no process is
 // left either way. Before the fix both waited forever on the shutdown RPC.
 func TestFrozenPlugin(t *testing.T) {
+	t.Parallel() // its own host process and children, its own temp dirs; 7 s mostly waiting
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to find the plugin processes")
 	}
@@ -72,6 +73,7 @@ func TestFrozenPlugin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			mark := filepath.Join(dir, "stuck-now")
 			cfg := writeFile(t, dir, "p.hcl", strings.Replace(smallPipeline("stuck", "hangs"), `layerer "hangs" {}`, `layerer "hangs" { mark = "`+mark+`" }`, 1))

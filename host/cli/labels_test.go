@@ -59,9 +59,15 @@ func TestInspectLabels(t *testing.T) {
 
 // TestExportLabels: `tcforge run --export DIR` writes NAME.labels.json
 // beside every model's NAME.json, a label table of that model's shape.
+// -short writes no byte module (--export-python none: no PyTorch process;
+// python's TestExportWritesModules checks the modules --export writes).
 func TestExportLabels(t *testing.T) {
 	dir := t.TempDir()
-	r := tcforge(t, "run", "--log-level", "warn", "--out", filepath.Join(dir, "out"), "--export", dir, "testdata/labels.hcl")
+	args := []string{"run", "--log-level", "warn", "--out", filepath.Join(dir, "out"), "--export", dir}
+	if testing.Short() {
+		args = append(args, "--export-python", "none")
+	}
+	r := tcforge(t, append(args, "testdata/labels.hcl")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}

@@ -29,18 +29,22 @@ type circuitCase struct {
 	plugin *sdk.Construction
 	values map[string]any
 	maxSum int64 // fusion's max_weight (0: its default)
+	// slowGates: tokens-as-gates (one token a gate) on it takes seconds,
+	// so -short leaves those models to the CI tier (the other circuits'
+	// tokens-as-gates models check the same code).
+	slowGates bool
 }
 
 var circuits = []circuitCase{
-	{"toy keccak", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2), "padding": "none"}, 0},
-	{"toy keccak r1", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(1), "padding": "none"}, 0},
+	{"toy keccak", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(2), "padding": "none"}, 0, false},
+	{"toy keccak r1", keccak.Plugin, map[string]any{"log_w": int64(1), "rate": int64(25), "rounds": int64(1), "padding": "none"}, 0, false},
 	// Full width at one round: depth 3, 1080 inputs but 320 forms on
 	// level 0 (tokens-as-states named its inputs by level 0's forms and
 	// panicked past them).
-	{"sha3-256 r1", keccak.Plugin, map[string]any{"preset": "sha3-256", "rounds": int64(1)}, 0},
-	{"md point", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, 0},
-	{"sha256 r2", sha2.Plugin, map[string]any{"preset": "sha256", "mode": "compress", "rounds": int64(2)}, 65536},
-	{"adder", adder.Plugin, map[string]any{"n": int64(8)}, 0},
+	{"sha3-256 r1", keccak.Plugin, map[string]any{"preset": "sha3-256", "rounds": int64(1)}, 0, false},
+	{"md point", md.Plugin, map[string]any{"log_w": int64(1), "rounds": int64(3), "block_bits": int64(25), "blocks": int64(2)}, 0, false},
+	{"sha256 r2", sha2.Plugin, map[string]any{"preset": "sha256", "mode": "compress", "rounds": int64(2)}, 65536, true},
+	{"adder", adder.Plugin, map[string]any{"n": int64(8)}, 0, false},
 }
 
 // mapperCase is a mapper plugin with its parameters.
@@ -86,6 +90,9 @@ func TestGroundTruth(t *testing.T) {
 			in := bitvec.Random(rand.New(rand.NewPCG(7, uint64(l.NumGates()))), 8, l.NumInputs)
 			for _, mc := range mappers {
 				t.Run(mc.name, func(t *testing.T) {
+					if cc.slowGates && mc.plugin == tokensasgates.Plugin {
+						sdktest.Short(t, "tokens-as-gates on "+cc.name+" (seconds; the smaller circuits' check the same code)")
+					}
 					m := mapWith(t, mc, l)
 					rep, err := labelcheck.Check(context.Background(), m, l, in)
 					if err != nil {

@@ -33,23 +33,27 @@ func TestSHA2(t *testing.T) {
 		values    map[string]any
 		maxWeight int64
 		heavy     bool
+		short     string // why -short skips it (a cheaper row checks the same code)
 		refused   string
 		blocks    int
 		dModel    int   // at most
 		ffn       int   // at most
 		dense     int64 // at most (0: any)
 	}{
-		{"sha256 r=8", map[string]any{"preset": "sha256", "rounds": int64(8)}, 0, false, "reaches 1103070 > 262144", 0, 0, 0, 0},
-		{"sha256", map[string]any{"preset": "sha256"}, 0, false, "reaches 1370036 > 262144", 0, 0, 0, 0},
-		{"sha256 r=8 8-bit chunks", map[string]any{"preset": "sha256", "rounds": int64(8)}, 1 << 16, false, "", 40, 512, 4096, 0},
-		{"sha256 8-bit chunks", map[string]any{"preset": "sha256"}, 1 << 16, true, "", 320, 512, 4096, 500e6},
-		{"sha224 8-bit chunks", map[string]any{"preset": "sha224"}, 1 << 16, true, "", 320, 512, 4096, 500e6},
-		{"sha256 2 blocks 8-bit chunks", map[string]any{"preset": "sha256", "blocks": int64(2)}, 1 << 16, true, "", 641, 512, 4096, 2e9},
+		{"sha256 r=8", map[string]any{"preset": "sha256", "rounds": int64(8)}, 0, false, "", "reaches 1103070 > 262144", 0, 0, 0, 0},
+		{"sha256", map[string]any{"preset": "sha256"}, 0, false, "full SHA-256's float32 refusal (2 s; sha256 r=8 checks the refusal)", "reaches 1370036 > 262144", 0, 0, 0, 0},
+		{"sha256 r=8 8-bit chunks", map[string]any{"preset": "sha256", "rounds": int64(8)}, 1 << 16, false, "", "", 40, 512, 4096, 0},
+		{"sha256 8-bit chunks", map[string]any{"preset": "sha256"}, 1 << 16, true, "", "", 320, 512, 4096, 500e6},
+		{"sha224 8-bit chunks", map[string]any{"preset": "sha224"}, 1 << 16, true, "", "", 320, 512, 4096, 500e6},
+		{"sha256 2 blocks 8-bit chunks", map[string]any{"preset": "sha256", "blocks": int64(2)}, 1 << 16, true, "", "", 641, 512, 4096, 2e9},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.heavy {
 				sdktest.Heavy(t, "full SHA-2 through tokens-as-states (a minute or two each)")
+			}
+			if tt.short != "" {
+				sdktest.Short(t, tt.short)
 			}
 			ctx := context.Background()
 			c := sdktest.Build(t, sha2.Plugin, tt.values)
@@ -119,7 +123,8 @@ func TestSHA2(t *testing.T) {
 	}
 }
 
-// TestWordsSHA2 maps SHA-256 at reduced rounds (8-bit chunks) with and
+// TestWordsSHA2 maps SHA-256 at reduced rounds (8 and 20; -short: 8,
+// without the pass; 8-bit chunks) with and
 // without words (Config.NoWords): the words' slots fetch fewer
 // dimensions and give a smaller model, exact in float32 against the
 // layered circuit on 64 random messages.
@@ -134,6 +139,9 @@ func TestWordsSHA2(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(fmt.Sprintf("rounds=%d", tt.rounds), func(t *testing.T) {
+			if tt.rounds > 8 {
+				sdktest.Short(t, "20 rounds (7 s; rounds=8 checks the same words)")
+			}
 			ctx := context.Background()
 			c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": tt.rounds})
 			l, err := fusion.Compile(ctx, c, fusion.Options{MaxSum: 1 << 16})
@@ -154,6 +162,11 @@ func TestWordsSHA2(t *testing.T) {
 			if m.Attrs["fetched"] != tt.fetched || was.Attrs["fetched"] != tt.before || s.ParamsDense != tt.dense || sw.ParamsDense != tt.denseWas {
 				t.Fatalf("fetched %d / %d, dense %d / %d; want %d / %d, %d / %d", m.Attrs["fetched"], was.Attrs["fetched"], s.ParamsDense, sw.ParamsDense,
 					tt.fetched, tt.before, tt.dense, tt.denseWas)
+			}
+			if testing.Short() {
+				// TestSHA2's "sha256 r=8 8-bit chunks" passes the same
+				// model (Config{} on the same circuit) in -short.
+				return
 			}
 			in := bitvec.Random(rand.New(rand.NewPCG(23, uint64(100+i))), 64, l.NumInputs)
 			want, err := bitvec.EvalSliced(in, l.NumInputs, l.Evaluator())
