@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -251,7 +250,7 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 		if t, ok := tasks[key]; ok {
 			return slot{diags: d, task: t}
 		}
-		t := &prepareTask{b: b, pl: v, pt: pt, vals: vals, size: size && r.MaxEdges > 0 && pl.construction.Estimate != nil}
+		t := &prepareTask{b: b, pl: v, pt: pt, vals: vals, size: size}
 		tasks[key] = t
 		owned[i] = append(owned[i], t)
 		return slot{diags: d, task: t, owner: true}
@@ -265,28 +264,18 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 			slots[i] = append(slots[i], decode(i, b, pl.mappers[k], false))
 		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	var mu sync.Mutex // for Checking
-	for range min(2*max(r.Jobs, 1), len(points)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(points) {
-					return
-				}
-				for _, t := range owned[i] {
-					t.run(ctx, r)
-				}
-				if r.Checking != nil {
-					mu.Lock()
-					r.Checking(p, points[i])
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
+	eachIndex(len(points), 2*max(r.Jobs, 1), func(i int) bool {
+		for _, t := range owned[i] {
+			t.run(ctx, r)
+		}
+		if r.Checking != nil {
+			mu.Lock()
+			r.Checking(p, points[i])
+			mu.Unlock()
+		}
+		return true
+	})
 	passes := make([]pointPasses, len(points))
 	for i := range points {
 		var pp pointPasses

@@ -185,50 +185,43 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 	// cancellation is dropped, so the rows returned are all complete.
 	perPoint := make([][]Row, len(points))
 	finished := make([]bool, len(points))
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	jobs := max(r.Jobs, 1)
 	if p.Jobs > 0 {
 		jobs = min(jobs, p.Jobs)
 	}
-	for range min(jobs, len(todo)) {
-		wg.Go(func() {
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= len(todo) || ctx.Err() != nil {
-					return
+	eachIndex(len(todo), jobs, func(k int) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		i := todo[k]
+		pt := points[i]
+		log := r.Log.With().Str("pipeline", p.Name).Str("point", pt.String()).Logger()
+		if r.Progress != nil {
+			r.Progress(p, pt, false)
+		}
+		rows := r.runPoint(ctx, p, pl, i, samplesN, log)
+		if ctx.Err() != nil {
+			return false
+		}
+		if r.Progress != nil {
+			r.Progress(p, pt, true)
+		}
+		for _, row := range rows {
+			ev := log.Info()
+			if !row.OK() {
+				ev = log.Error()
+				if row.Err != nil {
+					ev = ev.Err(row.Err)
 				}
-				i := todo[k]
-				pt := points[i]
-				log := r.Log.With().Str("pipeline", p.Name).Str("point", pt.String()).Logger()
-				if r.Progress != nil {
-					r.Progress(p, pt, false)
-				}
-				rows := r.runPoint(ctx, p, pl, i, samplesN, log)
-				if ctx.Err() != nil {
-					return
-				}
-				if r.Progress != nil {
-					r.Progress(p, pt, true)
-				}
-				for _, row := range rows {
-					ev := log.Info()
-					if !row.OK() {
-						ev = log.Error()
-						if row.Err != nil {
-							ev = ev.Err(row.Err)
-						}
-					}
-					ev.Str("layerer", row.Layerer).Int("depth", row.Stats.Depth).Int("width", row.Stats.Width).
-						Bool("verified", row.Verified).Bool("expect_ok", row.ExpectOK).
-						Dur("build_ms", row.BuildTime).Dur("layer_ms", row.LayerTime).Dur("verify_ms", row.VerifyTime).
-						Msgf("point %d/%d", i+1, len(points))
-				}
-				perPoint[i], finished[i] = rows, true
 			}
-		})
-	}
-	wg.Wait()
+			ev.Str("layerer", row.Layerer).Int("depth", row.Stats.Depth).Int("width", row.Stats.Width).
+				Bool("verified", row.Verified).Bool("expect_ok", row.ExpectOK).
+				Dur("build_ms", row.BuildTime).Dur("layer_ms", row.LayerTime).Dur("verify_ms", row.VerifyTime).
+				Msgf("point %d/%d", i+1, len(points))
+		}
+		perPoint[i], finished[i] = rows, true
+		return true
+	})
 	done := 0
 	for i := range points {
 		if finished[i] {
@@ -384,4 +377,23 @@ func constructionScope(schema []sdk.Param, p sdk.Params, attrs map[string]int64)
 		out[k] = cty.NumberIntVal(attrs[k])
 	}
 	return out
+}
+
+// eachIndex calls f(0), …, f(n−1) on up to workers goroutines, each
+// taking the next index when done with its last, and returns when all
+// have returned; a goroutine whose f returns false takes no more.
+func eachIndex(n, workers int, f func(i int) bool) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || !f(i) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
