@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -40,10 +41,15 @@ import (
 // bundled plugins. Tests substitute SelfCommand.
 type Env struct {
 	Stdout, Stderr io.Writer
-	// SelfCommand serves a bundled plugin (default: re-execute this binary).
-	SelfCommand func(name string) (*exec.Cmd, error)
+	// SelfCommand serves bundled plugins, one or a group (default:
+	// re-execute this binary).
+	SelfCommand func(names ...string) (*exec.Cmd, error)
 	// Builtins are the bundled plugins (default: builtin.Plugins()).
 	Builtins map[string]sdk.Plugin
+	// Group are the bundled plugins that a run serves from one process
+	// (registry.Options.Group; default, with Builtins nil: all of
+	// builtin.Plugins()). --isolate-plugins gives each its own.
+	Group []string
 }
 
 // exitStatus is an error that carries the process exit status Main returns
@@ -82,6 +88,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 func Main(ctx context.Context, env Env, args []string) int {
 	if env.Builtins == nil {
 		env.Builtins = builtin.Plugins()
+		env.Group = slices.Sorted(maps.Keys(env.Builtins))
 	}
 	// A write to a closed standard output (`tcforge … | head -2`) fails
 	// with EPIPE instead of killing the process before it stops its
@@ -115,6 +122,7 @@ type globals struct {
 	logFormat  string
 	pluginDirs []string
 	inProcess  bool
+	isolate    bool // --isolate-plugins
 	lockPath   string
 	timeout    time.Duration
 	startup    time.Duration // --start-timeout
@@ -153,6 +161,7 @@ func newRoot(env *Env) *cobra.Command {
 	pf.Int64Var(&g.memoryMiB, "plugin-memory", 8192, "kill a plugin process whose resident memory exceeds this many MiB, failing its call (0: no bound; Linux)")
 	pf.StringVar(&g.lockPath, "lock", registry.LockFile, "plugin lock file pinning external plugins' SHA-256 (see \"tcforge plugins lock\"); ignored if absent")
 	pf.BoolVar(&g.inProcess, "in-process", false, "call bundled plugins in-process instead of in subprocesses (debugging and measuring)")
+	pf.BoolVar(&g.isolate, "isolate-plugins", false, "run every plugin in a process of its own (bundled plugins otherwise share one: a crash or timeout of one then ends the others' calls too)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return g.validate() }
 	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g), newMergeCmd(env, g))
@@ -215,12 +224,22 @@ func (g *globals) logger(w io.Writer) (zerolog.Logger, error) {
 	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
 }
 
+// group returns the bundled plugins that share a process (Env.Group),
+// none with --isolate-plugins.
+func (g *globals) group(env *Env) []string {
+	if g.isolate {
+		return nil
+	}
+	return env.Group
+}
+
 func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
 	return registry.New(registry.Options{
 		Builtins:     env.Builtins,
 		Dirs:         registry.DefaultDirs(g.pluginDirs...),
 		SelfCommand:  env.SelfCommand,
 		InProcess:    g.inProcess,
+		Group:        g.group(env),
 		Log:          log,
 		LockPath:     g.lockPath,
 		CallTimeout:  g.timeout,

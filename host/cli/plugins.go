@@ -88,18 +88,26 @@ func writePlugin(w io.Writer, d sdk.Description, src registry.Source) {
 func newPluginCmd(env *Env) *cobra.Command {
 	plugin := &cobra.Command{Use: "plugin", Short: "Internal plugin commands", Hidden: true}
 	plugin.AddCommand(&cobra.Command{
-		Use:   "serve NAME",
-		Short: "Serve a bundled plugin over go-plugin gRPC (started by the host)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:   "serve NAME [NAME...]",
+		Short: "Serve bundled plugins over go-plugin gRPC, one or a group in one process (started by the host)",
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, ok := env.Builtins[args[0]]
-			if !ok {
-				return fmt.Errorf("no bundled plugin named %q", args[0])
+			ps := make([]sdk.Plugin, len(args))
+			for i, name := range args {
+				p, ok := env.Builtins[name]
+				if !ok {
+					return fmt.Errorf("no bundled plugin named %q", name)
+				}
+				ps[i] = p
 			}
 			// A plugin keeps the default SIGPIPE action Main turned off:
 			// writing to the pipes of a host that is gone ends it.
 			signal.Reset(syscall.SIGPIPE)
-			serve.Main(p)
+			if len(ps) == 1 {
+				serve.Main(ps[0])
+			} else {
+				serve.Group(ps...)
+			}
 			return nil
 		},
 	})

@@ -82,9 +82,17 @@ type Options struct {
 	Builtins map[string]sdk.Plugin
 	// Dirs are searched in order for tcforge-plugin-NAME executables.
 	Dirs []string
-	// SelfCommand returns the command that serves bundled plugin name
-	// (default: this executable with "plugin serve NAME").
-	SelfCommand func(name string) (*exec.Cmd, error)
+	// SelfCommand returns the command that serves the bundled plugins
+	// names, one or a group (default: this executable with "plugin serve
+	// NAME...").
+	SelfCommand func(names ...string) (*exec.Cmd, error)
+	// Group are the bundled plugins that may share a process: those of
+	// them a run starts together (Start) are served by one process, which
+	// starts once instead of once per plugin (wire.LaunchGroup). They
+	// share its fate too: a crash, a timeout or the memory bound ends it
+	// under all of them. The others, and a plugin opened on its own, get
+	// a process each.
+	Group []string
 	// InProcess calls bundled plugins directly, without a subprocess
 	// (a debugging and measuring switch; external plugins still run apart).
 	InProcess bool
@@ -178,12 +186,12 @@ func (r *Registry) pinned(name, path string) ([]byte, error) {
 // New returns a registry.
 func New(opts Options) *Registry {
 	if opts.SelfCommand == nil {
-		opts.SelfCommand = func(name string) (*exec.Cmd, error) {
+		opts.SelfCommand = func(names ...string) (*exec.Cmd, error) {
 			self, err := os.Executable()
 			if err != nil {
 				return nil, fmt.Errorf("locating the tcforge executable: %w", err)
 			}
-			return exec.Command(self, "plugin", "serve", name), nil
+			return exec.Command(self, append([]string{"plugin", "serve"}, names...)...), nil
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -326,21 +334,10 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		}
 		cmd = exec.Command(src.Path)
 	}
-	if r.opts.MemoryLimit > 0 {
-		cmd.Env = goMemLimit(cmd.Environ(), r.opts.MemoryLimit)
-	}
-	lctx := ctx
-	if r.opts.StartTimeout > 0 {
-		var cancel context.CancelFunc
-		lctx, cancel = context.WithTimeout(ctx, r.opts.StartTimeout)
-		defer cancel()
-	}
+	lctx, cancel := r.launchContext(ctx, cmd)
+	defer cancel()
 	c, pl, err := Launch(lctx, name, cmd, sum, r.opts.Log)
-	// go-plugin's own start timer (set from lctx's deadline) can fire before
-	// lctx's timer has marked it done, on a loaded machine: the deadline
-	// having passed is what counts.
-	deadline, timed := lctx.Deadline()
-	if err != nil && ctx.Err() == nil && r.opts.StartTimeout > 0 && timed && (errors.Is(lctx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline)) {
+	if err != nil && r.startTimedOut(ctx, lctx) {
 		e.src, e.startErr = src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
 		return nil, src, e.startErr
 	}
@@ -382,25 +379,156 @@ func goMemLimit(env []string, limit int64) []string {
 // waits for that start alone). Errors are left for Open to report when
 // the plugin is used. Cancelling ctx, or Close, aborts the starts; Close
 // waits for them.
+//
+// The plugins of Options.Group among names share one process.
 func (r *Registry) Start(ctx context.Context, names []string) {
 	seen := map[string]bool{}
+	var alone, group []string
 	for _, n := range names {
 		if seen[n] {
 			continue
 		}
 		seen[n] = true
-		if src, ok := r.Lookup(n); !ok || src.Bundled && r.opts.InProcess {
-			continue // nothing to start: Open reports it, or calls it in this process
+		src, ok := r.Lookup(n)
+		switch {
+		case !ok || src.Bundled && r.opts.InProcess:
+			// Nothing to start: Open reports it, or calls it in this process.
+		case src.Bundled && slices.Contains(r.opts.Group, n):
+			group = append(group, n)
+		default:
+			alone = append(alone, n)
 		}
-		r.starts.Go(func() {
-			sctx, stop := context.WithCancel(ctx)
-			defer stop()
-			defer context.AfterFunc(r.startCtx, stop)()
-			if sctx.Err() == nil {
-				_, _, _ = r.Open(sctx, n)
-			}
-		})
 	}
+	held, entries := r.holdGroup(group)
+	for _, n := range group {
+		if !slices.Contains(held, n) {
+			alone = append(alone, n)
+		}
+	}
+	if len(held) > 0 {
+		r.starting(ctx, func(sctx context.Context) { r.launchGroup(sctx, held, entries) })
+	}
+	for _, n := range alone {
+		r.starting(ctx, func(sctx context.Context) { _, _, _ = r.Open(sctx, n) })
+	}
+}
+
+// starting runs start in a goroutine Close waits for, with a context that
+// ctx and Close both end.
+func (r *Registry) starting(ctx context.Context, start func(context.Context)) {
+	r.starts.Go(func() {
+		sctx, stop := context.WithCancel(ctx)
+		defer stop()
+		defer context.AfterFunc(r.startCtx, stop)()
+		if sctx.Err() == nil {
+			start(sctx)
+		}
+	})
+}
+
+// holdGroup locks the entries of the plugins of names that need a process
+// (no live one, no failed start) and that no Open is starting, and returns
+// their names and entries, sorted by name, if there are two or more (else
+// it holds none). The caller launches them and unlocks the entries.
+func (r *Registry) holdGroup(names []string) ([]string, []*client) {
+	if len(names) < 2 {
+		return nil, nil
+	}
+	names = slices.Sorted(slices.Values(names))
+	var held []string
+	var entries []*client
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range names {
+		e, ok := r.clients[n]
+		if !ok {
+			e = &client{}
+			r.clients[n] = e
+		}
+		if !e.mu.TryLock() {
+			continue // an Open is starting it
+		}
+		if e.startErr != nil || e.c != nil && !e.c.Exited() {
+			e.mu.Unlock()
+			continue
+		}
+		held, entries = append(held, n), append(entries, e)
+	}
+	if len(held) < 2 {
+		for _, e := range entries {
+			e.mu.Unlock()
+		}
+		return nil, nil
+	}
+	return held, entries
+}
+
+// launchGroup starts one process serving the bundled plugins names and
+// sets their entries (held locked by holdGroup, unlocked here) as Open
+// would have: each plugin's client, or why it failed to start.
+func (r *Registry) launchGroup(ctx context.Context, names []string, entries []*client) {
+	defer func() {
+		for _, e := range entries {
+			e.mu.Unlock()
+		}
+	}()
+	src := Source{Bundled: true}
+	// A group that cannot start leaves its plugins to start alone when
+	// opened (Open), each then saying for itself what goes wrong: only a
+	// start that timed out is not tried again.
+	cmd, err := r.opts.SelfCommand(names...)
+	if err != nil || r.checkTemp() != nil {
+		return
+	}
+	lctx, cancel := r.launchContext(ctx, cmd)
+	defer cancel()
+	cs, err := wire.LaunchGroup(lctx, names, cmd, sdk.ProtocolVersion, r.opts.Log)
+	if err != nil {
+		if r.startTimedOut(ctx, lctx) {
+			for i, e := range entries {
+				e.src, e.startErr = src, &StartTimeoutError{Plugin: names[i], Timeout: r.opts.StartTimeout}
+			}
+		} else if ctx.Err() == nil {
+			r.opts.Log.Debug().Err(err).Strs("plugins", names).Msg("the plugin group did not start; its plugins start alone")
+		}
+		return
+	}
+	for i, e := range entries {
+		c := cs[i]
+		pl, err := remotePlugin(c)
+		if err == nil {
+			err = sdk.Validate(pl)
+		}
+		if err != nil {
+			e.src, e.startErr = src, fmt.Errorf("starting plugin %q (%s): %w", names[i], src, err)
+			continue
+		}
+		c.SetCallTimeout(r.opts.CallTimeout)
+		c.SetMemoryLimit(r.opts.MemoryLimit)
+		e.c, e.pl, e.src = c, pl, src
+	}
+}
+
+// launchContext sets cmd's memory bound and returns the context bounding a
+// launch (Options.StartTimeout).
+func (r *Registry) launchContext(ctx context.Context, cmd *exec.Cmd) (context.Context, context.CancelFunc) {
+	if r.opts.MemoryLimit > 0 {
+		cmd.Env = goMemLimit(cmd.Environ(), r.opts.MemoryLimit)
+	}
+	if r.opts.StartTimeout > 0 {
+		return context.WithTimeout(ctx, r.opts.StartTimeout)
+	}
+	return ctx, func() {}
+}
+
+// startTimedOut reports whether a failed launch under lctx (from
+// launchContext(ctx)) failed because --start-timeout passed.
+func (r *Registry) startTimedOut(ctx, lctx context.Context) bool {
+	// go-plugin's own start timer (set from lctx's deadline) can fire before
+	// lctx's timer has marked it done, on a loaded machine: the deadline
+	// having passed is what counts.
+	deadline, timed := lctx.Deadline()
+	return ctx.Err() == nil && r.opts.StartTimeout > 0 && timed && (errors.Is(lctx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline))
 }
 
 // Externals returns every external plugin on the plugin path by name, with

@@ -121,7 +121,7 @@ func TestStartTimeout(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	reg := registry.New(registry.Options{
 		Builtins: map[string]sdk.Plugin{"mute": toyPlugin()},
-		SelfCommand: func(name string) (*exec.Cmd, error) {
+		SelfCommand: func(...string) (*exec.Cmd, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			launched++
@@ -198,7 +198,7 @@ func TestStartDoesNotWait(t *testing.T) {
 	launched := 0
 	opts := registry.Options{
 		Builtins: map[string]sdk.Plugin{"mute": toyPlugin()},
-		SelfCommand: func(name string) (*exec.Cmd, error) {
+		SelfCommand: func(...string) (*exec.Cmd, error) {
 			mu.Lock()
 			launched++
 			mu.Unlock()

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,33 +29,49 @@ import (
 // plugin process to be reported dead before blaming the transport.
 const exitGrace = 2 * time.Second
 
-// Client is the host's handle on one running plugin process. Its methods
+// Client is the host's handle on one plugin in a running plugin process
+// (its own, or one it shares with other plugins: LaunchGroup). Its methods
 // are safe for concurrent use.
 type Client struct {
-	name   string // the plugin's name, for errors
-	pc     *plugin.Client
-	rpc    proto.PluginClient
-	cmd    *exec.Cmd
-	desc   []byte // the plugin's description, JSON
-	closed atomic.Bool
-	log    zerolog.Logger // for the per-call timings, at debug level
-	quiet  *atomic.Bool   // see hcLogger.quiet
-	stderr *output        // what the process wrote to its standard error
+	*proc
+	name string // the plugin's name, for errors
+	// route names the plugin in each call's metadata ("" when the
+	// process serves it alone).
+	route string
+	rpc   proto.PluginClient
+	desc  []byte         // the plugin's description, JSON
+	log   zerolog.Logger // for the per-call timings, at debug level
 
 	// callTimeout bounds each call (0: none); see SetCallTimeout.
 	callTimeout time.Duration
+}
+
+// proc is one plugin process, which serves one plugin or a group.
+type proc struct {
+	pc     *plugin.Client
+	cmd    *exec.Cmd
+	names  []string // the plugins it serves
+	closed atomic.Bool
+	quiet  *atomic.Bool // see hcLogger.quiet
+	stderr *output      // what the process wrote to its standard error
+	stop   sync.Once
+
 	// memLimit is the memory bound (0: none) and overMemory the resident
 	// size the process was killed at for exceeding it; see SetMemoryLimit.
 	memLimit   int64
+	memOnce    sync.Once
 	overMemory atomic.Int64
-	// timedOut is set when a call's timeout killed the process.
-	timedOut atomic.Bool
-	// dir is the blob directory made for the plugin (removed by Close);
-	// blobDir is dir if the plugin speaks blob files, else "".
+	// timedOut is the timeout that killed the process, if one did.
+	timedOut atomic.Pointer[TimeoutError]
+	// dir is the blob directory made for the process (removed by Close);
+	// blobDir is dir if the plugins speak blob files, else "".
 	dir, blobDir string
-	// flat is set if the plugin reads the flat encodings and blobs cross
+	// flat is set if the plugins read the flat encodings and blobs cross
 	// as files (see Flat).
 	flat bool
+	// start is how long the start took; tls, the kind of TLS set up.
+	start time.Duration
+	tls   string
 }
 
 // TimeoutError reports a call that did not answer within the client's
@@ -86,6 +105,9 @@ type ExitError struct {
 	// Output is what the process wrote to its standard error (see
 	// Detail), with the Go runtime's crash report if it crashed.
 	Output string
+	// Shared names the other plugins of its process, if it shared one
+	// (LaunchGroup): whichever of them ended it, it ended under all.
+	Shared []string
 }
 
 // Error implements error.
@@ -94,7 +116,11 @@ func (e *ExitError) Error() string {
 	if e.Before {
 		when = "before"
 	}
-	msg := fmt.Sprintf("plugin %q exited %s %s: %s", e.Plugin, when, e.Call, e.Status)
+	shared := ""
+	if len(e.Shared) > 0 {
+		shared = fmt.Sprintf(" (its process, shared with %s)", strings.Join(e.Shared, ", "))
+	}
+	msg := fmt.Sprintf("plugin %q exited%s %s %s: %s", e.Plugin, shared, when, e.Call, e.Status)
 	if cause := crashCause(e.Output, e.Call == "startup"); cause != "" {
 		msg += ": " + cause
 	}
@@ -117,6 +143,55 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 	if label == "" {
 		label = filepath.Base(cmd.Path)
 	}
+	p, rpc, shown, err := launch(ctx, label, false, cmd, protocol, checksum, log)
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.client(ctx, name, "", rpc, protocol, log)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	if name == "" && c.name != "" {
+		shown.Store(&c.name)
+	}
+	return c, nil
+}
+
+// LaunchGroup starts cmd, which serves the plugins names in one process
+// (ServeGroup), as Launch does, and returns a Client for each, in order:
+// every call names its plugin, and the process is started, and its
+// start-up paid for, once. The plugins share its fate: closing one of the
+// clients, a call's timeout, the memory bound or a crash ends the process
+// under all of them (their errors say it is shared, and with whom).
+func LaunchGroup(ctx context.Context, names []string, cmd *exec.Cmd, protocol int, log zerolog.Logger) ([]*Client, error) {
+	if cmd == nil || len(names) == 0 {
+		return nil, fmt.Errorf("plugins %q: no command to launch", names)
+	}
+	for _, n := range names {
+		if n == "" {
+			return nil, errors.New("a plugin group names a plugin \"\"")
+		}
+	}
+	p, rpc, _, err := launch(ctx, strings.Join(names, ","), true, cmd, protocol, nil, log)
+	if err != nil {
+		return nil, err
+	}
+	p.names = slices.Clone(names)
+	cs := make([]*Client, len(names))
+	for i, n := range names {
+		if cs[i], err = p.client(ctx, n, n, rpc, protocol, log); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	return cs, nil
+}
+
+// launch starts cmd and performs the handshake (see Launch): label names
+// the process in its log lines and errors; group, that its plugins' log
+// lines name themselves (groupPluginField).
+func launch(ctx context.Context, label string, group bool, cmd *exec.Cmd, protocol int, checksum []byte, log zerolog.Logger) (*proc, proto.PluginClient, *atomic.Pointer[string], error) {
 	shown := &atomic.Pointer[string]{}
 	shown.Store(&label)
 	quiet := &atomic.Bool{}
@@ -168,7 +243,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 		TLSConfig:           tlsCfg,
 		StartTimeout:        startTimeout,
 		PluginLogBufferSize: logLineSize,
-		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path), quiet: quiet},
+		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path), quiet: quiet, group: group},
 		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
 		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
 		Stderr:              stderr,
@@ -211,47 +286,82 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 			stopProcess(pc, cmd)
 			removeDir()
 		}()
-		return nil, fmt.Errorf("plugin %q: starting: %w", label, ctx.Err())
+		return nil, nil, nil, fmt.Errorf("plugin %q: starting: %w", label, ctx.Err())
 	case s := <-done:
 		if s.err != nil {
 			quiet.Store(true)
 			stopProcess(pc, cmd)
 			removeDir()
-			return nil, startError(label, cmd, protocol, s.err, stderr)
+			return nil, nil, nil, startError(label, cmd, protocol, s.err, stderr)
 		}
 		rpc = s.rpc
 	}
-	t1 := time.Now()
+	return &proc{pc: pc, cmd: cmd, quiet: quiet, dir: dir, stderr: stderr, start: time.Since(t0), tls: tlsKind(tlsCfg)}, rpc, shown, nil
+}
 
-	c := &Client{name: label, pc: pc, rpc: rpc, cmd: cmd, log: log, quiet: quiet, dir: dir, stderr: stderr}
+// pid is the process ID of cmd, 0 if it has none.
+func pid(cmd *exec.Cmd) int {
+	if cmd.Process == nil {
+		return 0
+	}
+	return cmd.Process.Pid
+}
+
+// client describes plugin name (route: the name its calls carry, "" for
+// none) of the process p and returns its Client, checking that it speaks
+// protocol and, if name is not empty, is named name.
+func (p *proc) client(ctx context.Context, name, route string, rpc proto.PluginClient, protocol int, log zerolog.Logger) (*Client, error) {
+	label := name
+	if label == "" {
+		label = filepath.Base(p.cmd.Path)
+	}
+	c := &Client{proc: p, name: label, route: route, rpc: rpc, log: log}
+	t0 := time.Now()
 	desc, descName, descProtocol, files, flat, err := c.describe(ctx)
 	if err != nil {
-		c.Close()
 		return nil, err
 	}
 	// start: process start, go-plugin handshake (a key and certificate
 	// made on each side) and the gRPC dial; describe: the first call,
 	// which also completes the TLS handshake.
-	log.Debug().Str("plugin", label).Dur("start", t1.Sub(t0)).Dur("describe", time.Since(t1)).Bool("blob_files", files && dir != "").
-		Str("tls", tlsKind(tlsCfg)).Msg("plugin launched")
+	log.Debug().Str("plugin", label).Dur("start", p.start).Dur("describe", time.Since(t0)).Bool("blob_files", files && p.dir != "").
+		Str("tls", p.tls).Int("pid", pid(p.cmd)).Strs("shared_with", c.mates()).Msg("plugin launched")
 	if files {
-		c.blobDir = dir
-		c.flat = flat && dir != ""
+		p.blobDir = p.dir
+		p.flat = flat && p.dir != ""
 	}
 	if descProtocol != protocol {
-		c.Close()
 		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, descProtocol, protocol)
 	}
 	if name != "" && descName != name {
-		c.Close()
-		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, cmd.Path, descName)
+		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, p.cmd.Path, descName)
 	}
 	if name == "" && descName != "" {
 		c.name = descName
-		shown.Store(&c.name)
 	}
 	c.desc = desc
 	return c, nil
+}
+
+// mates returns the other plugins c's process serves (nil if it serves c
+// alone).
+func (c *Client) mates() []string {
+	var out []string
+	for _, n := range c.names {
+		if n != c.name {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// outgoing returns ctx carrying the name of c's plugin, for a process
+// serving a group.
+func (c *Client) outgoing(ctx context.Context) context.Context {
+	if c.route == "" {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, mdPlugin, c.route)
 }
 
 // ErrChecksum is the error Launch returns (wrapped) when the executable's
@@ -301,7 +411,7 @@ func startError(name string, cmd *exec.Cmd, protocol int, err error, stderr *out
 // flat encodings.
 func (c *Client) describe(ctx context.Context) ([]byte, string, int, bool, bool, error) {
 	var md metadata.MD
-	resp, err := c.rpc.Describe(ctx, &proto.DescribeRequest{}, describeFiles(&md))
+	resp, err := c.rpc.Describe(c.outgoing(ctx), &proto.DescribeRequest{}, describeFiles(&md))
 	if err != nil {
 		return nil, "", 0, false, false, c.transportError(ctx, "Describe", err)
 	}
@@ -333,13 +443,20 @@ func (c *Client) Exited() bool { return c.pc.Exited() }
 
 // Close stops the plugin process (gracefully, then by force after
 // killGrace: a frozen plugin does not hold it up). Calls after Close fail.
-func (c *Client) Close() {
-	c.closed.Store(true)
-	c.quiet.Store(true)
-	stopProcess(c.pc, c.cmd)
-	if c.dir != "" {
-		os.RemoveAll(c.dir)
-	}
+//
+// A plugin sharing its process with others (LaunchGroup) stops them too.
+func (c *Client) Close() { c.close() }
+
+// close stops the process, once; other callers wait for that.
+func (p *proc) close() {
+	p.closed.Store(true)
+	p.quiet.Store(true)
+	p.stop.Do(func() {
+		stopProcess(p.pc, p.cmd)
+		if p.dir != "" {
+			os.RemoveAll(p.dir)
+		}
+	})
 }
 
 // exitStatus says how the plugin process ended. Call it only once Exited.
@@ -361,7 +478,10 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 		return fmt.Errorf("plugin %q: %s: %w", c.name, method, context.DeadlineExceeded)
 	}
 	if c.closed.Load() {
-		if c.timedOut.Load() {
+		if to := c.timedOut.Load(); to != nil {
+			if to.Plugin != c.name {
+				return fmt.Errorf("plugin %q: %s: the process it shares with plugin %q was killed: %w", c.name, method, to.Plugin, to)
+			}
 			// Another call's timeout killed the process under this one
 			// (points run at once): the same cause.
 			return &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
@@ -371,9 +491,9 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 	for deadline := time.Now().Add(exitGrace); ; {
 		if c.pc.Exited() {
 			if rss := c.overMemory.Load(); rss > 0 {
-				return &MemoryError{Plugin: c.name, Call: method, Limit: c.memLimit, RSS: rss}
+				return &MemoryError{Plugin: c.name, Call: method, Limit: c.memLimit, RSS: rss, Shared: c.mates()}
 			}
-			return &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Output: c.stderr.String()}
+			return &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Output: c.stderr.String(), Shared: c.mates()}
 		}
 		if time.Now().After(deadline) {
 			break
@@ -431,7 +551,7 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 		return nil, fmt.Errorf("plugin %q: %s: the client is closed", c.name, method)
 	}
 	if c.pc.Exited() {
-		return nil, &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Before: true, Output: c.stderr.String()}
+		return nil, &ExitError{Plugin: c.name, Call: method, Status: c.exitStatus(), Before: true, Output: c.stderr.String(), Shared: c.mates()}
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -453,6 +573,7 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 		}
 		sctx = callFiles(sctx, req)
 	}
+	sctx = c.outgoing(sctx)
 	stream, err := open(sctx)
 	if err != nil {
 		return nil, c.transportError(ctx, method, err)
@@ -488,9 +609,10 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 			// propagated deadline before this side's timer fires).
 			ours, _ := sctx.Deadline()
 			if theirs, ok := ctx.Deadline(); !ok || ours.Before(theirs) {
-				c.timedOut.Store(true)
+				to := &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
+				c.timedOut.CompareAndSwap(nil, to)
 				c.Close()
-				return nil, &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
+				return nil, to
 			}
 		}
 		return nil, c.transportError(ctx, method, err)

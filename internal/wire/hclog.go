@@ -40,6 +40,9 @@ type hcLogger struct {
 	// itself), makes go-plugin's own messages debug lines: "plugin
 	// failed to exit gracefully", "plugin process exited: signal: killed".
 	quiet *atomic.Bool
+	// group is set for a process serving several plugins: a line that
+	// names its plugin (groupPluginField) is that plugin's.
+	group bool
 }
 
 var _ hclog.Logger = (*hcLogger)(nil)
@@ -73,7 +76,17 @@ func (h *hcLogger) Log(level hclog.Level, msg string, args ...any) {
 	if ev == nil {
 		return
 	}
-	ev.Str("plugin", *h.plugin.Load())
+	name := *h.plugin.Load()
+	if h.fromPlugin && h.group {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if k, ok := kv[i].(string); ok && k == groupPluginField {
+				name = fmt.Sprint(kv[i+1])
+				kv = append(kv[:i:i], kv[i+2:]...)
+				break
+			}
+		}
+	}
+	ev.Str("plugin", name)
 	if !h.fromPlugin && h.name != "" {
 		ev.Str("logger", h.name)
 	}

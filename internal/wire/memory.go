@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -16,11 +17,17 @@ type MemoryError struct {
 	Call   string
 	Limit  int64 // bytes
 	RSS    int64 // bytes resident when it was killed
+	// Shared names the other plugins of its process, if it shared one.
+	Shared []string
 }
 
 // Error implements error.
 func (e *MemoryError) Error() string {
-	return fmt.Sprintf("plugin %q: %s: the plugin process grew to %d MiB, over the memory bound of %d MiB (--plugin-memory); it was killed", e.Plugin, e.Call, e.RSS>>20, e.Limit>>20)
+	shared := ""
+	if len(e.Shared) > 0 {
+		shared = fmt.Sprintf(" (shared with %s)", strings.Join(e.Shared, ", "))
+	}
+	return fmt.Sprintf("plugin %q: %s: the plugin process%s grew to %d MiB, over the memory bound of %d MiB (--plugin-memory); it was killed", e.Plugin, e.Call, shared, e.RSS>>20, e.Limit>>20)
 }
 
 // SetMemoryLimit bounds the plugin process's resident memory to limit
@@ -29,10 +36,19 @@ func (e *MemoryError) Error() string {
 // that estimates its circuit is refused before it builds one too large;
 // this bounds the others. Where the resident size cannot be read (no
 // /proc), there is no bound. Call it once, before using the plugin.
+//
+// The bound is the process's: for plugins sharing one (LaunchGroup), the
+// first call sets it.
 func (c *Client) SetMemoryLimit(limit int64) {
 	if limit <= 0 || c.cmd.Process == nil {
 		return
 	}
+	c.memOnce.Do(func() { c.watchMemory(limit) })
+}
+
+// watchMemory polls the process's resident size against limit.
+func (p *proc) watchMemory(limit int64) {
+	c := p
 	pid := c.cmd.Process.Pid
 	if _, ok := residentBytes(pid); !ok {
 		return

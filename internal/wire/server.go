@@ -61,9 +61,17 @@ func (t *Times) Since(d *time.Duration, t0 time.Time) { *d = time.Since(t0) }
 // memory, but it counts as live heap, and the collector's first goals
 // start above it.
 func Serve(h Handler, protocol int) {
+	ServeGroup(map[string]Handler{"": h}, protocol)
+}
+
+// ServeGroup serves several plugins in one process, by name (the host's
+// bundled plugins share a process so: see LaunchGroup): every call names
+// the plugin it is for in its metadata. A group of one named "" serves
+// every call, named or not, as Serve does.
+func ServeGroup(hs map[string]Handler, protocol int) {
 	watchParent()
 	floor := make([]byte, heapFloorBytes(debug.SetMemoryLimit(-1)))
-	plugin.Serve(ServeConfig(h, protocol))
+	plugin.Serve(serveConfig(hs, protocol))
 	runtime.KeepAlive(floor)
 }
 
@@ -75,6 +83,11 @@ func Serve(h Handler, protocol int) {
 // os.Stderr once serving, while the process's original stderr is what the
 // host reads log lines from.
 func ServeConfig(h Handler, protocol int) *plugin.ServeConfig {
+	return serveConfig(map[string]Handler{"": h}, protocol)
+}
+
+// serveConfig is ServeConfig for the plugins of hs, by name.
+func serveConfig(hs map[string]Handler, protocol int) *plugin.ServeConfig {
 	stderr := os.Stderr
 	log := newPluginLogger(stderr, os.Getenv(LogLevelEnv))
 	blobDir := os.Getenv(BlobDirEnv)
@@ -86,7 +99,7 @@ func ServeConfig(h Handler, protocol int) *plugin.ServeConfig {
 	}
 	return &plugin.ServeConfig{
 		HandshakeConfig: Handshake(protocol),
-		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impl: h, log: log, blobDir: blobDir}},
+		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impls: hs, log: log, blobDir: blobDir}},
 		// P-256 mutual TLS with the host (tls.go), or AutoMTLS.
 		TLSProvider: func() (*tls.Config, error) { return pluginTLS(blobDir, os.Getenv(clientCertEnv)) },
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
@@ -103,20 +116,44 @@ func ServeConfig(h Handler, protocol int) *plugin.ServeConfig {
 	}
 }
 
-// server serves one Handler over gRPC: every streamed method is one call
-// of serve.
+// server serves Handlers over gRPC, by plugin name (a process serves one
+// plugin, under the name "", or a group): every streamed method is one
+// call of serve.
 type server struct {
 	proto.UnimplementedPluginServer
-	impl Handler
-	log  zerolog.Logger
+	impls map[string]Handler
+	log   zerolog.Logger
 	// blobDir is the host's directory for blob files, "" if none
 	// (blobfile.go).
 	blobDir string
 }
 
-// callContext attaches the per-call logger to ctx (zerolog.Ctx finds it).
-func (s *server) callContext(ctx context.Context, method string) context.Context {
-	l := s.log.With().Str("call", method).Logger()
+// route returns the Handler a call is for, by the plugin name in its
+// metadata md (mdPlugin), and that name; a process serving one plugin
+// serves every call.
+func (s *server) route(md metadata.MD) (Handler, string, error) {
+	if h, ok := s.impls[""]; ok {
+		return h, "", nil
+	}
+	names := md.Get(mdPlugin)
+	if len(names) != 1 {
+		return nil, "", status.Errorf(codes.InvalidArgument, "this process serves a group of plugins: a call must name one (%d names)", len(names))
+	}
+	h, ok := s.impls[names[0]]
+	if !ok {
+		return nil, "", status.Errorf(codes.NotFound, "this process serves no plugin named %q", names[0])
+	}
+	return h, names[0], nil
+}
+
+// callContext attaches the per-call logger to ctx (zerolog.Ctx finds it),
+// with the plugin's name in a process serving a group.
+func (s *server) callContext(ctx context.Context, name, method string) context.Context {
+	lc := s.log.With()
+	if name != "" {
+		lc = lc.Str(groupPluginField, name)
+	}
+	l := lc.Str("call", method).Logger()
 	return l.WithContext(ctx)
 }
 
@@ -135,19 +172,24 @@ func safely(ctx context.Context, method string, fn func() error) (err error) {
 
 // Describe implements proto.PluginServer.
 func (s *server) Describe(ctx context.Context, _ *proto.DescribeRequest) (*proto.DescribeResponse, error) {
+	in, _ := metadata.FromIncomingContext(ctx)
+	impl, name, err := s.route(in)
+	if err != nil {
+		return nil, err
+	}
 	if s.blobDir != "" {
 		// Tell the host that blobs may cross as files, and circuits in
 		// their flat encodings.
 		md := metadata.Pairs(mdBlobFiles, blobFilesVersion)
-		if _, ok := s.impl.(PartsHandler); ok {
+		if _, ok := impl.(PartsHandler); ok {
 			md.Append(mdFlat, flatVersion)
 		}
 		_ = grpc.SetHeader(ctx, md)
 	}
 	var data []byte
-	err := safely(s.callContext(ctx, "Describe"), "Describe", func() error {
+	err = safely(s.callContext(ctx, name, "Describe"), "Describe", func() error {
 		var err error
-		data, err = s.impl.Describe()
+		data, err = impl.Describe()
 		return err
 	})
 	if err != nil {
@@ -185,6 +227,10 @@ func (s *server) Map(stream proto.Plugin_MapServer) error { return s.serve(strea
 func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame], method string) error {
 	t0 := time.Now()
 	md, _ := metadata.FromIncomingContext(stream.Context())
+	impl, name, err := s.route(md)
+	if err != nil {
+		return err
+	}
 	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
@@ -192,7 +238,7 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 		}
 		return status.Errorf(codes.InvalidArgument, "%s request: %v", method, err)
 	}
-	ctx := s.callContext(stream.Context(), method)
+	ctx := s.callContext(stream.Context(), name, method)
 	t1 := time.Now()
 	var out [][]byte
 	var times Times
@@ -200,13 +246,13 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	flat := false
 	err = safely(ctx, method, func() error {
 		var err error
-		if ph, ok := s.impl.(PartsHandler); ok {
+		if ph, ok := impl.(PartsHandler); ok {
 			flat = files && acceptsFlat(md)
 			out, err = ph.CallParts(ctx, method, params, in, flat, &times)
 			return err
 		}
 		var blob []byte
-		blob, err = s.impl.Call(ctx, method, params, in, &times)
+		blob, err = impl.Call(ctx, method, params, in, &times)
 		out = [][]byte{blob}
 		return err
 	})

@@ -53,6 +53,13 @@ const (
 	// tens of MB streamed over a local socket, and the 64 KiB default
 	// would make every few chunks wait for a window update.
 	windowSize = 16 << 20
+	// mdPlugin is the call metadata naming the plugin a call is for, in
+	// a process serving a group of plugins (ServeGroup, LaunchGroup).
+	mdPlugin = "tcforge-plugin"
+	// groupPluginField is the log field naming the plugin a line of a
+	// group's process comes from: the host's bridge makes it the line's
+	// "plugin" field.
+	groupPluginField = "tcforge_plugin"
 	// hclogTimeFormat is the @timestamp layout go-plugin's host side parses.
 	hclogTimeFormat = "2006-01-02T15:04:05.000000Z07:00"
 )
@@ -71,14 +78,14 @@ func Handshake(protocol int) plugin.HandshakeConfig {
 // serves impl, the client side returns the generated gRPC client.
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	impl    Handler
+	impls   map[string]Handler // by plugin name; see server
 	log     zerolog.Logger
 	blobDir string // the server's blob directory, "" if none
 }
 
 // GRPCServer implements plugin.GRPCPlugin.
 func (g *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	proto.RegisterPluginServer(s, &server{impl: g.impl, log: g.log, blobDir: g.blobDir})
+	proto.RegisterPluginServer(s, &server{impls: g.impls, log: g.log, blobDir: g.blobDir})
 	return nil
 }
 

@@ -42,6 +42,28 @@ func Main(p sdk.Plugin) {
 	wire.Serve(handler{p}, sdk.ProtocolVersion)
 }
 
+// Group runs several plugins in one process, as Main runs one: every call
+// names the plugin it is for. The tcforge host serves the bundled plugins
+// a run needs so, starting one process instead of one per plugin. Each
+// plugin is checked with Validate, and their names must differ (else the
+// process exits with status 2).
+func Group(ps ...sdk.Plugin) {
+	hs := make(map[string]wire.Handler, len(ps))
+	for _, p := range ps {
+		if err := sdk.Validate(p); err != nil {
+			fmt.Fprintf(os.Stderr, "tcforge plugin: invalid declaration: %v\n", err)
+			os.Exit(2)
+		}
+		name := p.Describe().Name
+		if _, dup := hs[name]; dup || len(ps) < 2 {
+			fmt.Fprintf(os.Stderr, "tcforge plugin: a group needs two or more plugins of distinct names, got %d (%q twice?)\n", len(ps), name)
+			os.Exit(2)
+		}
+		hs[name] = handler{p}
+	}
+	wire.ServeGroup(hs, sdk.ProtocolVersion)
+}
+
 // handler serves one plugin value: the one generic path of every call
 // (decode the parameters, prepare, decode the input artifact, call, check
 // the answer is there, encode it).
