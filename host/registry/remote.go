@@ -108,22 +108,39 @@ func (r remote) call(ctx context.Context, method string, pass *sdk.Pass, in [][]
 }
 
 // prepare is Prepare over RPC: the plugin resolves and checks the
-// parameters on its side (and again on every later call); the host keeps
-// nothing of it.
+// parameters on its side (and again on every later call). A construction
+// answers with its estimate, if it has one (sdk/serve), which the host
+// keeps as the pass's prepared value for estimate; nothing else is kept.
 func (r remote) prepare(ctx context.Context, pass *sdk.Pass) (any, error) {
-	_, err := r.call(ctx, "Check", pass, nil, nil)
-	return nil, err
+	out, err := r.call(ctx, "Check", pass, nil, nil)
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	s, err := r.size("Check", out)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
 }
 
-// estimate is Construction.Estimate over RPC.
+// estimate is Construction.Estimate over RPC: the estimate the Check call
+// of prepare brought, else an Estimate call.
 func (r remote) estimate(ctx context.Context, pass *sdk.Pass) (sdk.Size, error) {
+	if s, ok := pass.Prepared.(*sdk.Size); ok {
+		return *s, nil
+	}
 	out, err := r.call(ctx, "Estimate", pass, nil, nil)
 	if err != nil {
 		return sdk.Size{}, err
 	}
+	return r.size("Estimate", out)
+}
+
+// size decodes the estimate in method's answer out.
+func (r remote) size(method string, out []byte) (sdk.Size, error) {
 	var s sdk.Size
 	if err := json.Unmarshal(out, &s); err != nil {
-		return sdk.Size{}, fmt.Errorf("plugin %q: Estimate: %w", r.c.Name(), err)
+		return sdk.Size{}, fmt.Errorf("plugin %q: %s: decoding the estimate: %w", r.c.Name(), method, err)
 	}
 	return s, nil
 }

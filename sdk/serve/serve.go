@@ -106,6 +106,16 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bo
 	case *sdk.Construction:
 		switch method {
 		case "Check":
+			// The answer carries the estimate, when there is one, so
+			// that the host's size check needs no call of its own (an
+			// estimate that fails is left to the Estimate call, which
+			// reports it).
+			if pl.Estimate != nil {
+				if size, err := pl.Estimate(ctx, pass); err == nil {
+					b, err := json.Marshal(size)
+					return [][]byte{b}, err
+				}
+			}
 			return [][]byte{nil}, nil
 		case "Estimate":
 			if pl.Estimate == nil {
