@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/tcforge/tcforge/host/builtin"
 	"github.com/tcforge/tcforge/host/cli"
 	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
@@ -83,7 +85,10 @@ func tcforgeWith(t *testing.T, builtins map[string]sdk.Plugin, args ...string) r
 		args = append([]string{"--start-timeout", "5m"}, args...)
 	}
 	var out, errb bytes.Buffer
-	code := cli.Main(context.Background(), cli.Env{Stdout: &out, Stderr: &errb, Builtins: builtins}, args)
+	// The shipped plugins share a process, as in the tcforge binary; the
+	// misbehaving fixtures get one each.
+	group := slices.Sorted(maps.Keys(builtin.Plugins()))
+	code := cli.Main(context.Background(), cli.Env{Stdout: &out, Stderr: &errb, Builtins: builtins, Group: group}, args)
 	return result{code, out.String(), errb.String()}
 }
 

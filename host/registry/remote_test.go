@@ -63,6 +63,15 @@ func serveFixture(name string) {
 		d.Protocol = sdk.ProtocolVersion + 1
 		wire.Serve(describer{d}, sdk.ProtocolVersion)
 	default:
+		if names := strings.Split(name, ","); len(names) > 1 {
+			// A group of the fixtures groupFixtures has (TestGroup).
+			var ps []sdk.Plugin
+			for _, n := range names {
+				ps = append(ps, groupFixtures()[n])
+			}
+			serve.Group(ps...)
+			return
+		}
 		fmt.Fprintf(os.Stderr, "no test fixture %q\n", name)
 		os.Exit(2)
 	}

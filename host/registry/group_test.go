@@ -1,0 +1,138 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tcforge/tcforge/host/registry"
+	"github.com/tcforge/tcforge/internal/wire"
+	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/layered"
+)
+
+// groupFixtures are the fixtures a test binary serves as a group
+// (serveFixture, "NAME,NAME…").
+func groupFixtures() map[string]sdk.Plugin {
+	return map[string]sdk.Plugin{"toy": toyPlugin(), "tiny-mapper": tinyMapper(), "big": bigPlugin()}
+}
+
+// TestGroup: the plugins of Options.Group that a run starts together
+// share one process (one launch, serving both), while a plugin outside
+// the group gets its own; every call reaches its own plugin. A crash ends
+// the process under both plugins, and each one's error names it and the
+// plugin it shared the process with; the next Open starts the plugin
+// again, alone.
+func TestGroup(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var launches []string
+	buf := &syncBuffer{}
+	reg := registry.New(registry.Options{
+		Builtins: groupFixtures(),
+		Group:    []string{"toy", "tiny-mapper"},
+		SelfCommand: func(names ...string) (*exec.Cmd, error) {
+			mu.Lock()
+			launches = append(launches, strings.Join(names, ","))
+			mu.Unlock()
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), serveEnv+"="+strings.Join(names, ","))
+			return cmd, nil
+		},
+		Log: zerolog.New(buf).Level(zerolog.InfoLevel),
+	})
+	defer reg.Close()
+	ctx := context.Background()
+	reg.Start(ctx, []string{"toy", "big", "tiny-mapper", "toy"})
+	open := func(name string) sdk.Plugin {
+		t.Helper()
+		pl, src, err := reg.Open(ctx, name)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", name, err)
+		}
+		if !src.Bundled || src.InProcess {
+			t.Fatalf("Open(%q): source %+v, want bundled, in a process", name, src)
+		}
+		return pl
+	}
+	toy := open("toy").(*sdk.Construction)
+	mapper := open("tiny-mapper").(*sdk.Mapper)
+	if _, ok := open("big").(*sdk.Layerer); !ok {
+		t.Fatal("big is not a layerer")
+	}
+	mu.Lock()
+	got := slices.Sorted(slices.Values(launches))
+	mu.Unlock()
+	if want := []string{"big", "tiny-mapper,toy"}; !slices.Equal(got, want) {
+		t.Fatalf("launches %q, want %q: the group's two plugins in one process, big alone", got, want)
+	}
+
+	// Each call reaches its own plugin: the toy's circuit and reference,
+	// the mapper's model.
+	pass := params(t, toy, map[string]any{"n": 3})
+	circ, err := toy.Build(ctx, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if circ.Attrs["n"] != 3 || len(circ.Inputs) != 3 || len(circ.Outputs) != 1 {
+		t.Errorf("toy's circuit: attrs %v, %d inputs, %d outputs; want n = 3, 3 inputs, 1 output", circ.Attrs, len(circ.Inputs), len(circ.Outputs))
+	}
+	// Its log line names it, though its process serves two plugins.
+	if e := buf.waitEvent(t, "building toy"); e["plugin"] != "toy" || e["tcforge_plugin"] != nil || e["n"] != 3.0 {
+		t.Errorf("the toy's log line: %v, want plugin toy, n 3 and no tcforge_plugin field", e)
+	}
+	in := bitvec.NewVec(3)
+	in.Set(0, 1)
+	in.Set(1, 1)
+	ref, err := toy.Reference(ctx, pass, []bitvec.Vec{in})
+	if err != nil || len(ref) != 1 || ref[0].Get(0) != 1 {
+		t.Errorf("toy's Reference on 110 = %v, %v; want [1]", ref, err)
+	}
+	lb := layered.NewBuilder(2, nil)
+	lb.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, lb.Tag("and"))
+	lb.Level()
+	lc := lb.Circuit(nil)
+	mod, err := mapper.Map(ctx, params(t, mapper, map[string]any{"scale": 2.5}), lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mod.Arch != "test" || !reflect.DeepEqual(mod.Attrs, map[string]int64{"depth": 1, "gates": 1}) || mod.Tensors[0].Val[0] != 2.5 {
+		t.Errorf("tiny-mapper's model: %+v", mod)
+	}
+
+	// The toy's process exits in Build: both plugins' calls fail, each
+	// naming itself and the other.
+	_, err = toy.Build(ctx, params(t, toy, map[string]any{"mode": "exit"}))
+	var ee *wire.ExitError
+	if !errors.As(err, &ee) || ee.Plugin != "toy" || !slices.Equal(ee.Shared, []string{"tiny-mapper"}) {
+		t.Fatalf("Build that exits: %v, want an *ExitError of toy shared with tiny-mapper", err)
+	}
+	if want := `plugin "toy" exited (its process, shared with tiny-mapper) during Build: exit status 3`; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Build that exits: %q, want it to begin %q", err, want)
+	}
+	_, err = mapper.Map(ctx, params(t, mapper, nil), lc)
+	if !errors.As(err, &ee) || ee.Plugin != "tiny-mapper" || !ee.Before || !slices.Equal(ee.Shared, []string{"toy"}) {
+		t.Fatalf("Map after the crash: %v, want an *ExitError of tiny-mapper, before the call, shared with toy", err)
+	}
+
+	// Opened again, the toy starts alone and answers.
+	toy = open("toy").(*sdk.Construction)
+	if _, err := toy.Build(ctx, pass); err != nil {
+		t.Fatalf("Build after the restart: %v", err)
+	}
+	mu.Lock()
+	got = slices.Clone(launches)
+	mu.Unlock()
+	if len(got) != 3 || got[2] != "toy" {
+		t.Errorf("launches %q, want the toy alone third", got)
+	}
+}
