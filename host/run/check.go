@@ -44,6 +44,9 @@ type pointPasses struct {
 	construction *sdk.Pass
 	layerers     []*sdk.Pass
 	mappers      []*sdk.Pass
+	// edges is the construction's estimate of its logic circuit's edges
+	// at the point, −1 if it was not estimated (see checkSize).
+	edges int64
 }
 
 // Check opens every plugin a pipeline names, decodes every block at every
@@ -201,6 +204,7 @@ type prepareTask struct {
 	vals  map[string]any
 	size  bool // a construction: check its size once prepared
 	pass  *sdk.Pass
+	edges int64 // the size check's estimate of the edges, −1 if none
 	diags hcl.Diagnostics
 }
 
@@ -224,7 +228,7 @@ func (t *prepareTask) run(ctx context.Context, r *Runner) {
 	pass.Log = &r.Log
 	t.pass = pass
 	if t.size {
-		t.diags = r.checkSize(ctx, t.b, t.pl.(*sdk.Construction), pass, t.pt)
+		t.edges, t.diags = r.checkSize(ctx, t.b, t.pl.(*sdk.Construction), pass, t.pt)
 	}
 }
 
@@ -250,7 +254,7 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 		if t, ok := tasks[key]; ok {
 			return slot{diags: d, task: t}
 		}
-		t := &prepareTask{b: b, pl: v, pt: pt, vals: vals, size: size}
+		t := &prepareTask{b: b, pl: v, pt: pt, vals: vals, size: size, edges: -1}
 		tasks[key] = t
 		owned[i] = append(owned[i], t)
 		return slot{diags: d, task: t, owner: true}
@@ -278,7 +282,7 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 	})
 	passes := make([]pointPasses, len(points))
 	for i := range points {
-		var pp pointPasses
+		pp := pointPasses{edges: -1}
 		for j, sl := range slots[i] {
 			diags = append(diags, sl.diags...)
 			var pass *sdk.Pass
@@ -291,6 +295,9 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 			switch {
 			case j == 0:
 				pp.construction = pass
+				if sl.task != nil {
+					pp.edges = sl.task.edges
+				}
 			case j <= len(p.Layerers):
 				pp.layerers = append(pp.layerers, pass)
 			default:
@@ -313,27 +320,29 @@ func paramsKey(b *config.Block, vals map[string]any) string {
 }
 
 // checkSize refuses a point whose estimated logic circuit exceeds
-// MaxEdges, before anything is built.
-func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construction, pass *sdk.Pass, pt config.Point) hcl.Diagnostics {
+// MaxEdges, before anything is built. It returns the estimate's edges (−1
+// if there is none: no limit, or no Estimate), which Run orders the
+// points by.
+func (r *Runner) checkSize(ctx context.Context, b *config.Block, c *sdk.Construction, pass *sdk.Pass, pt config.Point) (int64, hcl.Diagnostics) {
 	if r.MaxEdges <= 0 || c.Estimate == nil {
-		return nil
+		return -1, nil
 	}
 	size, err := c.Estimate(ctx, pass)
 	if pe, ok := sdk.AsParamError(err); ok {
 		// An estimate past int64 (sdk.CheckedSize), at the parameter.
-		return hcl.Diagnostics{b.ParamDiag(pt, pe)}
+		return -1, hcl.Diagnostics{b.ParamDiag(pt, pe)}
 	}
 	if err != nil {
-		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("The construction %q cannot estimate its size", b.Name), Detail: err.Error(), Subject: b.DefRange.Ptr()}}
+		return -1, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("The construction %q cannot estimate its size", b.Name), Detail: err.Error(), Subject: b.DefRange.Ptr()}}
 	}
 	if size.Edges <= r.MaxEdges {
-		return nil
+		return size.Edges, nil
 	}
 	at := ""
 	if s := pt.String(); s != "" {
 		at = " at matrix point " + s
 	}
-	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Point too large",
+	return size.Edges, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Point too large",
 		Detail: fmt.Sprintf("The %s %q estimates its logic circuit%s at %d nodes and %d edges, over the limit of %d edges (--max-edges); layering multiplies that several times over. Raise the limit to run it anyway.",
 			b.Kind, b.Name, at, size.Nodes, size.Edges, r.MaxEdges),
 		Subject: b.DefRange.Ptr()}}

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,48 @@ func TestPipelineJobs(t *testing.T) {
 		}
 		if most != tt.want {
 			t.Errorf("%q with --jobs 2: %d points at once, want %d", tt.attr, most, tt.want)
+		}
+	}
+}
+
+// TestLargestFirst: the points of a pipeline run largest first by the
+// construction's estimate (made by the check's size test, --max-edges),
+// in point order where there is none; the rows keep point order.
+func TestLargestFirst(t *testing.T) {
+	reg := registry.New(registry.Options{Builtins: builtin.Plugins(), InProcess: true, Log: zerolog.Nop()})
+	defer reg.Close()
+	const src = "pipeline \"p\" {\nmatrix {\nrounds = [1, 3, 2, 4]\n}\nconstruction \"keccak\" {\nlog_w = 0\nrate = 12\nrounds = matrix.rounds\n}\nlayerer \"reifier\" {}\n}\n"
+	for _, tt := range []struct {
+		maxEdges int64
+		want     string
+	}{{1 << 30, "rounds=4 rounds=3 rounds=2 rounds=1"}, {0, "rounds=1 rounds=3 rounds=2 rounds=4"}} {
+		f, diags := config.Parse("order.hcl", []byte(src))
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		var started []string
+		r := &run.Runner{Registry: reg, Log: zerolog.Nop(), Jobs: 1, Samples: 8, MaxEdges: tt.maxEdges,
+			Progress: func(_ *config.Pipeline, pt config.Point, done bool) {
+				if !done {
+					started = append(started, pt.String())
+				}
+			}}
+		if d := r.Check(context.Background(), f.Pipelines[0]); d.HasErrors() {
+			t.Fatal(d)
+		}
+		res, err := r.Run(context.Background(), f.Pipelines[0])
+		if err != nil || !res.OK() || len(res.Rows) != 4 {
+			t.Fatalf("--max-edges %d: %v, %d rows", tt.maxEdges, err, len(res.Rows))
+		}
+		if got := strings.Join(started, " "); got != tt.want {
+			t.Errorf("--max-edges %d: points started in the order %s, want %s", tt.maxEdges, got, tt.want)
+		}
+		var rows []string
+		for _, row := range res.Rows {
+			rows = append(rows, row.Point.String())
+		}
+		if got := strings.Join(rows, " "); got != "rounds=1 rounds=3 rounds=2 rounds=4" {
+			t.Errorf("--max-edges %d: rows in the order %s, want point order", tt.maxEdges, got)
 		}
 	}
 }

@@ -6,6 +6,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -180,9 +181,14 @@ func (r *Runner) Run(ctx context.Context, p *config.Pipeline) (*Result, error) {
 		}
 	}
 	// Points run on up to Jobs goroutines (at most the pipeline's own
-	// jobs, if it sets them) against the same plugin
-	// processes; rows are kept in point order. A point cut short by
-	// cancellation is dropped, so the rows returned are all complete.
+	// jobs, if it sets them) against the same plugin processes, largest
+	// first (by the construction's estimate, where the check made one),
+	// so that the last points of a pipeline, run while the cores empty,
+	// are its smallest; rows are kept in point order. A point cut short
+	// by cancellation is dropped, so the rows returned are all complete.
+	if len(pl.passes) == len(points) { // none if a plugin could not start
+		slices.SortStableFunc(todo, func(a, b int) int { return cmp.Compare(pl.passes[b].edges, pl.passes[a].edges) })
+	}
 	perPoint := make([][]Row, len(points))
 	finished := make([]bool, len(points))
 	jobs := max(r.Jobs, 1)

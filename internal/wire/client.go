@@ -479,12 +479,7 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 	}
 	if c.closed.Load() {
 		if to := c.timedOut.Load(); to != nil {
-			if to.Plugin != c.name {
-				return fmt.Errorf("plugin %q: %s: the process it shares with plugin %q was killed: %w", c.name, method, to.Plugin, to)
-			}
-			// Another call's timeout killed the process under this one
-			// (points run at once): the same cause.
-			return &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
+			return c.killedBy(method, to)
 		}
 		return fmt.Errorf("plugin %q: %s: the client is closed: %w", c.name, method, err)
 	}
@@ -501,6 +496,16 @@ func (c *Client) transportError(ctx context.Context, method string, err error) e
 		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("plugin %q: %s: %w", c.name, method, err)
+}
+
+// killedBy is the error of call method when the timeout to killed the
+// process under it, or before it (points run at once): the same cause,
+// or, in a shared process, another plugin's.
+func (c *Client) killedBy(method string, to *TimeoutError) error {
+	if to.Plugin != c.name {
+		return fmt.Errorf("plugin %q: %s: the process it shares with plugin %q was killed: %w", c.name, method, to.Plugin, to)
+	}
+	return &TimeoutError{Plugin: c.name, Call: method, Timeout: c.callTimeout}
 }
 
 // CallTimes are the host-side timings of one call, logged at debug level
@@ -548,6 +553,9 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 		return nil, fmt.Errorf("plugin %q: no call %q", c.name, method)
 	}
 	if c.closed.Load() {
+		if to := c.timedOut.Load(); to != nil {
+			return nil, c.killedBy(method, to)
+		}
 		return nil, fmt.Errorf("plugin %q: %s: the client is closed", c.name, method)
 	}
 	if c.pc.Exited() {
