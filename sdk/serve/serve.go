@@ -115,7 +115,7 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bo
 		case "Check":
 			return [][]byte{nil}, nil
 		case "Map":
-			return answer(t, flat, "Map returned no model", in, unmarshal[layered.Circuit], func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
+			return answer(t, flat, "Map returned no model", in, layered.DecodeView, func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
 		}
 	}
 	return nil, missing
