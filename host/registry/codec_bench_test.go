@@ -74,19 +74,7 @@ func BenchmarkLogicCodecSHA3_256(b *testing.B) {
 // file makes it: the sender's CRC-32C and write of the parts, the
 // receiver's read into a fresh buffer, its CRC-32C and the decode.
 func BenchmarkLayeredCodecSHA3_256(b *testing.B) {
-	ctx := context.Background()
-	kp, err := sdk.NewPass(ctx, keccak.Plugin, map[string]any{"preset": "sha3-256"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := keccak.Plugin.Build(ctx, kp)
-	if err != nil {
-		b.Fatal(err)
-	}
-	lc, err := reifier.Compile(ctx, c)
-	if err != nil {
-		b.Fatal(err)
-	}
+	lc := sha3Layered(b)
 	packed, err := lc.MarshalBinary()
 	if err != nil {
 		b.Fatal(err)
@@ -180,3 +168,21 @@ func fileTrip(b *testing.B, dir string, parts [][]byte) []byte {
 
 // castagnoli is the CRC-32C table blob files use.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sha3Layered returns the full SHA3-256 layered circuit (Reifier).
+func sha3Layered(b *testing.B) *layered.Circuit {
+	ctx := context.Background()
+	kp, err := sdk.NewPass(ctx, keccak.Plugin, map[string]any{"preset": "sha3-256"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := keccak.Plugin.Build(ctx, kp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lc, err := reifier.Compile(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lc
+}

@@ -213,7 +213,7 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 	}
 	var t wire.CallTimes
 	t0 := time.Now()
-	in, err := encodeLayered(lc, r.c.Flat())
+	in, err := encodeLayered(lc, r.c.Flat() && layered.WireFlat)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", r.c.Name(), err)
 	}

@@ -59,8 +59,9 @@ func (h handler) Call(ctx context.Context, method string, pj, in []byte, t *wire
 	return out[0], nil
 }
 
-// CallParts implements wire.PartsHandler: a circuit answer is in its flat
-// encoding if flat (MarshalFlat), its arrays written from where they lie.
+// CallParts implements wire.PartsHandler: a logic circuit answer is in
+// its flat encoding if flat (MarshalFlat), its arrays written from where
+// they lie; a layered one only where layered.WireFlat says so too.
 func (h handler) CallParts(ctx context.Context, method string, pj, in []byte, flat bool, t *wire.Times) ([][]byte, error) {
 	out, err := h.call(ctx, method, pj, in, flat, t)
 	if pe, ok := sdk.AsParamError(err); ok {
@@ -108,7 +109,7 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bo
 		case "Check":
 			return [][]byte{nil}, nil
 		case "Layer":
-			return answer(t, flat, "Layer returned no circuit", in, circuit.DecodeView, func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
+			return answer(t, flat && layered.WireFlat, "Layer returned no circuit", in, circuit.DecodeView, func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
 		}
 	case *sdk.Mapper:
 		switch method {
