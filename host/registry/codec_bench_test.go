@@ -134,6 +134,22 @@ func BenchmarkLayeredCodecSHA3_256(b *testing.B) {
 // (internal/wire/blobfile.go): CRC-32C and write of the parts, then a read
 // into a fresh buffer, its CRC-32C checked, and the file removed.
 func fileTrip(b *testing.B, dir string, parts [][]byte) []byte {
+	g, n, crc := writeBlob(b, dir, parts)
+	defer g.Close()
+	blob := make([]byte, n)
+	if _, err := io.ReadFull(g, blob); err != nil {
+		b.Fatal(err)
+	}
+	if crc32.Checksum(blob, castagnoli) != crc {
+		b.Fatal("checksum differs")
+	}
+	return blob
+}
+
+// writeBlob writes a blob's parts to a new file in dir as the sender of
+// a blob file does (CRC-32C and write), and returns the file reopened
+// for reading (and already removed), its size and its CRC-32C.
+func writeBlob(b *testing.B, dir string, parts [][]byte) (*os.File, int, uint32) {
 	f, err := os.CreateTemp(dir, "blob-*")
 	if err != nil {
 		b.Fatal(err)
@@ -154,16 +170,8 @@ func fileTrip(b *testing.B, dir string, parts [][]byte) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer g.Close()
 	os.Remove(f.Name())
-	blob := make([]byte, n)
-	if _, err := io.ReadFull(g, blob); err != nil {
-		b.Fatal(err)
-	}
-	if crc32.Checksum(blob, castagnoli) != crc {
-		b.Fatal("checksum differs")
-	}
-	return blob
+	return g, n, crc
 }
 
 // castagnoli is the CRC-32C table blob files use.

@@ -4,7 +4,6 @@ package registry_test
 
 import (
 	"hash/crc32"
-	"os"
 	"syscall"
 	"testing"
 
@@ -22,27 +21,7 @@ func BenchmarkLayeredCodecMmapSHA3_256(b *testing.B) {
 	dir := b.TempDir()
 	b.Run("flat/mmap", func(b *testing.B) {
 		for b.Loop() {
-			f, err := os.CreateTemp(dir, "blob-*")
-			if err != nil {
-				b.Fatal(err)
-			}
-			var crc uint32
-			n := 0
-			for _, p := range lc.MarshalFlat() {
-				crc = crc32.Update(crc, castagnoli, p)
-				if _, err := f.Write(p); err != nil {
-					b.Fatal(err)
-				}
-				n += len(p)
-			}
-			if err := f.Close(); err != nil {
-				b.Fatal(err)
-			}
-			g, err := os.Open(f.Name())
-			if err != nil {
-				b.Fatal(err)
-			}
-			os.Remove(f.Name())
+			g, n, crc := writeBlob(b, dir, lc.MarshalFlat())
 			blob, err := syscall.Mmap(int(g.Fd()), 0, n, syscall.PROT_READ, syscall.MAP_PRIVATE)
 			g.Close()
 			if err != nil {
