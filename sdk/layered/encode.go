@@ -272,11 +272,12 @@ func equal32(a, b []int32) bool {
 }
 
 // UnmarshalBinary decodes a circuit written by MarshalBinary (this version
-// or the previous, which has no position hints) or MarshalFlat, and
-// validates it: a circuit it accepts passes Validate. The checks are made while
-// decoding, where they are cheapest: a source index is checked once as
-// sent, not once per gate that repeats its row, and what the expansion
-// builds (RowStart, the edge arrays' lengths) is right by construction.
+// or the previous, which has no position hints) or MarshalFlat (into a
+// copy of data: see DecodeView), and validates it: a circuit it accepts
+// passes Validate. A packed blob's checks are made while decoding, where
+// they are cheapest: a source index is checked once as sent, not once
+// per gate that repeats its row, and what the expansion builds
+// (RowStart, the edge arrays' lengths) is right by construction.
 func (c *Circuit) UnmarshalBinary(data []byte) error {
 	if binenc.IsFlat(data, magic, flatVersion) {
 		return c.unmarshalFlat(data)

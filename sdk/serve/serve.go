@@ -160,18 +160,6 @@ func answer[In any, Out interface {
 // layout), given as parts.
 type flatMarshaler interface{ MarshalFlat() [][]byte }
 
-// unmarshal decodes a T from its binary encoding.
-func unmarshal[T any, PT interface {
-	*T
-	encoding.BinaryUnmarshaler
-}](b []byte) (PT, error) {
-	v := PT(new(T))
-	if err := v.UnmarshalBinary(b); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
 // vecList is Reference's answer on the wire.
 type vecList []bitvec.Vec
 
