@@ -3,9 +3,17 @@
 package registry_test
 
 import (
+	"bytes"
+	"fmt"
 	"hash/crc32"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -38,4 +46,94 @@ func BenchmarkLayeredCodecMmapSHA3_256(b *testing.B) {
 			}
 		}
 	})
+}
+
+// receiveEnv, set to "read:PATH" or "mmap:PATH", makes TestReceiveChild
+// receive the blob file PATH as a host process would.
+const receiveEnv = "TCFORGE_TEST_RECEIVE"
+
+// BenchmarkLayeredReceiveFresh is the receiving side of the SHA3-256
+// layered circuit's trip in a fresh process, as a host has it: each
+// iteration starts the test binary anew (TestReceiveChild), which takes
+// the blob file, already written and in the page cache, and decodes it,
+// and reports its time as ms/receive (ns/op is mostly the process start).
+// packed/read and flat/read read the file into fresh memory (the wire
+// today), flat/mmap maps it; each checks the CRC-32C and decodes
+// (UnmarshalBinary of the packed blob: fresh arrays, expanded; DecodeView
+// of the flat one: views). A benchmark in the test process itself reuses
+// its heap from one iteration to the next and so misses the page faults
+// of fresh memory, most of what the packed decode and the flat read cost
+// in a host.
+func BenchmarkLayeredReceiveFresh(b *testing.B) {
+	lc := sha3Layered(b)
+	dir := b.TempDir()
+	packed, err := lc.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := map[string][]byte{"packed": packed, "flat": bytes.Join(lc.MarshalFlat(), nil)}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ name, mode, file string }{
+		{"packed/read", "read", "packed"},
+		{"flat/read", "read", "flat"},
+		{"flat/mmap", "mmap", "flat"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var total time.Duration
+			for b.Loop() {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestReceiveChild$")
+				cmd.Env = append(os.Environ(), receiveEnv+"="+tc.mode+":"+filepath.Join(dir, tc.file))
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+				var ns int64
+				if _, err := fmt.Sscanf(string(out), "receive-ns %d", &ns); err != nil {
+					b.Fatalf("child said %q: %v", out, err)
+				}
+				total += time.Duration(ns)
+			}
+			b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(b.N), "ms/receive")
+		})
+	}
+}
+
+// TestReceiveChild is BenchmarkLayeredReceiveFresh's child: it receives
+// one blob file (receiveEnv) and prints the time it took.
+func TestReceiveChild(t *testing.T) {
+	spec := os.Getenv(receiveEnv)
+	if spec == "" {
+		t.Skip("run by BenchmarkLayeredReceiveFresh")
+	}
+	mode, path, _ := strings.Cut(spec, ":")
+	start := time.Now()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blob []byte
+	if mode == "mmap" {
+		if blob, err = syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		blob = make([]byte, fi.Size())
+		if _, err := io.ReadFull(f, blob); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crc32.Checksum(blob, castagnoli)
+	if _, err := layered.DecodeView(blob); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("receive-ns %d\n", time.Since(start).Nanoseconds())
 }
