@@ -193,18 +193,29 @@ func (r remote) layer(ctx context.Context, pass *sdk.Pass, circ *circuit.Circuit
 		return nil, err
 	}
 	t0 = time.Now()
-	var lc layered.Circuit
-	if err := lc.UnmarshalBinary(out); err != nil {
+	// out is ours: a flat blob's arrays are taken in place.
+	lc, err := layered.DecodeView(out)
+	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: %w", r.c.Name(), err)
 	}
 	t.Decode = time.Since(t0)
 	r.c.LogCall("Layer", &t)
-	return &lc, nil
+	return lc, nil
 }
 
 // encode returns a logic circuit's blob as parts: its flat encoding (its
 // own arrays, no copy) if flat, else its packed one.
 func encode(c *circuit.Circuit, flat bool) ([][]byte, error) {
+	if flat {
+		return c.MarshalFlat(), nil
+	}
+	b, err := c.MarshalBinary()
+	return [][]byte{b}, err
+}
+
+// encodeLayered returns a layered circuit's blob as parts: its flat
+// encoding (its own arrays, no copy) if flat, else its packed one.
+func encodeLayered(c *layered.Circuit, flat bool) ([][]byte, error) {
 	if flat {
 		return c.MarshalFlat(), nil
 	}
@@ -219,12 +230,12 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 	}
 	var t wire.CallTimes
 	t0 := time.Now()
-	in, err := lc.MarshalBinary()
+	in, err := encodeLayered(lc, r.c.Flat() && layered.WireFlat)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", r.c.Name(), err)
 	}
 	t.Encode = time.Since(t0)
-	out, err := r.call(ctx, "Map", pass, [][]byte{in}, &t)
+	out, err := r.call(ctx, "Map", pass, in, &t)
 	if err != nil {
 		return nil, err
 	}

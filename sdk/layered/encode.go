@@ -272,12 +272,16 @@ func equal32(a, b []int32) bool {
 }
 
 // UnmarshalBinary decodes a circuit written by MarshalBinary (this version
-// or the previous, which has no position hints) and validates it: a
-// circuit it accepts passes Validate. The checks are made while
-// decoding, where they are cheapest: a source index is checked once as
-// sent, not once per gate that repeats its row, and what the expansion
-// builds (RowStart, the edge arrays' lengths) is right by construction.
+// or the previous, which has no position hints) or MarshalFlat (into a
+// copy of data: see DecodeView), and validates it: a circuit it accepts
+// passes Validate. A packed blob's checks are made while decoding, where
+// they are cheapest: a source index is checked once as sent, not once
+// per gate that repeats its row, and what the expansion builds
+// (RowStart, the edge arrays' lengths) is right by construction.
 func (c *Circuit) UnmarshalBinary(data []byte) error {
+	if binenc.IsFlat(data, magic, flatVersion) {
+		return c.unmarshalFlat(data)
+	}
 	r := binenc.NewReaderVersions(data, magic, oldestVersion, version)
 	var d Circuit
 	d.NumInputs = int(r.I64())
@@ -364,8 +368,8 @@ func nonNil(v []int32) []int32 {
 // ranges.
 func (d *Circuit) expandRows(kinds []byte, fanIn []int32, src, weight binenc.Packed) error {
 	g := len(kinds)
-	if d.NumInputs < 0 {
-		return errors.New("layered: negative input count")
+	if err := d.checkInputs(); err != nil {
+		return err
 	}
 	if len(d.Threshold) != g || len(d.Tag) != g {
 		return fmt.Errorf("layered: %d gates but %d thresholds and %d tags", g, len(d.Threshold), len(d.Tag))

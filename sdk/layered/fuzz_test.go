@@ -26,7 +26,7 @@ const maxFuzzInputs = 1 << 16
 // re-encoding may differ from the input.)
 //
 // Seeds: the corpus in testdata/fuzz/FuzzLayeredUnmarshal and the
-// encodings added here.
+// encodings added here, packed and flat (MarshalFlat).
 func FuzzLayeredUnmarshal(f *testing.F) {
 	for _, c := range []*layered.Circuit{
 		copyThenSameRow(),
@@ -46,6 +46,10 @@ func FuzzLayeredUnmarshal(f *testing.F) {
 		}
 		f.Add(data)
 		f.Add(data[:len(data)*2/3])
+		// The flat encoding, which UnmarshalBinary reads too.
+		flat := bytes.Join(c.MarshalFlat(), nil)
+		f.Add(flat)
+		f.Add(flat[:len(flat)*2/3])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c layered.Circuit

@@ -155,8 +155,8 @@ func (c *Circuit) Row(g int) ([]int32, []int32) {
 // previous level's width, tags, output ranges and position hints.
 func (c *Circuit) Validate() error {
 	g := len(c.Kind)
-	if c.NumInputs < 0 {
-		return fmt.Errorf("layered: negative input count")
+	if err := c.checkInputs(); err != nil {
+		return err
 	}
 	if len(c.Threshold) != g || len(c.Tag) != g {
 		return fmt.Errorf("layered: %d gates but %d thresholds and %d tags", g, len(c.Threshold), len(c.Tag))
@@ -212,6 +212,18 @@ func (c *Circuit) Validate() error {
 		return err
 	}
 	return c.checkRanges()
+}
+
+// checkInputs checks the input count: not negative, and an int32 index
+// (a source of level 1 is one, checked against the count as an int32).
+func (c *Circuit) checkInputs() error {
+	if c.NumInputs < 0 {
+		return fmt.Errorf("layered: negative input count")
+	}
+	if c.NumInputs > math.MaxInt32 {
+		return fmt.Errorf("layered: input count %d exceeds the int32 range", c.NumInputs)
+	}
+	return nil
 }
 
 // checkPos checks the position hints: all three arrays nil, or each of

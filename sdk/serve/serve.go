@@ -81,8 +81,9 @@ func (h handler) Call(ctx context.Context, method string, pj, in []byte, t *wire
 	return out[0], nil
 }
 
-// CallParts implements wire.PartsHandler: a circuit answer is in its flat
-// encoding if flat (MarshalFlat), its arrays written from where they lie.
+// CallParts implements wire.PartsHandler: a logic circuit answer is in
+// its flat encoding if flat (MarshalFlat), its arrays written from where
+// they lie; a layered one only where layered.WireFlat says so too.
 func (h handler) CallParts(ctx context.Context, method string, pj, in []byte, flat bool, t *wire.Times) ([][]byte, error) {
 	out, err := h.call(ctx, method, pj, in, flat, t)
 	if pe, ok := sdk.AsParamError(err); ok {
@@ -140,14 +141,14 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bo
 		case "Check":
 			return [][]byte{nil}, nil
 		case "Layer":
-			return answer(t, flat, "Layer returned no circuit", in, circuit.DecodeView, func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
+			return answer(t, flat && layered.WireFlat, "Layer returned no circuit", in, circuit.DecodeView, func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
 		}
 	case *sdk.Mapper:
 		switch method {
 		case "Check":
 			return [][]byte{nil}, nil
 		case "Map":
-			return answer(t, flat, "Map returned no model", in, unmarshal[layered.Circuit], func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
+			return answer(t, flat, "Map returned no model", in, layered.DecodeView, func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
 		}
 	}
 	return nil, missing
@@ -190,18 +191,6 @@ func answer[In any, Out interface {
 // flatMarshaler is an artifact with a flat encoding (binenc's flat
 // layout), given as parts.
 type flatMarshaler interface{ MarshalFlat() [][]byte }
-
-// unmarshal decodes a T from its binary encoding.
-func unmarshal[T any, PT interface {
-	*T
-	encoding.BinaryUnmarshaler
-}](b []byte) (PT, error) {
-	v := PT(new(T))
-	if err := v.UnmarshalBinary(b); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
 
 // vecList is Reference's answer on the wire.
 type vecList []bitvec.Vec
