@@ -245,6 +245,7 @@ func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
 		CallTimeout:  g.timeout,
 		StartTimeout: g.startup,
 		MemoryLimit:  g.memoryMiB << 20,
+		MapBudget:    mapBudget(g.hostBytes),
 	})
 }
 

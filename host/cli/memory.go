@@ -33,9 +33,17 @@ func hostMemory(flagMiB int64) (int64, string) {
 	return 0, "none"
 }
 
+// mapBudget is the part of the host's memory bound limit (see
+// hostMemory) that bundled plugins' answers may be mapped into rather
+// than read (registry.Options.MapBudget): a sixteenth, none without a
+// bound. The mappings are outside the Go heap, so boundMemory gives the
+// collector the rest.
+func mapBudget(limit int64) int64 { return limit / 16 }
+
 // boundMemory holds the host to limit bytes (see hostMemory): the Go
 // runtime's soft limit (debug.SetMemoryLimit, so the garbage collector
-// works to stay under it) unless GOMEMLIMIT sets one, and a watchdog that
+// works to stay under it), less the mapping budget (mapBudget), unless
+// GOMEMLIMIT sets one, and a watchdog that
 // samples the process's resident size and, over the bound, stops the run
 // as a signal does (stop, with the sizes): the finished rows are written,
 // the manifest says why. The model checks' own estimate (run's
@@ -48,7 +56,7 @@ func boundMemory(ctx context.Context, limit int64, stop func(stopCause)) (restor
 		return restore
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		old := debug.SetMemoryLimit(limit)
+		old := debug.SetMemoryLimit(limit - mapBudget(limit))
 		restore = func() { debug.SetMemoryLimit(old) }
 	}
 	if _, ok := selfResident(); !ok {

@@ -114,6 +114,11 @@ type Options struct {
 	// (0: none; see wire.Client.SetMemoryLimit): one over it is killed
 	// and its call fails with a *wire.MemoryError.
 	MemoryLimit int64
+	// MapBudget is how many bytes of bundled plugins' answers the host
+	// may map from their blob files rather than read (wire.Mapped; 0:
+	// none). The mappings are released when the registry closes, so
+	// nothing those plugins returned may be used after Close.
+	MapBudget int64
 }
 
 // StartTimeoutError reports a plugin process that did not complete its
@@ -148,6 +153,9 @@ type Registry struct {
 	starts     sync.WaitGroup
 	startCtx   context.Context
 	stopStarts context.CancelFunc
+
+	// mapped maps the bundled plugins' answers (Options.MapBudget).
+	mapped *wire.Mapped
 }
 
 // checkTemp checks, once, that the temporary directory plugin processes
@@ -195,7 +203,7 @@ func New(opts Options) *Registry {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Registry{opts: opts, clients: map[string]*client{}, startCtx: ctx, stopStarts: cancel}
+	return &Registry{opts: opts, clients: map[string]*client{}, startCtx: ctx, stopStarts: cancel, mapped: wire.NewMapped(opts.MapBudget)}
 }
 
 // DefaultDirs returns the plugin directories from the environment variable
@@ -351,11 +359,25 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		}
 		return nil, src, err
 	}
-	c.SetCallTimeout(r.opts.CallTimeout)
-	c.SetMemoryLimit(r.opts.MemoryLimit)
+	r.configure(c, src)
 	e.c, e.pl, e.src = c, pl, src
 	return pl, src, nil
 }
+
+// configure sets what the options say of a client just started from src:
+// its call timeout, its memory bound and, for a bundled plugin, the
+// mapping of its answers.
+func (r *Registry) configure(c *wire.Client, src Source) {
+	c.SetCallTimeout(r.opts.CallTimeout)
+	c.SetMemoryLimit(r.opts.MemoryLimit)
+	if src.Bundled {
+		c.SetMapped(r.mapped)
+	}
+}
+
+// Mapped returns how many bytes of plugins' answers the registry has
+// mapped rather than read (Options.MapBudget).
+func (r *Registry) Mapped() int64 { return r.mapped.Mapped() }
 
 // goMemLimit returns env with GOMEMLIMIT set to 7/8 of limit bytes, unless
 // env sets it already: a Go plugin's garbage collector then works to keep
@@ -503,8 +525,7 @@ func (r *Registry) launchGroup(ctx context.Context, names []string, entries []*c
 			e.src, e.startErr = src, fmt.Errorf("starting plugin %q (%s): %w", names[i], src, err)
 			continue
 		}
-		c.SetCallTimeout(r.opts.CallTimeout)
-		c.SetMemoryLimit(r.opts.MemoryLimit)
+		r.configure(c, src)
 		e.c, e.pl, e.src = c, pl, src
 	}
 }
@@ -567,8 +588,11 @@ type client struct {
 
 // Close stops every plugin process, all at once (each stop may take up
 // to about two seconds for a frozen plugin; see wire.Client.Close). It
-// first aborts the starts Start began and waits for them.
+// first aborts the starts Start began and waits for them. Last, it
+// releases the mapped answers (Options.MapBudget): nothing a bundled
+// plugin returned may be used after Close.
 func (r *Registry) Close() {
+	defer r.mapped.Release()
 	r.stopStarts()
 	r.starts.Wait()
 	r.mu.Lock()

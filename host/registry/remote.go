@@ -213,16 +213,6 @@ func encode(c *circuit.Circuit, flat bool) ([][]byte, error) {
 	return [][]byte{b}, err
 }
 
-// encodeLayered returns a layered circuit's blob as parts: its flat
-// encoding (its own arrays, no copy) if flat, else its packed one.
-func encodeLayered(c *layered.Circuit, flat bool) ([][]byte, error) {
-	if flat {
-		return c.MarshalFlat(), nil
-	}
-	b, err := c.MarshalBinary()
-	return [][]byte{b}, err
-}
-
 // mapModel is Mapper.Map over RPC.
 func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circuit) (*model.Model, error) {
 	if lc == nil {
@@ -230,12 +220,14 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 	}
 	var t wire.CallTimes
 	t0 := time.Now()
-	in, err := encodeLayered(lc, r.c.Flat() && layered.WireFlat)
+	// Packed: the plugin reads the blob into fresh memory, where a flat
+	// one (every repeated row in full) costs more than it saves.
+	in, err := lc.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", r.c.Name(), err)
 	}
 	t.Encode = time.Since(t0)
-	out, err := r.call(ctx, "Map", pass, in, &t)
+	out, err := r.call(ctx, "Map", pass, [][]byte{in}, &t)
 	if err != nil {
 		return nil, err
 	}

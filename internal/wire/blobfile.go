@@ -53,12 +53,14 @@ const (
 	// circuit.DecodeView); in a call's metadata, that the host does.
 	// Either side sends a logic circuit flat only to a side that reads it
 	// and where blobs cross as files: a flat blob is about 1.7 times the
-	// packed size, written and read without work per element. (Layered
-	// circuits stay packed: flat, with every repeated row in full, a
-	// SHA3-256 one is 7.7 times the packed size, and moving those bytes
-	// through a file cost more than encoding and decoding them; see
-	// docs/design.md, "Blob files".)
+	// packed size, written and read without work per element.
 	mdFlat = "tcforge-flat"
+	// mdFlatLayered, in a call's metadata, says that the host maps the
+	// answer's blob file (Mapped), so a layered circuit answer may be
+	// flat too. Read into fresh memory, a flat layered circuit costs more
+	// than it saves: with every repeated row in full, a SHA3-256 one is
+	// 7.7 times the packed size (docs/design.md, "Blob files").
+	mdFlatLayered = "tcforge-flat-layered"
 	// flatVersion is the version of the flat encodings both sides agree on.
 	flatVersion = "1"
 )
@@ -182,8 +184,9 @@ func writeBlobFile(dir string, blob [][]byte) (blobRef, error) {
 }
 
 // readBlobFile reads and removes the blob file ref in dir, which must hold
-// exactly size bytes with ref's checksum.
-func readBlobFile(dir string, ref blobRef, size uint64) ([]byte, error) {
+// exactly size bytes with ref's checksum: it maps it through m if m
+// takes it (nil: never), else reads it.
+func readBlobFile(dir string, ref blobRef, size uint64, m *Mapped) ([]byte, error) {
 	if dir == "" {
 		return nil, errors.New("a blob file was announced but this side has no blob directory")
 	}
@@ -210,11 +213,20 @@ func readBlobFile(dir string, ref blobRef, size uint64) ([]byte, error) {
 	if size > maxBlobSize {
 		return nil, fmt.Errorf("announced blob of %d bytes exceeds the limit of %d", size, uint64(maxBlobSize))
 	}
-	blob := make([]byte, size)
-	if _, err := io.ReadFull(f, blob); err != nil {
-		return nil, fmt.Errorf("blob file %s: %w", ref.name, err)
+	blob, mapped, err := m.mapFile(f, int64(size))
+	if err != nil {
+		return nil, fmt.Errorf("blob file %s: mapping: %w", ref.name, err)
+	}
+	if !mapped {
+		blob = make([]byte, size)
+		if _, err := io.ReadFull(f, blob); err != nil {
+			return nil, fmt.Errorf("blob file %s: %w", ref.name, err)
+		}
 	}
 	if got := crc32.Checksum(blob, castagnoli); got != ref.crc {
+		if mapped {
+			m.drop(blob)
+		}
 		return nil, fmt.Errorf("blob file %s: CRC-32C %08x, %08x announced", ref.name, got, ref.crc)
 	}
 	return blob, nil
@@ -231,6 +243,13 @@ func acceptsFiles(md metadata.MD) bool {
 	return len(v) == 1 && v[0] == blobFilesVersion
 }
 
+// acceptsFlatLayered reports whether a call's metadata md says the host
+// takes a flat layered circuit answer.
+func acceptsFlatLayered(md metadata.MD) bool {
+	v := md.Get(mdFlatLayered)
+	return len(v) == 1 && v[0] == flatVersion
+}
+
 // acceptsFlat reports whether md says the other side reads the flat
 // encodings.
 func acceptsFlat(md metadata.MD) bool {
@@ -239,10 +258,13 @@ func acceptsFlat(md metadata.MD) bool {
 }
 
 // callFiles returns ctx with the outgoing metadata of a call: that the
-// host reads blob files and flat encodings, and the request blob's file,
-// if any.
-func callFiles(ctx context.Context, req *blobRef) context.Context {
+// host reads blob files and flat encodings (flat layered circuits too, if
+// layered: it maps the answer), and the request blob's file, if any.
+func callFiles(ctx context.Context, req *blobRef, layered bool) context.Context {
 	md := metadata.Pairs(mdBlobFiles, blobFilesVersion, mdFlat, flatVersion)
+	if layered {
+		md.Append(mdFlatLayered, flatVersion)
+	}
 	if req != nil {
 		md = metadata.Join(md, req.md())
 	}

@@ -15,21 +15,56 @@ import (
 func TestBlobFileRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	blob := bytes.Repeat([]byte("tcforge"), 100_000)
-	// Written in parts, as a flat circuit is: the file is their
-	// concatenation and its checksum theirs.
-	ref, err := writeBlobFile(dir, [][]byte{blob[:5], blob[5:70_000], {}, blob[70_000:]})
+	// Read, then mapped (the budget takes one blob), then read again
+	// (the budget is spent); the mapping holds until Release.
+	m := NewMapped(int64(len(blob)) + 10)
+	for i, mapped := range []*Mapped{nil, m, m} {
+		// Written in parts, as a flat circuit is: the file is their
+		// concatenation and its checksum theirs.
+		ref, err := writeBlobFile(dir, [][]byte{blob[:5], blob[5:70_000], {}, blob[70_000:]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readBlobFile(dir, ref, uint64(len(blob)), mapped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, blob) {
+			t.Fatalf("#%d: blob changed on the way", i)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ref.name)); !os.IsNotExist(err) {
+			t.Errorf("#%d: the reader left the file behind: %v", i, err)
+		}
+		if i == 1 {
+			got[0] = 'T' // the mapping is private and writable
+			if n := m.Mapped(); n != int64(len(blob)) {
+				t.Errorf("mapped %d bytes, want the blob's %d", n, len(blob))
+			}
+		}
+	}
+	if n := m.Mapped(); n > int64(len(blob)) {
+		t.Errorf("mapped %d bytes in all, over the budget", n)
+	}
+	m.Release()
+	if n := m.Mapped(); n != int64(len(blob)) {
+		t.Errorf("after Release: %d bytes counted, want %d (the budget is spent for good)", n, len(blob))
+	}
+	// A mapped blob whose checksum is wrong is refused and unmapped.
+	m = NewMapped(1 << 30)
+	ref, err := writeBlobFile(dir, [][]byte{blob})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := readBlobFile(dir, ref, uint64(len(blob)))
+	ref.crc++
+	if _, err := readBlobFile(dir, ref, uint64(len(blob)), m); err == nil || !strings.Contains(err.Error(), "CRC-32C") {
+		t.Errorf("a mapped blob with a wrong checksum: %v, want a CRC error", err)
+	}
+	if n := m.Mapped(); n != 0 {
+		t.Errorf("the refused blob is still mapped: %d bytes", n)
+	}
+	ref, err = writeBlobFile(dir, [][]byte{blob[:5], blob[5:70_000], {}, blob[70_000:]})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !bytes.Equal(got, blob) {
-		t.Fatal("blob changed on the way")
-	}
-	if _, err := os.Stat(filepath.Join(dir, ref.name)); !os.IsNotExist(err) {
-		t.Errorf("the reader left the file behind: %v", err)
 	}
 	// The reference survives its metadata encoding.
 	back, ok, err := blobRefFrom(ref.md())
@@ -59,7 +94,7 @@ func TestBlobFileRejects(t *testing.T) {
 			}
 			size := uint64(len(blob))
 			tc.mod(&ref, &size)
-			if _, err := readBlobFile(dir, ref, size); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := readBlobFile(dir, ref, size, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
@@ -73,12 +108,12 @@ func TestBlobFileRejects(t *testing.T) {
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := readBlobFile(dir, blobRef{name: blobFilePrefix + "link"}, uint64(len(blob))); err == nil {
+		if _, err := readBlobFile(dir, blobRef{name: blobFilePrefix + "link"}, uint64(len(blob)), nil); err == nil {
 			t.Error("a symbolic link was followed")
 		}
 	})
 	t.Run("no directory", func(t *testing.T) {
-		if _, err := readBlobFile("", blobRef{name: blobFilePrefix + "x"}, 1); err == nil {
+		if _, err := readBlobFile("", blobRef{name: blobFilePrefix + "x"}, 1, nil); err == nil {
 			t.Error("a blob file was read without a blob directory")
 		}
 	})

@@ -72,6 +72,8 @@ type proc struct {
 	// start is how long the start took; tls, the kind of TLS set up.
 	start time.Duration
 	tls   string
+	// mapped, if set, maps the answers' blob files (SetMapped).
+	mapped *Mapped
 }
 
 // TimeoutError reports a call that did not answer within the client's
@@ -425,6 +427,19 @@ func (c *Client) describe(ctx context.Context) ([]byte, string, int, bool, bool,
 	return resp.GetDescription(), head.Name, head.Protocol, acceptsFiles(md), acceptsFlat(md), nil
 }
 
+// SetMapped makes the plugin's answers that cross as files mapped
+// through m (as long as it has budget left) rather than read, and asks
+// the plugin for layered circuits in their flat encoding, which the host
+// then takes in place. Only for a plugin trusted as the host's own code
+// (see Mapped); the host must not use what it received through m after
+// m.Release. Call it before using the plugin; for plugins sharing a
+// process, the first call sets it.
+func (c *Client) SetMapped(m *Mapped) {
+	if c.blobDir != "" && c.flat && c.mapped == nil {
+		c.mapped = m
+	}
+}
+
 // Flat reports whether a circuit sent to the plugin may be in its flat
 // encoding (MarshalFlat in sdk/layered and sdk/circuit): the plugin reads
 // it and blobs cross as files. The host reads flat answers whenever blobs
@@ -579,7 +594,7 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 				defer os.Remove(filepath.Join(c.blobDir, r.name))
 			}
 		}
-		sctx = callFiles(sctx, req)
+		sctx = callFiles(sctx, req, c.mapped != nil)
 	}
 	sctx = c.outgoing(sctx)
 	stream, err := open(sctx)
@@ -605,7 +620,7 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 	if c.blobDir == "" {
 		respFile = nil
 	}
-	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, c.blobDir)
+	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, c.blobDir, c.mapped)
 	if t != nil {
 		t.In, t.Out = blobSize(in), len(out)
 		t.Send, t.Wait, t.Recv = t1.Sub(t0), first.Sub(t1), time.Since(first)

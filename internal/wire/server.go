@@ -38,12 +38,21 @@ type Handler interface {
 
 // PartsHandler is a Handler that can answer a call in parts (the blob is
 // their concatenation, written one after the other: a flat circuit's
-// arrays need no copy) and in the flat encodings where flat is set (the
-// host reads them and the answer crosses as a file). The server calls
-// CallParts instead of Call where the Handler has it.
+// arrays need no copy) and in the flat encodings flat allows. The server
+// calls CallParts instead of Call where the Handler has it.
 type PartsHandler interface {
 	Handler
-	CallParts(ctx context.Context, method string, params, blob []byte, flat bool, t *Times) ([][]byte, error)
+	CallParts(ctx context.Context, method string, params, blob []byte, flat Flat, t *Times) ([][]byte, error)
+}
+
+// Flat says which answers a PartsHandler may give in their flat
+// encodings (binenc's flat layout).
+type Flat struct {
+	// Logic: a logic circuit (the host reads the flat encodings and the
+	// answer crosses as a file).
+	Logic bool
+	// Layered: a layered circuit too (the host maps the file: Mapped).
+	Layered bool
 }
 
 // Times are the parts of a call's run a Handler times: decoding its input
@@ -231,7 +240,7 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	if err != nil {
 		return err
 	}
-	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir)
+	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir, nil)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
 			return err
@@ -243,11 +252,12 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	var out [][]byte
 	var times Times
 	files := s.blobDir != "" && acceptsFiles(md)
-	flat := false
+	var flat Flat
 	err = safely(ctx, method, func() error {
 		var err error
 		if ph, ok := impl.(PartsHandler); ok {
-			flat = files && acceptsFlat(md)
+			flat.Logic = files && acceptsFlat(md)
+			flat.Layered = flat.Logic && acceptsFlatLayered(md)
 			out, err = ph.CallParts(ctx, method, params, in, flat, &times)
 			return err
 		}
@@ -273,7 +283,7 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 		}
 	}
 	err = sendBlob(stream, nil, out, true, inFile)
-	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", size).Bool("out_file", inFile).Bool("flat", flat).
+	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", size).Bool("out_file", inFile).Bool("flat", flat.Logic).Bool("flat_layered", flat.Layered).
 		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("decode", times.Decode).Dur("encode", times.Encode).
 		Dur("send", time.Since(t2)).Msg("call done")
 	return err

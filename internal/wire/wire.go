@@ -192,11 +192,12 @@ func joinParts(parts [][]byte) []byte {
 
 // recvBlob reads a header and the blob's chunks, or, if file (called when
 // the header has arrived; nil: never) returns a reference, the blob file
-// it names in dir. A request (response = false) ends at io.EOF; a response
+// it names in dir (mapped through m where m takes it; nil: read). A
+// request (response = false) ends at io.EOF; a response
 // ends with a trailer, whose error is returned as remote (then params and
 // blob are nil). err reports transport errors (unchanged), malformed
 // framing and a bad blob file.
-func recvBlob(r frameReceiver, response bool, file func() (blobRef, bool, error), dir string) (params, blob []byte, remote *proto.Error, err error) {
+func recvBlob(r frameReceiver, response bool, file func() (blobRef, bool, error), dir string, m *Mapped) (params, blob []byte, remote *proto.Error, err error) {
 	var size uint64
 	header, inFile := false, false
 	for {
@@ -230,7 +231,7 @@ func recvBlob(r frameReceiver, response bool, file func() (blobRef, bool, error)
 					return nil, nil, nil, err
 				}
 				if ok {
-					if blob, err = readBlobFile(dir, ref, size); err != nil {
+					if blob, err = readBlobFile(dir, ref, size, m); err != nil {
 						return nil, nil, nil, err
 					}
 					inFile = true

@@ -15,19 +15,6 @@ import (
 // blob's version field tells apart.
 const flatVersion = 6
 
-// WireFlat says whether a layered circuit crosses the plugin boundary in
-// its flat encoding where the other side reads flat encodings (a
-// layerer's answer, a mapper's request). It does not: blobs cross as
-// files read into fresh memory, and on SHA3-256 (5.46 M edges, 79 % of
-// them in repeated rows) the flat blob is 55.5 MB against 7.2 MB packed;
-// the host's reading it cost more than decoding the packed blob, and the
-// Layer call took 102.6 ms against 95.3 ms (docs/design.md, "Layered
-// circuits stay packed on the wire"). Both sides read either encoding
-// (DecodeView), but a peer built before the flat layered encoding does
-// not, although it says it reads flat encodings: turning this on needs
-// internal/wire's flat version raised with it.
-const WireFlat = false
-
 // MarshalFlat encodes the circuit in the flat layout (version 6): a small
 // head (input count, tags, ranges), then LevelStart, Kind, Threshold, Tag,
 // RowStart, Src, Weight, the forms' arrays (FormStart, FormConst,

@@ -74,17 +74,18 @@ func (h handler) Describe() ([]byte, error) { return json.Marshal(h.pl.Describe(
 
 // Call implements wire.Handler.
 func (h handler) Call(ctx context.Context, method string, pj, in []byte, t *wire.Times) ([]byte, error) {
-	out, err := h.CallParts(ctx, method, pj, in, false, t)
+	out, err := h.CallParts(ctx, method, pj, in, wire.Flat{}, t)
 	if err != nil {
 		return nil, err
 	}
 	return out[0], nil
 }
 
-// CallParts implements wire.PartsHandler: a logic circuit answer is in
-// its flat encoding if flat (MarshalFlat), its arrays written from where
-// they lie; a layered one only where layered.WireFlat says so too.
-func (h handler) CallParts(ctx context.Context, method string, pj, in []byte, flat bool, t *wire.Times) ([][]byte, error) {
+// CallParts implements wire.PartsHandler: a circuit answer is in its flat
+// encoding (MarshalFlat, its arrays written from where they lie) where
+// flat allows it: a logic circuit where the host reads flat encodings, a
+// layered one where it also maps the answer.
+func (h handler) CallParts(ctx context.Context, method string, pj, in []byte, flat wire.Flat, t *wire.Times) ([][]byte, error) {
 	out, err := h.call(ctx, method, pj, in, flat, t)
 	if pe, ok := sdk.AsParamError(err); ok {
 		return nil, &wire.CallError{Msg: err.Error(), Param: pe.Param, ParamMsg: pe.Msg}
@@ -92,7 +93,7 @@ func (h handler) CallParts(ctx context.Context, method string, pj, in []byte, fl
 	return out, err
 }
 
-func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bool, t *wire.Times) ([][]byte, error) {
+func (h handler) call(ctx context.Context, method string, pj, in []byte, flat wire.Flat, t *wire.Times) ([][]byte, error) {
 	d := h.pl.Describe()
 	p, err := sdk.ParseParams(d.Params, pj)
 	if err != nil {
@@ -129,9 +130,9 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bo
 			b, err := json.Marshal(size)
 			return [][]byte{b}, err
 		case "Build":
-			return answer(t, flat, "Build returned no circuit", in, nil, func(struct{}) (*circuit.Circuit, error) { return pl.Build(ctx, pass) })
+			return answer(t, flat.Logic, "Build returned no circuit", in, nil, func(struct{}) (*circuit.Circuit, error) { return pl.Build(ctx, pass) })
 		case "Reference":
-			return answer(t, flat, "Reference returned nothing", in, wire.DecodeVecs, func(in []bitvec.Vec) (*vecList, error) {
+			return answer(t, false, "Reference returned nothing", in, wire.DecodeVecs, func(in []bitvec.Vec) (*vecList, error) {
 				out, err := pl.Reference(ctx, pass, in)
 				return (*vecList)(&out), err
 			})
@@ -141,14 +142,14 @@ func (h handler) call(ctx context.Context, method string, pj, in []byte, flat bo
 		case "Check":
 			return [][]byte{nil}, nil
 		case "Layer":
-			return answer(t, flat && layered.WireFlat, "Layer returned no circuit", in, circuit.DecodeView, func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
+			return answer(t, flat.Layered, "Layer returned no circuit", in, circuit.DecodeView, func(c *circuit.Circuit) (*layered.Circuit, error) { return pl.Layer(ctx, pass, c) })
 		}
 	case *sdk.Mapper:
 		switch method {
 		case "Check":
 			return [][]byte{nil}, nil
 		case "Map":
-			return answer(t, flat, "Map returned no model", in, layered.DecodeView, func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
+			return answer(t, false, "Map returned no model", in, layered.DecodeView, func(c *layered.Circuit) (*model.Model, error) { return pl.Map(ctx, pass, c) })
 		}
 	}
 	return nil, missing
