@@ -17,6 +17,7 @@ import (
 	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
 
@@ -134,5 +135,48 @@ func TestGroup(t *testing.T) {
 	mu.Unlock()
 	if len(got) != 3 || got[2] != "toy" {
 		t.Errorf("launches %q, want the toy alone third", got)
+	}
+}
+
+// TestMappedAnswers: a bundled layerer's large answer is mapped from its
+// blob file (and sent flat) within Options.MapBudget, read as before
+// without one, and decodes to the same circuit either way.
+func TestMappedAnswers(t *testing.T) {
+	t.Parallel()
+	want := bigLayered()
+	for _, tt := range []struct {
+		budget int64
+		mapped bool
+	}{{1 << 30, true}, {0, false}, {1 << 20, false}} {
+		reg := registry.New(registry.Options{
+			Builtins: groupFixtures(),
+			SelfCommand: func(names ...string) (*exec.Cmd, error) {
+				cmd := exec.Command(os.Args[0])
+				cmd.Env = append(os.Environ(), serveEnv+"="+strings.Join(names, ","))
+				return cmd, nil
+			},
+			MapBudget: tt.budget,
+			Log:       zerolog.Nop(),
+		})
+		pl, _, err := reg.Open(context.Background(), "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := pl.(*sdk.Layerer)
+		b := circuit.NewBuilder()
+		x := b.Input("x", 2)
+		b.Output("y", []circuit.Node{b.Xor(x...)})
+		got, err := l.Layer(context.Background(), params(t, l, nil), b.Circuit())
+		if err != nil {
+			t.Fatalf("budget %d: %v", tt.budget, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("budget %d: the circuit differs from the plugin's", tt.budget)
+		}
+		// The flat blob of the circuit's arrays, over 50 MB, or nothing.
+		if m := reg.Mapped(); tt.mapped != (m > 50<<20) || !tt.mapped && m != 0 {
+			t.Errorf("budget %d: %d bytes mapped, want mapped %v", tt.budget, m, tt.mapped)
+		}
+		reg.Close()
 	}
 }
