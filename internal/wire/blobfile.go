@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -167,10 +168,26 @@ func writeBlobFile(dir string, blob [][]byte) (blobRef, error) {
 		return blobRef{}, err
 	}
 	ref := blobRef{name: filepath.Base(f.Name())}
-	for _, p := range blob {
-		ref.crc = crc32.Update(ref.crc, castagnoli, p)
-		if _, err = f.Write(p); err != nil {
-			break
+	if blobSize(blob) >= parallelCRCMin {
+		// The checksum on another goroutine while this one writes.
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for _, p := range blob {
+				ref.crc = crc32.Update(ref.crc, castagnoli, p)
+			}
+		})
+		for _, p := range blob {
+			if _, err = f.Write(p); err != nil {
+				break
+			}
+		}
+		wg.Wait()
+	} else {
+		for _, p := range blob {
+			ref.crc = crc32.Update(ref.crc, castagnoli, p)
+			if _, err = f.Write(p); err != nil {
+				break
+			}
 		}
 	}
 	if cerr := f.Close(); err == nil {
@@ -223,7 +240,7 @@ func readBlobFile(dir string, ref blobRef, size uint64, m *Mapped) ([]byte, erro
 			return nil, fmt.Errorf("blob file %s: %w", ref.name, err)
 		}
 	}
-	if got := crc32.Checksum(blob, castagnoli); got != ref.crc {
+	if got := checksum(blob); got != ref.crc {
 		if mapped {
 			m.drop(blob)
 		}
