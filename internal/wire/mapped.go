@@ -5,8 +5,9 @@ import (
 	"sync"
 )
 
-// Mapped holds the blob files a host maps into its memory rather than
-// reading them (Client.SetMapped): an answer's arrays are then views of
+// Mapped holds the blob files a process maps into its memory rather than
+// reading them: the host, its trusted plugins' answers (Client.SetMapped);
+// a plugin, the host's requests (requestMapBudget). An answer's arrays are then views of
 // the page cache the plugin wrote them to, with no copy and no page fault
 // for each 4 KiB of fresh memory. On the SHA3-256 point, the layered
 // circuit's 55 MB flat blob takes 8.5–9.6 ms to receive mapped against
@@ -86,4 +87,15 @@ func (m *Mapped) Release() {
 		unmap(b)
 	}
 	m.maps, m.budget = nil, 0
+}
+
+// requestMapBudget is how many bytes of the host's requests a plugin
+// process maps rather than reads (the logic circuit a layerer gets: 7.6 MB
+// for SHA3-256, read in 5–6 ms into fresh memory), for a process whose Go
+// memory limit is limit (math.MaxInt64 for none): a sixteenth of it, at
+// most 256 MiB. The plugin trusts the host, which wrote the file, and
+// never releases them: a plugin func may keep what it was given, and the
+// mappings go with the process.
+func requestMapBudget(limit int64) int64 {
+	return min(limit/16, 256<<20)
 }

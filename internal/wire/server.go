@@ -108,7 +108,8 @@ func serveConfig(hs map[string]Handler, protocol int) *plugin.ServeConfig {
 	}
 	return &plugin.ServeConfig{
 		HandshakeConfig: Handshake(protocol),
-		Plugins:         plugin.PluginSet{pluginSetKey: &grpcPlugin{impls: hs, log: log, blobDir: blobDir}},
+		Plugins: plugin.PluginSet{pluginSetKey: &grpcPlugin{impls: hs, log: log, blobDir: blobDir,
+			mapped: NewMapped(requestMapBudget(debug.SetMemoryLimit(-1)))}},
 		// P-256 mutual TLS with the host (tls.go), or AutoMTLS.
 		TLSProvider: func() (*tls.Config, error) { return pluginTLS(blobDir, os.Getenv(clientCertEnv)) },
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
@@ -135,6 +136,8 @@ type server struct {
 	// blobDir is the host's directory for blob files, "" if none
 	// (blobfile.go).
 	blobDir string
+	// mapped maps the requests' blob files (requestMapBudget).
+	mapped *Mapped
 }
 
 // route returns the Handler a call is for, by the plugin name in its
@@ -240,7 +243,7 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	if err != nil {
 		return err
 	}
-	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir, nil)
+	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir, s.mapped)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
 			return err

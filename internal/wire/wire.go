@@ -80,12 +80,13 @@ type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	impls   map[string]Handler // by plugin name; see server
 	log     zerolog.Logger
-	blobDir string // the server's blob directory, "" if none
+	blobDir string  // the server's blob directory, "" if none
+	mapped  *Mapped // maps the requests' blob files (plugin side)
 }
 
 // GRPCServer implements plugin.GRPCPlugin.
 func (g *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	proto.RegisterPluginServer(s, &server{impls: g.impls, log: g.log, blobDir: g.blobDir})
+	proto.RegisterPluginServer(s, &server{impls: g.impls, log: g.log, blobDir: g.blobDir, mapped: g.mapped})
 	return nil
 }
 
