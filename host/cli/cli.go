@@ -505,7 +505,10 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		return exitStatus{1}
 	}
 	reg := g.registry(env, log)
-	defer reg.Close()
+	defer func() {
+		log.Debug().Int64("mapped_mib", reg.Mapped()>>20).Int64("budget_mib", mapBudget(g.hostBytes)>>20).Msg("plugin answers mapped rather than read")
+		reg.Close()
+	}()
 	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs, MemoryLimit: g.hostBytes,
 		Export: g.export, ExportDenseLimit: g.exportMax, SaveDetail: ro.saveDetail}
 	if g.export != "" && g.exportPython != "none" {
