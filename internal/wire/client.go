@@ -594,7 +594,7 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 				defer os.Remove(filepath.Join(c.blobDir, r.name))
 			}
 		}
-		sctx = callFiles(sctx, req, c.mapped != nil)
+		sctx = callFiles(sctx, req, c.mapped.room())
 	}
 	sctx = c.outgoing(sctx)
 	stream, err := open(sctx)

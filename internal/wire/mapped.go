@@ -68,6 +68,18 @@ func (m *Mapped) drop(b []byte) {
 	}
 }
 
+// room reports whether m may map anything more: while it may, the host
+// asks trusted plugins for flat layered answers (a flat one read into
+// fresh memory costs more than a packed one).
+func (m *Mapped) room() bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used < m.budget
+}
+
 // Mapped returns the bytes mapped so far.
 func (m *Mapped) Mapped() int64 {
 	m.mu.Lock()
