@@ -230,10 +230,7 @@ func readBlobFile(dir string, ref blobRef, size uint64, m *Mapped) ([]byte, erro
 	if size > maxBlobSize {
 		return nil, fmt.Errorf("announced blob of %d bytes exceeds the limit of %d", size, uint64(maxBlobSize))
 	}
-	blob, mapped, err := m.mapFile(f, int64(size))
-	if err != nil {
-		return nil, fmt.Errorf("blob file %s: mapping: %w", ref.name, err)
-	}
+	blob, mapped := m.mapFile(f, int64(size))
 	if !mapped {
 		blob = make([]byte, size)
 		if _, err := io.ReadFull(f, blob); err != nil {

@@ -35,23 +35,24 @@ type Mapped struct {
 func NewMapped(budget int64) *Mapped { return &Mapped{budget: budget} }
 
 // mapFile maps size bytes of f if there is budget left for them, and
-// reports whether it did.
-func (m *Mapped) mapFile(f *os.File, size int64) ([]byte, bool, error) {
+// reports whether it did: a file that cannot be mapped (a file system
+// without mmap) is left to be read.
+func (m *Mapped) mapFile(f *os.File, size int64) ([]byte, bool) {
 	if m == nil || size <= 0 {
-		return nil, false, nil
+		return nil, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.used+size > m.budget {
-		return nil, false, nil
+		return nil, false
 	}
 	b, err := mapPrivate(f, size)
 	if err != nil || b == nil {
-		return nil, false, err
+		return nil, false
 	}
 	m.used += size
 	m.maps = append(m.maps, b)
-	return b, true, nil
+	return b, true
 }
 
 // drop unmaps b, a mapping of m's that nothing uses (a blob refused).
