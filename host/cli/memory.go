@@ -35,10 +35,13 @@ func hostMemory(flagMiB int64) (int64, string) {
 
 // mapBudget is the part of the host's memory bound limit (see
 // hostMemory) that bundled plugins' answers may be mapped into rather
-// than read (registry.Options.MapBudget): a sixteenth, none without a
-// bound. The mappings are outside the Go heap, so boundMemory gives the
-// collector the rest.
-func mapBudget(limit int64) int64 { return limit / 16 }
+// than read (registry.Options.MapBudget): a sixteenth, at most 256 MiB,
+// none without a bound. The mappings are held until the run ends (a full
+// SHA3-256 layered circuit is 55 MB of them), so the budget is what a
+// long run's peak grows by: configs/mappers.hcl peaked at 5.16 GB with a
+// sixteenth of 12 GB against 4.45 GB without. They are outside the Go
+// heap, so boundMemory gives the collector the rest.
+func mapBudget(limit int64) int64 { return min(limit/16, 256<<20) }
 
 // boundMemory holds the host to limit bytes (see hostMemory): the Go
 // runtime's soft limit (debug.SetMemoryLimit, so the garbage collector
