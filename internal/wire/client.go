@@ -594,7 +594,7 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 				defer os.Remove(filepath.Join(c.blobDir, r.name))
 			}
 		}
-		sctx = callFiles(sctx, req, c.mapped.room())
+		sctx = callFiles(sctx, req, method == "Layer" && c.mapped.room())
 	}
 	sctx = c.outgoing(sctx)
 	stream, err := open(sctx)
@@ -620,7 +620,13 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 	if c.blobDir == "" {
 		respFile = nil
 	}
-	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, c.blobDir, c.mapped)
+	// Only circuits are decoded in place (DecodeView): mapping any other
+	// answer would hold its file for nothing.
+	var mapped *Mapped
+	if method == "Build" || method == "Layer" {
+		mapped = c.mapped
+	}
+	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, c.blobDir, mapped)
 	if t != nil {
 		t.In, t.Out = blobSize(in), len(out)
 		t.Send, t.Wait, t.Recv = t1.Sub(t0), first.Sub(t1), time.Since(first)
