@@ -248,7 +248,14 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	if err != nil {
 		return err
 	}
-	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir, s.mapped)
+	// A layerer's logic circuit is decoded in place (DecodeView); a
+	// mapper's packed layered circuit is expanded out of its blob, which
+	// a mapping would hold for nothing.
+	var mapped *Mapped
+	if method == "Layer" {
+		mapped = s.mapped
+	}
+	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir, mapped)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
 			return err
