@@ -67,12 +67,11 @@ func BenchmarkLogicCodecSHA3_256(b *testing.B) {
 }
 
 // BenchmarkLayeredCodecSHA3_256 is what the full SHA3-256 layered circuit
-// (Reifier) costs at the plugin boundary in either encoding, each side
-// alone (encode: MarshalBinary packs, MarshalFlat returns the arrays;
-// decode: UnmarshalBinary unpacks, expands repeated rows and checks,
-// DecodeView takes views and runs Validate) and the whole trip as a blob
-// file makes it: the sender's CRC-32C and write of the parts, the
-// receiver's read into a fresh buffer, its CRC-32C and the decode.
+// (Reifier) costs at the plugin boundary: the flat encoding, each side
+// alone (MarshalFlat returns the arrays; DecodeView takes views and runs
+// Validate), and either encoding's whole trip as a blob file makes it:
+// the sender's CRC-32C and write of the parts, the receiver's read into a
+// fresh buffer, its CRC-32C and the decode.
 func BenchmarkLayeredCodecSHA3_256(b *testing.B) {
 	lc := sha3Layered(b)
 	packed, err := lc.MarshalBinary()
@@ -81,21 +80,7 @@ func BenchmarkLayeredCodecSHA3_256(b *testing.B) {
 	}
 	flat := bytes.Join(lc.MarshalFlat(), nil)
 	b.Logf("%d edges: packed %d bytes, flat %d bytes", len(lc.Src), len(packed), len(flat))
-	b.Run("packed/encode", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := lc.MarshalBinary(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("packed/decode", func(b *testing.B) {
-		for b.Loop() {
-			var d layered.Circuit
-			if err := d.UnmarshalBinary(packed); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	// The packed encoding alone: BenchmarkCodecSHA3_256 in host/cli.
 	b.Run("flat/encode", func(b *testing.B) {
 		for b.Loop() {
 			_ = lc.MarshalFlat()
