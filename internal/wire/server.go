@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -139,8 +138,6 @@ type server struct {
 	blobDir string
 	// mapped maps the requests' blob files (requestMapBudget).
 	mapped *Mapped
-	// inflight counts the calls being served (freeIfIdle).
-	inflight atomic.Int64
 }
 
 // route returns the Handler a call is for, by the plugin name in its
@@ -240,8 +237,6 @@ func (s *server) Map(stream proto.Plugin_MapServer) error { return s.serve(strea
 // and an empty trailer, or with a trailer carrying the handler's error.
 // Malformed framing is a gRPC error.
 func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame], method string) error {
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
 	t0 := time.Now()
 	md, _ := metadata.FromIncomingContext(stream.Context())
 	impl, name, err := s.route(md)
@@ -298,32 +293,10 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 		}
 	}
 	err = sendBlob(stream, nil, out, true, inFile)
-	if size >= freeAfter {
-		// The answer's arrays are garbage now: give their memory back
-		// while the process waits, not when it exits.
-		go s.freeIfIdle()
-	}
 	zerolog.Ctx(ctx).Debug().Int("in_bytes", len(in)).Int("out_bytes", size).Bool("out_file", inFile).Bool("flat", flat.Logic).Bool("flat_layered", flat.Layered).
 		Dur("recv", t1.Sub(t0)).Dur("run", t2.Sub(t1)).Dur("decode", times.Decode).Dur("encode", times.Encode).
 		Dur("send", time.Since(t2)).Msg("call done")
 	return err
-}
-
-// freeAfter is the answer size after which a plugin process gives its
-// free memory back to the system once it is idle (freeIfIdle).
-const freeAfter = 32 << 20
-
-// freeIfIdle returns the process's free memory to the system
-// (debug.FreeOSMemory: a collection, then the free pages released) if no
-// call is being served. After a large answer, a plugin's heap holds tens
-// of megabytes of garbage that Go's scavenger gives back slowly, and that
-// the kernel otherwise frees when the process exits, which the host waits
-// for at the end of a run (8–10 ms after the SHA3-256 point's layered
-// circuit): done here, it overlaps the host's checking of the answer.
-func (s *server) freeIfIdle() {
-	if s.inflight.Load() == 0 {
-		debug.FreeOSMemory()
-	}
 }
 
 // newPluginLogger returns the plugin process's base logger: zerolog JSON,
