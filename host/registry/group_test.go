@@ -180,3 +180,51 @@ func TestMappedAnswers(t *testing.T) {
 		reg.Close()
 	}
 }
+
+// TestGroupFallsBack: a group whose process does not start (here it exits
+// before the handshake) leaves its plugins to start alone when opened,
+// each in its own process, rather than failing them.
+func TestGroupFallsBack(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var launches []string
+	reg := registry.New(registry.Options{
+		Builtins: groupFixtures(),
+		Group:    []string{"toy", "tiny-mapper"},
+		SelfCommand: func(names ...string) (*exec.Cmd, error) {
+			mu.Lock()
+			launches = append(launches, strings.Join(names, ","))
+			mu.Unlock()
+			if len(names) > 1 {
+				return exec.Command("sh", "-c", "exit 3"), nil
+			}
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), serveEnv+"="+names[0])
+			return cmd, nil
+		},
+		Log: zerolog.Nop(),
+	})
+	defer reg.Close()
+	ctx := context.Background()
+	reg.Start(ctx, []string{"toy", "tiny-mapper"})
+	for _, name := range []string{"toy", "tiny-mapper"} {
+		pl, _, err := reg.Open(ctx, name)
+		if err != nil {
+			t.Fatalf("Open(%q) after the group failed to start: %v", name, err)
+		}
+		if got := pl.Describe().Name; got != name {
+			t.Errorf("Open(%q) gave %q", name, got)
+		}
+	}
+	toy, _, _ := reg.Open(ctx, "toy")
+	if _, err := toy.(*sdk.Construction).Build(ctx, params(t, toy, map[string]any{"n": 3})); err != nil {
+		t.Errorf("the toy, started alone: %v", err)
+	}
+	mu.Lock()
+	got := slices.Clone(launches)
+	mu.Unlock()
+	slices.Sort(got)
+	if want := []string{"tiny-mapper", "tiny-mapper,toy", "toy"}; !slices.Equal(got, want) {
+		t.Errorf("launches %q, want %q: the group once, then each alone", got, want)
+	}
+}
