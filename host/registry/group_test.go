@@ -27,6 +27,14 @@ func groupFixtures() map[string]sdk.Plugin {
 	return map[string]sdk.Plugin{"toy": toyPlugin(), "tiny-mapper": tinyMapper(), "big": bigPlugin()}
 }
 
+// fixtureCommand is the command that serves the fixtures names (one, or
+// a group): this test binary, re-executed (serveFixture).
+func fixtureCommand(names ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), serveEnv+"="+strings.Join(names, ","))
+	return cmd
+}
+
 // TestGroup: the plugins of Options.Group that a run starts together
 // share one process (one launch, serving both), while a plugin outside
 // the group gets its own; every call reaches its own plugin. A crash ends
@@ -45,9 +53,7 @@ func TestGroup(t *testing.T) {
 			mu.Lock()
 			launches = append(launches, strings.Join(names, ","))
 			mu.Unlock()
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), serveEnv+"="+strings.Join(names, ","))
-			return cmd, nil
+			return fixtureCommand(names...), nil
 		},
 		Log: zerolog.New(buf).Level(zerolog.InfoLevel),
 	})
@@ -149,14 +155,10 @@ func TestMappedAnswers(t *testing.T) {
 		mapped bool
 	}{{1 << 30, true}, {0, false}, {1 << 20, false}} {
 		reg := registry.New(registry.Options{
-			Builtins: groupFixtures(),
-			SelfCommand: func(names ...string) (*exec.Cmd, error) {
-				cmd := exec.Command(os.Args[0])
-				cmd.Env = append(os.Environ(), serveEnv+"="+strings.Join(names, ","))
-				return cmd, nil
-			},
-			MapBudget: tt.budget,
-			Log:       zerolog.Nop(),
+			Builtins:    groupFixtures(),
+			SelfCommand: func(names ...string) (*exec.Cmd, error) { return fixtureCommand(names...), nil },
+			MapBudget:   tt.budget,
+			Log:         zerolog.Nop(),
 		})
 		pl, _, err := reg.Open(context.Background(), "big")
 		if err != nil {
@@ -198,9 +200,7 @@ func TestGroupFallsBack(t *testing.T) {
 			if len(names) > 1 {
 				return exec.Command("sh", "-c", "exit 3"), nil
 			}
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), serveEnv+"="+names[0])
-			return cmd, nil
+			return fixtureCommand(names...), nil
 		},
 		Log: zerolog.Nop(),
 	})

@@ -517,10 +517,7 @@ func (r *Registry) launchGroup(ctx context.Context, names []string, entries []*c
 	}
 	for i, e := range entries {
 		c := cs[i]
-		pl, err := remotePlugin(c)
-		if err == nil {
-			err = sdk.Validate(pl)
-		}
+		pl, err := validPlugin(c)
 		if err != nil {
 			e.src, e.startErr = src, fmt.Errorf("starting plugin %q (%s): %w", names[i], src, err)
 			continue

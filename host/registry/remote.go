@@ -31,15 +31,22 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, checksum []byte, lo
 	if err != nil {
 		return nil, nil, err
 	}
-	pl, err := remotePlugin(c)
-	if err == nil {
-		err = sdk.Validate(pl)
-	}
+	pl, err := validPlugin(c)
 	if err != nil {
 		c.Close()
 		return nil, nil, fmt.Errorf("plugin %q: %w", c.Name(), err)
 	}
 	return c, pl, nil
+}
+
+// validPlugin returns the plugin value whose funcs call c (remotePlugin),
+// its declaration checked by sdk.Validate.
+func validPlugin(c *wire.Client) (sdk.Plugin, error) {
+	pl, err := remotePlugin(c)
+	if err == nil {
+		err = sdk.Validate(pl)
+	}
+	return pl, err
 }
 
 // decodeDescription decodes a Description from JSON, giving parameter

@@ -168,28 +168,23 @@ func writeBlobFile(dir string, blob [][]byte) (blobRef, error) {
 		return blobRef{}, err
 	}
 	ref := blobRef{name: filepath.Base(f.Name())}
-	if blobSize(blob) >= parallelCRCMin {
-		// The checksum on another goroutine while this one writes.
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			for _, p := range blob {
-				ref.crc = crc32.Update(ref.crc, castagnoli, p)
-			}
-		})
-		for _, p := range blob {
-			if _, err = f.Write(p); err != nil {
-				break
-			}
-		}
-		wg.Wait()
-	} else {
+	sum := func() {
 		for _, p := range blob {
 			ref.crc = crc32.Update(ref.crc, castagnoli, p)
-			if _, err = f.Write(p); err != nil {
-				break
-			}
 		}
 	}
+	var wg sync.WaitGroup
+	if blobSize(blob) >= parallelCRCMin {
+		wg.Go(sum) // on another goroutine while this one writes
+	} else {
+		sum()
+	}
+	for _, p := range blob {
+		if _, err = f.Write(p); err != nil {
+			break
+		}
+	}
+	wg.Wait()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
