@@ -217,7 +217,10 @@ func (w *ModuleWriter) WriteModule(ctx context.Context, config string) ([]string
 	stdout, stderr, err := w.run(ctx, w.timeout, "-c", bootstrap, w.dir, "module", abs)
 	if err != nil {
 		_, cerr := ClearModule(config) // what it wrote before it was stopped
-		return nil, errors.Join(fmt.Errorf("writing the byte module of %s: %s tcforge_torch module: %w: %s", config, w.python, err, lastLine(stderr)), cerr)
+		if why := lastLine(stderr); why != "" {
+			err = fmt.Errorf("%w: %s", err, why)
+		}
+		return nil, errors.Join(fmt.Errorf("writing the byte module of %s: %s tcforge_torch module: %w", config, w.python, err), cerr)
 	}
 	files := strings.Split(strings.TrimSpace(string(stdout)), "\n")
 	for i, f := range files {
