@@ -298,8 +298,14 @@ func TestModuleWriterStopped(t *testing.T) {
 		want string
 	}{
 		{"frozen, then its context ends", func(pid int, cancel context.CancelFunc) { cancel() }, "stopped: signal: killed"},
-		{"SIGKILL", func(pid int, _ context.CancelFunc) { syscall.Kill(pid, syscall.SIGKILL); syscall.Kill(pid, syscall.SIGCONT) }, "signal: killed"},
-		{"SIGTERM", func(pid int, _ context.CancelFunc) { syscall.Kill(pid, syscall.SIGTERM); syscall.Kill(pid, syscall.SIGCONT) }, "exit status 143: stopped by SIGTERM"},
+		{"SIGKILL", func(pid int, _ context.CancelFunc) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			syscall.Kill(pid, syscall.SIGCONT)
+		}, "signal: killed"},
+		{"SIGTERM", func(pid int, _ context.CancelFunc) {
+			syscall.Kill(pid, syscall.SIGTERM)
+			syscall.Kill(pid, syscall.SIGCONT)
+		}, "exit status 143: stopped by SIGTERM"},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		caught := make(chan string, 1)
