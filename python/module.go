@@ -62,8 +62,19 @@ const stopGrace = 5 * time.Second
 
 // bootstrap runs the package's command line from the copy named by its
 // first argument: python -I puts neither the working directory nor
-// PYTHONPATH on sys.path, so -m cannot find it.
-const bootstrap = "import sys; sys.path.insert(0, sys.argv.pop(1)); from tcforge_torch.__main__ import main; sys.exit(main(['tcforge_torch'] + sys.argv[1:]))"
+// PYTHONPATH on sys.path, so -m cannot find it. Until the package's main
+// takes them over, SIGTERM and SIGINT end it at once in one line (it
+// writes nothing while it imports torch, which takes seconds).
+const bootstrap = `import os, signal, sys
+def stop(n, f):
+    sys.stderr.write("tcforge_torch: ERROR: stopped by %s\n" % signal.Signals(n).name)
+    os._exit(128 + n)
+for s in (signal.SIGTERM, signal.SIGINT):
+    if signal.getsignal(s) is not signal.SIG_IGN:
+        signal.signal(s, stop)
+sys.path.insert(0, sys.argv.pop(1))
+from tcforge_torch.__main__ import main
+sys.exit(main(["tcforge_torch"] + sys.argv[1:]))`
 
 // ModuleWriter writes byte modules with one Python interpreter, one model
 // at a time. Its zero value is not usable: NewModuleWriter. Close removes

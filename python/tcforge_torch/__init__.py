@@ -15,11 +15,27 @@ import argparse
 import json
 import math
 import os
+import signal
 import stat
 import struct
+import sys
 import warnings
 
-import torch
+
+def _stop_at_once(signum, frame):
+    """SIGTERM or SIGINT while python3 -m tcforge_torch still imports
+    (torch takes seconds): nothing is written yet, so it ends at once, in
+    the one line its main's handler prints later."""
+    sys.stderr.write(f"tcforge_torch: ERROR: stopped by {signal.Signals(signum).name}\n")
+    os._exit(128 + signum)
+
+
+if __name__ == "tcforge_torch" and sys.argv[:1] == ["-m"]:
+    for _s in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(_s) is not signal.SIG_IGN:  # a background job's SIGINT stays ignored
+            signal.signal(_s, _stop_at_once)
+
+import torch  # noqa: E402 (after the handlers: importing it takes seconds)
 
 __all__ = ["FormatError", "Model", "load", "bytes_to_bits", "bits_to_bytes", "read_regular", "atomic_write", "Signalled", "UsageError", "ArgumentParser"]
 

@@ -123,8 +123,9 @@ def error(msg, args=()):
 
 def main(argv):
     args = [a for a in argv[1:] if a != "--debug"]
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
+    for s in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(s) is not signal.SIG_IGN:  # a background job's SIGINT stays ignored
+            signal.signal(s, _on_signal)
     try:
         if args and args[0] in DELEGATED:
             import importlib
