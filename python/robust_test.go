@@ -560,7 +560,7 @@ func TestOneLineErrors(t *testing.T) {
 		cases = append(cases,
 			errCase{"bad input line", []string{"run", cfg}, "0101\n", 1, "input line 1: want 32 bits of 0/1, got 4 characters"},
 			errCase{"not stock", []string{"module", filepath.Join(dir, "toy.fusion.no-attention-residual.json")}, "", 1, "architecture 'no-attention/residual' is not stock encoder layers"},
-			errCase{"module into a missing directory", []string{"module", cfg, "-o", filepath.Join(dir, "absent", "x")}, "", 1, "No such file or directory"},
+			errCase{"module into a missing directory", []string{"module", cfg, "-o", filepath.Join(dir, "absent", "x")}, "", 1, "x: the directory " + filepath.Join(dir, "absent") + " does not exist"},
 			errCase{"train: no config", []string{"train", filepath.Join(dir, "absent.json")}, "", 1, "absent.json: cannot open the config"},
 			errCase{"unknown flag", []string{"run", "--bogus", cfg}, "", 2, "unrecognized arguments: --bogus"},
 		)

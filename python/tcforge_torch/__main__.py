@@ -54,10 +54,14 @@ def _module(args):
     from . import digest
 
     base = args.out or (args.config[:-len(".json")] if args.config.endswith(".json") else args.config)
+    folder = os.path.dirname(os.path.abspath(base))
+    if not os.path.isdir(folder):
+        raise FormatError(f"{base}: the directory {folder} does not exist")
     targets = [base + ".pt"] + ([] if args.no_onnx else [base + ".onnx"])
     for path in targets:
         if os.path.lexists(path) and not digest.written_here(path):
             raise FormatError(f"{path} exists and is not a byte module tcforge_torch wrote: not replaced (remove it, or give -o)")
+    _remove_dead_temps(folder, [os.path.basename(base) + ext for ext in (".pt", ".onnx")])
     m = load(args.config)
     mod = digest.digest_module(m)
     checked = digest.check_module(mod, m)
@@ -72,6 +76,22 @@ def _module(args):
     for path in targets:
         print(path)
     return 0
+
+
+def _remove_dead_temps(folder, names):
+    """Removes the temporary files (atomic_write's .NAME.tmp-PID) of names
+    left in folder by a writer that was killed: those whose process is
+    gone."""
+    for entry in os.listdir(folder):
+        for name in names:
+            prefix = f".{name}.tmp-"
+            if entry.startswith(prefix) and entry[len(prefix):].isdigit():
+                try:
+                    os.kill(int(entry[len(prefix):]), 0)
+                except ProcessLookupError:
+                    os.unlink(os.path.join(folder, entry))
+                except OSError:
+                    pass  # alive (another user's): left alone
 
 
 COMMANDS = {
