@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -248,10 +249,10 @@ var ModuleExts = []string{".pt", ".onnx"}
 
 // ClearModule removes the byte module beside config (config without
 // .json, plus ModuleExts) if this package wrote it (WrittenHere), and
-// any temporary file of its writing left by a writer that was killed; it
-// returns what it removed. A file of that name that tcforge did not write
-// (a link, a directory, a user's own model) is left alone: an error says
-// so.
+// any temporary file of its writing left by a writer that is gone (killed);
+// it returns what it removed. A file of that name that tcforge did not
+// write (a link, a directory, a user's own model) is left alone: an error
+// says so.
 func ClearModule(config string) ([]string, error) {
 	base := strings.TrimSuffix(config, ".json")
 	var removed []string
@@ -260,8 +261,10 @@ func ClearModule(config string) ([]string, error) {
 	for _, ext := range ModuleExts {
 		path := base + ext
 		// tcforge_torch's atomic_write: .NAME.tmp-PID beside NAME.
+		prefix := "." + filepath.Base(path) + ".tmp-"
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), "."+filepath.Base(path)+".tmp-") && e.Type().IsRegular() {
+			pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), prefix))
+			if strings.HasPrefix(e.Name(), prefix) && err == nil && e.Type().IsRegular() && gone(pid) {
 				tmp := filepath.Join(filepath.Dir(path), e.Name())
 				if os.Remove(tmp) == nil {
 					removed = append(removed, tmp)

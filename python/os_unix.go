@@ -38,3 +38,9 @@ const (
 func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
+
+// gone reports whether no process pid exists (a temporary file's writer
+// that was killed).
+func gone(pid int) bool {
+	return syscall.Kill(pid, 0) == syscall.ESRCH
+}
