@@ -103,7 +103,7 @@ COMMANDS = {
 def parser():
     """The argument parser of every command."""
     p = ArgumentParser(prog="python3 -m tcforge_torch",
-                                description="Run and convert the models `tcforge run --export DIR` writes (docs/export.md).")
+                       description="Run and convert the models `tcforge run --export DIR` writes (docs/export.md).")
     p.add_argument("--debug", action="store_true", help="on an error, print the traceback too (also TCFORGE_DEBUG=1)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_line, add_args, fn) in COMMANDS.items():
