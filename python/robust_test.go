@@ -111,6 +111,7 @@ func TestModuleWriterIsolated(t *testing.T) {
 	if why := torchMissing(); why != "" {
 		t.Skip(why)
 	}
+	sdktest.Short(t, "a byte module written among planted modules")
 	dir := t.TempDir()
 	models := filepath.Join(dir, "models")
 	exportWith(t, exportToy, models, nil, nil)
@@ -157,7 +158,8 @@ func TestModuleWriterIsolated(t *testing.T) {
 	if b, err := os.ReadFile(marks); err == nil {
 		t.Errorf("the module writer imported planted modules:\n%s", b)
 	}
-	checkVector(t, filepath.Join(models, toyModel))
+	// The module hashes the config's test vectors: `module` checked them
+	// through it before it wrote it (TestCorruptedExports loads one).
 }
 
 // TestStaleModules is issue 34 item 5: a model re-exported (rounds 2 → 3)
@@ -168,6 +170,7 @@ func TestModuleWriterIsolated(t *testing.T) {
 // the run says why; `module` by hand refuses to replace such a file.
 func TestStaleModules(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "byte modules written, re-exported and planted")
 	dir := t.TempDir()
 	base := filepath.Join(dir, toyModel)
 	var logBuf bytes.Buffer
@@ -391,6 +394,7 @@ pipeline "block" {
 // unedited exports write their modules.
 func TestCorruptedExports(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "nine corrupted exports loaded and refused")
 	dir := t.TempDir()
 	exportWith(t, corruptToy, dir, nil, nil)
 	toy, block := filepath.Join(dir, toyModel), filepath.Join(dir, "block.fusion.tokens-as-states-stock")
@@ -534,7 +538,10 @@ func pyRun(ctx context.Context, t *testing.T, dir string, args ...string) *exec.
 // one line, "tcforge_torch: ERROR: …", exit status 2 for a usage error and
 // 1 otherwise, with no traceback unless --debug asks for it; a FIFO as
 // the config is refused at once (not waited on). Before, many paths
-// printed a traceback. (SIGTERM during `module`: TestModuleWriterStopped.)
+// printed a traceback. Real processes for a missing config, a FIFO and
+// --debug; the other paths through the same main in one interpreter.
+// (SIGTERM during `module`: TestModuleWriterStopped; train's arguments:
+// TestTrainBadArgs.)
 func TestOneLineErrors(t *testing.T) {
 	needTorch(t)
 	dir := t.TempDir()
@@ -544,48 +551,76 @@ func TestOneLineErrors(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	type errCase struct {
+	oneLine := func(name string, code int, stderr string, wantCode int, want string) {
+		t.Helper()
+		if code != wantCode || !strings.HasPrefix(stderr, "tcforge_torch: ERROR: ") || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and one line naming %q", name, code, stderr, wantCode, want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no config", []string{"run", filepath.Join(dir, "absent.json")}, "absent.json: cannot open the config: No such file or directory"},
+		{"FIFO config", []string{"run", fifo}, "fifo.json: the config is not a regular file"},
+	} {
+		// A bound, so that a read blocked on the FIFO fails the test.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := pyRun(ctx, t, dir, tc.args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		cancel()
+		oneLine(tc.name, exitCode(err), stderr.String(), 1, tc.want)
+	}
+	if testing.Short() {
+		return
+	}
+	cases := []struct {
 		name  string
 		args  []string
 		stdin string
 		code  int
 		want  string
+	}{
+		{"bad input line", []string{"run", cfg}, "0101\n", 1, "input line 1: want 32 bits of 0/1, got 4 characters"},
+		{"not stock", []string{"module", filepath.Join(dir, "toy.fusion.no-attention-residual.json")}, "", 1, "architecture 'no-attention/residual' is not stock encoder layers"},
+		{"module into a missing directory", []string{"module", cfg, "-o", filepath.Join(dir, "absent", "x")}, "", 1, "x: the directory " + filepath.Join(dir, "absent") + " does not exist"},
+		{"train: no config", []string{"train", filepath.Join(dir, "absent.json")}, "", 1, "absent.json: cannot open the config"},
+		{"unknown flag", []string{"run", "--bogus", cfg}, "", 2, "unrecognized arguments: --bogus"},
 	}
-	cases := []errCase{
-		{"no config", []string{"run", filepath.Join(dir, "absent.json")}, "", 1, "absent.json: cannot open the config: No such file or directory"},
-		{"FIFO config", []string{"run", fifo}, "", 1, "fifo.json: the config is not a regular file"},
-		{"train --steps -1", []string{"train", cfg, "--steps", "-1"}, "", 2, "--steps must be an integer in [0, 2^62], got -1"},
-	}
-	if !testing.Short() {
-		cases = append(cases,
-			errCase{"bad input line", []string{"run", cfg}, "0101\n", 1, "input line 1: want 32 bits of 0/1, got 4 characters"},
-			errCase{"not stock", []string{"module", filepath.Join(dir, "toy.fusion.no-attention-residual.json")}, "", 1, "architecture 'no-attention/residual' is not stock encoder layers"},
-			errCase{"module into a missing directory", []string{"module", cfg, "-o", filepath.Join(dir, "absent", "x")}, "", 1, "x: the directory " + filepath.Join(dir, "absent") + " does not exist"},
-			errCase{"train: no config", []string{"train", filepath.Join(dir, "absent.json")}, "", 1, "absent.json: cannot open the config"},
-			errCase{"unknown flag", []string{"run", "--bogus", cfg}, "", 2, "unrecognized arguments: --bogus"},
-		)
-	}
+	var args []string
 	for _, tc := range cases {
-		// A bound, so that a read blocked on the FIFO fails the test.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := pyRun(ctx, t, dir, tc.args...)
-		cmd.Stdin = strings.NewReader(tc.stdin)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		cancel()
-		got := stderr.String()
-		if code := exitCode(err); code != tc.code || !strings.HasPrefix(got, "tcforge_torch: ERROR: ") || strings.Count(got, "\n") != 1 || !strings.Contains(got, tc.want) {
-			t.Errorf("%s: exit %d, stderr %q; want exit %d and one line naming %q", tc.name, code, got, tc.code, tc.want)
-		}
+		b, _ := json.Marshal(map[string]any{"args": tc.args, "stdin": tc.stdin})
+		args = append(args, string(b))
 	}
-	if testing.Short() {
-		return
+	out := runPython(t, dir, `
+import sys, io, json, contextlib
+from tcforge_torch.__main__ import main
+for arg in sys.argv[1:]:
+    c = json.loads(arg)
+    err = io.StringIO()
+    sys.stdin = io.StringIO(c["stdin"])
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(["tcforge_torch"] + c["args"])
+    print(json.dumps([rc, err.getvalue()]))
+`, args...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("%d results for %d cases:\n%s", len(lines), len(cases), out)
+	}
+	for i, tc := range cases {
+		var r []any
+		if err := json.Unmarshal([]byte(lines[i]), &r); err != nil || len(r) != 2 {
+			t.Fatalf("%s: %q", tc.name, lines[i])
+		}
+		oneLine(tc.name, int(r[0].(float64)), r[1].(string), tc.code, tc.want)
 	}
 	// --debug: the traceback, then the line.
 	cmd := pyRun(context.Background(), t, dir, "--debug", "run", filepath.Join(dir, "absent.json"))
-	out, err := cmd.CombinedOutput()
-	if exitCode(err) != 1 || !bytes.Contains(out, []byte("Traceback (most recent call last)")) || !bytes.HasSuffix(out, []byte("cannot open the config: No such file or directory\n")) {
-		t.Errorf("--debug: exit %v, %q; want the traceback and the line", err, out)
+	out2, err := cmd.CombinedOutput()
+	if exitCode(err) != 1 || !bytes.Contains(out2, []byte("Traceback (most recent call last)")) || !bytes.HasSuffix(out2, []byte("cannot open the config: No such file or directory\n")) {
+		t.Errorf("--debug: exit %v, %q; want the traceback and the line", err, out2)
 	}
 }

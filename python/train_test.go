@@ -336,6 +336,7 @@ for flag in sys.argv[2:]:
 // CSV whole rows, no temporary file left.
 func TestTrainLocked(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "three train processes, one beside another")
 	dir := t.TempDir()
 	cfg := exportAdder(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
