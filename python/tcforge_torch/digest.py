@@ -428,5 +428,5 @@ def save_onnx(mod, path, provenance=None):
     is all zeros)."""
     from .onnxgraph import write_onnx
 
-    meta = {k: str(v) for k, v in (provenance or {}).items()}
+    meta = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in (provenance or {}).items()}
     atomic_write(path, lambda f: write_onnx(mod, f, meta))
