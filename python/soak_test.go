@@ -97,7 +97,8 @@ wait "$py"
 // TestSoakModuleWriter is issue 34's soak of the module writer: one
 // undisturbed write of the toy model's byte module, then soakRounds
 // writes whose interpreter is sent SIGKILL, SIGTERM, SIGSTOP (frozen: the
-// writer's timeout stops it) or SIGSEGV (a crash) at a random moment.
+// run's context, ending 3 s later, stops it) or SIGSEGV (a crash) at a
+// random moment.
 // After each: the module is whole (the .onnx byte for byte the
 // undisturbed one's, the .pt a sound archive with the same entries and
 // weights) where the writer succeeded and absent where it failed; no
@@ -165,7 +166,15 @@ func TestSoakModuleWriter(t *testing.T) {
 		}
 		delay := time.Duration(rng.Float64() * 1.2 * float64(took))
 		setFault(fault, delay)
-		files, err := w.WriteModule(context.Background(), cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		if fault == "STOP" {
+			// Frozen at delay: the run's context ends 3 s later (as
+			// --timeout or a signal ends it), sooner than the writer's
+			// own timeout.
+			ctx, cancel = context.WithTimeout(ctx, delay+3*time.Second)
+		}
+		files, err := w.WriteModule(ctx, cfg)
+		cancel()
 		outcome := "written"
 		if err != nil {
 			outcome = "failed"
