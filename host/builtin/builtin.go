@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"github.com/tcforge/tcforge/plugins/blake2s"
 	"github.com/tcforge/tcforge/plugins/bristol"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
@@ -23,6 +24,7 @@ import (
 func Plugins() map[string]sdk.Plugin {
 	out := map[string]sdk.Plugin{}
 	for _, p := range []sdk.Plugin{
+		blake2s.Plugin,
 		bristol.Plugin,
 		fusion.Plugin,
 		keccak.Plugin,

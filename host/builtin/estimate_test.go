@@ -37,6 +37,8 @@ func TestHugeEstimates(t *testing.T) {
 		{"sha2", map[string]any{}, "rounds"},
 		{"sha2", map[string]any{}, "message_bits"},
 		{"sha2", map[string]any{}, "blocks"},
+		{"blake2s", map[string]any{}, "message_bits"},
+		{"blake2s", map[string]any{}, "blocks"},
 	}
 	plugins := builtin.Plugins()
 	for _, tt := range tests {
