@@ -39,6 +39,8 @@ func TestHugeEstimates(t *testing.T) {
 		{"sha2", map[string]any{}, "blocks"},
 		{"blake2s", map[string]any{}, "message_bits"},
 		{"blake2s", map[string]any{}, "blocks"},
+		{"blake3", map[string]any{}, "message_bits"},
+		{"blake3", map[string]any{}, "blocks"},
 	}
 	plugins := builtin.Plugins()
 	for _, tt := range tests {

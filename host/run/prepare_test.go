@@ -54,6 +54,10 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "blake2s" { rounds = 9 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 10"},
 		{`construction "blake2s" { message_bits = 7 + matrix.rate }` + "\nlayerer \"reifier\" {}", "message_bits", "not a whole number of bytes"},
 	},
+	"blake3": {
+		{`construction "blake3" { rounds = 6 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 7"},
+		{`construction "blake3" { blocks = 1023 + matrix.rate }` + "\nlayerer \"reifier\" {}", "blocks", "at most 1024 blocks"},
+	},
 	"sha2": {
 		{`construction "sha2" { preset = "sha256", rounds = 63 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 64 rounds"},
 		{`construction "sha2" { preset = "sha256", rounds = matrix.rate - 1 }` + "\nlayerer \"reifier\" {}", "rounds", "must be at least 1"},
