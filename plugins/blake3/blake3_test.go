@@ -140,4 +140,3 @@ func TestRefused(t *testing.T) {
 	sdktest.CheckRefused(t, blake3plugin.Plugin, map[string]any{"message_bits": 12}, "message_bits", "not a whole number of bytes")
 	sdktest.CheckRefused(t, blake3plugin.Plugin, map[string]any{"blocks": 2000}, "blocks", "at most 1024 blocks")
 }
-
