@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"github.com/tcforge/tcforge/plugins/ascon"
 	"github.com/tcforge/tcforge/plugins/blake2s"
 	"github.com/tcforge/tcforge/plugins/blake3"
 	"github.com/tcforge/tcforge/plugins/bristol"
@@ -25,6 +26,7 @@ import (
 func Plugins() map[string]sdk.Plugin {
 	out := map[string]sdk.Plugin{}
 	for _, p := range []sdk.Plugin{
+		ascon.Plugin,
 		blake2s.Plugin,
 		blake3.Plugin,
 		bristol.Plugin,

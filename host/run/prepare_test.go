@@ -50,6 +50,10 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "sha1" { steps = 79 + matrix.rate }` + "\nlayerer \"reifier\" {}", "steps", "at most 80"},
 		{`construction "sha1" { blocks = 1, message_bits = matrix.rate == 2 ? 8 : null }` + "\nlayerer \"reifier\" {}", "message_bits", "not both"},
 	},
+	"ascon": {
+		{`construction "ascon" { rounds = 11 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 12"},
+		{`construction "ascon" { output_bits = 255 + matrix.rate }` + "\nlayerer \"reifier\" {}", "output_bits", "256 bits"},
+	},
 	"blake2s": {
 		{`construction "blake2s" { rounds = 9 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 10"},
 		{`construction "blake2s" { message_bits = 7 + matrix.rate }` + "\nlayerer \"reifier\" {}", "message_bits", "not a whole number of bytes"},
