@@ -279,7 +279,7 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 	for _, b := range p.Layerers {
 		if defaulted[b] {
 			r.Log.Info().Str("pipeline", p.Name).Str("layerer", b.Name).Int64(sdk.MaxWeightParam, maxWeight).
-				Msgf("%s leaves %s unset: %d, what mapper %q needs to map modular additions exactly", b.Name, sdk.MaxWeightParam, maxWeight, by)
+				Msgf("%s = %d in layerer %q, whose block leaves it unset: the bound mapper %q needs to map modular additions exactly", sdk.MaxWeightParam, maxWeight, b.Name, by)
 		}
 	}
 	var mu sync.Mutex // for Checking

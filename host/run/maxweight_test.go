@@ -23,13 +23,15 @@ import (
 // The depth says which bound the layerer used (SHA-256: (1 + c)·r + 1
 // with c = 4 chunks, not 2); the model is verified in float32 against the
 // layered circuit. A block that sets max_weight keeps it, and the
-// mapper's refusal then names the setting that maps. Full SHA-256 and
-// BLAKE2s in the heavy tier (a minute or two each).
+// mapper's refusal then names the setting that maps. Full SHA-256,
+// BLAKE2s, BLAKE3 (one block) and Ascon-Hash256 in the heavy tier: the
+// stock single-pass models of configs/model-frontier.hcl (a minute or
+// two each).
 func TestMapperMaxWeight(t *testing.T) {
-	sdktest.Short(t, "maps reduced SHA-256 and BLAKE2s through tokens-as-states (seconds)")
-	sha256, blake2s := []int{3}, []int{1}
+	sdktest.Short(t, "maps reduced SHA-256, BLAKE2s and Ascon through tokens-as-states (seconds)")
+	sha256, blake2s, blake3, ascon := []int{3}, []int{1}, []int(nil), []int{1}
 	if sdktest.IsHeavy() {
-		sha256, blake2s = []int{64}, []int{10}
+		sha256, blake2s, blake3, ascon = []int{64}, []int{10}, []int{7}, []int{12}
 	}
 	reg := registry.New(registry.Options{Builtins: builtin.Plugins(), InProcess: true, Log: zerolog.Nop()})
 	defer reg.Close()
@@ -41,6 +43,8 @@ func TestMapperMaxWeight(t *testing.T) {
 	}{
 		{"\"sha2\" {\n preset = \"sha256\"\n rounds = %d\n }", sha256, "", func(r int) int { return 5*r + 1 }},
 		{"\"blake2s\" {\n rounds = %d\n blocks = 1\n }", blake2s, "", func(r int) int { return 28*r + 1 }},
+		{"\"blake3\" {\n rounds = %d\n blocks = 1\n }", blake3, "", func(r int) int { return 28*r + 1 }},
+		{"\"ascon\" {\n rounds = %d\n }", ascon, "", func(r int) int { return 8 * r }}, // no additions: 2r levels a permutation, 4 of them
 		{"\"sha2\" {\n preset = \"sha256\"\n rounds = %d\n }", sha256[:1], "max_weight = 4194304", nil},
 	} {
 		for _, r := range tc.rounds {
