@@ -68,11 +68,7 @@ func (cfg config) compress(b *circuit.Builder, h, m []circuit.Word, blk blake.Bl
 func h0() []uint64 {
 	iv := blake2sref.IV()
 	iv[0] ^= blake2sref.ParamBlock
-	out := make([]uint64, len(iv))
-	for i, w := range iv {
-		out[i] = uint64(w)
-	}
-	return out
+	return blake.Words(iv[:]...)
 }
 
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {

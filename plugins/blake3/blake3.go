@@ -87,14 +87,8 @@ func (cfg config) parent(b *circuit.Builder, l, r []circuit.Word, root bool) []c
 	return cfg.f(b, blake.ConstWords(b, 32, iv()...), append(append([]circuit.Word(nil), l...), r...), 0, blake3ref.BlockLen, flags)
 }
 
-// iv is the key words of the hash mode.
-func iv() []uint64 {
-	out := make([]uint64, 8)
-	for i, w := range blake3ref.IV() {
-		out[i] = uint64(w)
-	}
-	return out
-}
+// iv is the key words of the hash mode: the IV.
+func iv() []uint64 { k := blake3ref.IV(); return blake.Words(k[:]...) }
 
 func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	cfg := pass.Prepared.(config)

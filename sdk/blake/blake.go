@@ -207,6 +207,16 @@ func Tree(b *circuit.Builder, cvs [][]circuit.Word, parent Parent) []circuit.Wor
 	return node(cvs, true)
 }
 
+// Words returns xs as the uint64 constants Chain, Input and ConstWords
+// take (BLAKE2s's and BLAKE3's IV is 32-bit words).
+func Words[T ~uint32 | ~uint64](xs ...T) []uint64 {
+	out := make([]uint64, len(xs))
+	for i, x := range xs {
+		out[i] = uint64(x)
+	}
+	return out
+}
+
 // ConstWords returns the constants xs as w-bit constant words.
 func ConstWords(b *circuit.Builder, w int, xs ...uint64) []circuit.Word {
 	out := make([]circuit.Word, len(xs))
