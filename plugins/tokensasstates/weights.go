@@ -69,7 +69,7 @@ func (mp *mapping) hint() string {
 	if mp.cfg.MaxSum > 0 {
 		return ""
 	}
-	return fmt.Sprintf("; max_weight = %d on the layerer (fusion, reifier) cuts modular additions into 8-bit chunks, which keeps the gates of SHA-2, MD5, SHA-1, BLAKE2s and BLAKE3 within it, and is what a layerer block that leaves max_weight unset gets under this mapper", MaxWeight)
+	return fmt.Sprintf("; max_weight = %d on the layerer (fusion, reifier) cuts modular additions into 8-bit chunks, which keeps the gates of SHA-256, MD5, SHA-1, BLAKE2s and BLAKE3 within it, and is what a layerer block that leaves max_weight unset gets under this mapper", MaxWeight)
 }
 
 // embedding writes the position embedding (base) and the input map.
