@@ -51,10 +51,7 @@ func prepare(_ context.Context, pass *sdk.Pass) (any, error) {
 // final flag f₀ = 0xffffffff XORed in; the rounds; then h ⊕ v[0…7] ⊕
 // v[8…15].
 func (cfg config) compress(b *circuit.Builder, h, m []circuit.Word, blk blake.Block) []circuit.Word {
-	iv, t, f := blake2sref.IV(), blk.Count(), uint64(0)
-	if blk.Last {
-		f = 0xffffffff
-	}
+	iv, t, f := blake2sref.IV(), blk.Count(), blake.Flag(blk.Last, 0xffffffff)
 	v := blake.Input(b, h, uint64(iv[0]), uint64(iv[1]), uint64(iv[2]), uint64(iv[3]),
 		uint64(iv[4])^t, uint64(iv[5])^t>>32, uint64(iv[6])^f, uint64(iv[7]))
 	for r := range cfg.rounds {

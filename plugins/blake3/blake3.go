@@ -64,27 +64,14 @@ func (cfg config) f(b *circuit.Builder, h, m []circuit.Word, t uint64, n int, fl
 // chunk's number; the flags say the chunk's first and last block, and the
 // root where the message is one chunk.
 func (cfg config) compress(b *circuit.Builder, h, m []circuit.Word, blk blake.Block) []circuit.Word {
-	var flags uint64
-	if blk.First {
-		flags |= blake3ref.ChunkStart
-	}
-	if blk.Last {
-		flags |= blake3ref.ChunkEnd
-		if mode().Chunks(cfg.msg) == 1 {
-			flags |= blake3ref.Root
-		}
-	}
-	return cfg.f(b, h, m, uint64(blk.Chunk), blk.Len, flags)
+	return cfg.f(b, h, m, uint64(blk.Chunk), blk.Len, blk.Flags(blake3ref.ChunkStart, blake3ref.ChunkEnd, blake3ref.Root))
 }
 
 // parent is a parent node: the IV as key, its children's chaining values
 // as the block, counter 0, a full block.
 func (cfg config) parent(b *circuit.Builder, l, r []circuit.Word, root bool) []circuit.Word {
-	flags := uint64(blake3ref.Parent)
-	if root {
-		flags |= blake3ref.Root
-	}
-	return cfg.f(b, blake.ConstWords(b, 32, iv()...), append(append([]circuit.Word(nil), l...), r...), 0, blake3ref.BlockLen, flags)
+	m := append(append([]circuit.Word(nil), l...), r...)
+	return cfg.f(b, blake.ConstWords(b, 32, iv()...), m, 0, blake3ref.BlockLen, blake3ref.Parent|blake.Flag(root, blake3ref.Root))
 }
 
 // iv is the key words of the hash mode: the IV.

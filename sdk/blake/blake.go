@@ -105,8 +105,24 @@ type Block struct {
 	Start, Len int
 	// First and Last say the block is the first or the last of its chunk
 	// (BLAKE3's CHUNK_START and CHUNK_END); without chunks Last is the
-	// message's last block (BLAKE2's final flag).
-	First, Last bool
+	// message's last block (BLAKE2's final flag). Root says it is the last
+	// block of a message of one chunk, the root of BLAKE3's tree.
+	First, Last, Root bool
+}
+
+// Flags returns the flags of the block: start if it is its chunk's first,
+// end if its last, root if the tree's root (BLAKE3's CHUNK_START,
+// CHUNK_END, ROOT).
+func (blk Block) Flags(start, end, root uint64) uint64 {
+	return Flag(blk.First, start) | Flag(blk.Last, end) | Flag(blk.Root, root)
+}
+
+// Flag returns f if set, else 0.
+func Flag(set bool, f uint64) uint64 {
+	if set {
+		return f
+	}
+	return 0
 }
 
 // Count returns the bytes hashed up to the end of the block: BLAKE2's
@@ -136,7 +152,7 @@ func (md Mode) Blocks(m Message) []Block {
 		for k := range blocks {
 			s := start + k*md.BlockBytes
 			out = append(out, Block{Index: len(out), Chunk: c, Start: s, Len: min(md.BlockBytes, m.Bytes-s),
-				First: k == 0, Last: k == blocks-1})
+				First: k == 0, Last: k == blocks-1, Root: k == blocks-1 && md.Chunks(m) == 1})
 		}
 	}
 	return out

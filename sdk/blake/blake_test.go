@@ -22,11 +22,11 @@ func TestBlocks(t *testing.T) {
 		chunks        int
 		last          blake.Block
 	}{
-		{b2, 0, 1, 1, blake.Block{Index: 0, Start: 0, Len: 0, First: true, Last: true}},
-		{b2, 64, 1, 1, blake.Block{Index: 0, Start: 0, Len: 64, First: true, Last: true}},
-		{b2, 65, 2, 1, blake.Block{Index: 1, Start: 64, Len: 1, Last: true}},
-		{b3, 0, 1, 1, blake.Block{First: true, Last: true}},
-		{b3, 1024, 16, 1, blake.Block{Index: 15, Start: 960, Len: 64, Last: true}},
+		{b2, 0, 1, 1, blake.Block{Index: 0, Start: 0, Len: 0, First: true, Last: true, Root: true}},
+		{b2, 64, 1, 1, blake.Block{Index: 0, Start: 0, Len: 64, First: true, Last: true, Root: true}},
+		{b2, 65, 2, 1, blake.Block{Index: 1, Start: 64, Len: 1, Last: true, Root: true}},
+		{b3, 0, 1, 1, blake.Block{First: true, Last: true, Root: true}},
+		{b3, 1024, 16, 1, blake.Block{Index: 15, Start: 960, Len: 64, Last: true, Root: true}},
 		{b3, 1025, 17, 2, blake.Block{Index: 16, Chunk: 1, Start: 1024, Len: 1, First: true, Last: true}},
 		{b3, 3073, 49, 4, blake.Block{Index: 48, Chunk: 3, Start: 3072, Len: 1, First: true, Last: true}},
 	} {
@@ -37,6 +37,9 @@ func TestBlocks(t *testing.T) {
 		}
 		if got := bl[len(bl)-1].Count(); got != uint64(tc.bytes) {
 			t.Errorf("%d bytes: the last block counts %d", tc.bytes, got)
+		}
+		if got, want := bl[0].Flags(1, 2, 8), blake.Flag(true, 1)|blake.Flag(len(bl) == 1, 2|blake.Flag(tc.chunks == 1, 8)); got != want {
+			t.Errorf("%+v, %d bytes: the first block's flags %d, want %d", tc.md, tc.bytes, got, want)
 		}
 	}
 }
