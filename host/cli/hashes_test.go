@@ -7,17 +7,22 @@ import (
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
-// TestHashesConfig runs configs/hashes.hcl end to end: MD5, SHA-1,
-// BLAKE2s, BLAKE3 and Ascon at full size and reduced steps or rounds
-// through both layerers, every point verified and every depth law (its
-// expect blocks) met, and the full-size one-block points' figures as
-// docs/writing-a-hash.md prints them.
+// TestHashesConfig runs configs/hashes.hcl end to end (and, in the heavy
+// tier, configs/hashes-heavy.hcl): MD5, SHA-1, BLAKE2s, BLAKE3 and Ascon
+// at full size and reduced steps or rounds through both layerers, every
+// point verified and every depth law (its expect blocks) met, and the
+// full-size one-block points' figures as docs/writing-a-hash.md prints
+// them.
 func TestHashesConfig(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 92 points of MD5, SHA-1, BLAKE2s, BLAKE3 and Ascon (about 40 s)")
+		t.Skip("runs 88 points of MD5, SHA-1, BLAKE2s, BLAKE3 and Ascon (about 30 s)")
 	}
 	out := t.TempDir()
-	r := tcforge(t, "run", "--log-level", "warn", "--out", out, filepath.Join("..", "..", "configs", "hashes.hcl"))
+	files := []string{filepath.Join("..", "..", "configs", "hashes.hcl")}
+	if sdktest.IsHeavy() { // full BLAKE3 chunks and their trees (minutes)
+		files = append(files, filepath.Join("..", "..", "configs", "hashes-heavy.hcl"))
+	}
+	r := tcforge(t, append([]string{"run", "--log-level", "warn", "--out", out}, files...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d (a point failed or missed its law)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
