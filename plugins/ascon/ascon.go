@@ -31,6 +31,8 @@ var Plugin = &sdk.Construction{
 			Doc: "rounds of Ascon-p in every permutation (the initial one, after each absorbed block, between squeezed blocks): 1…12, the last rounds of Ascon-p[12]"},
 		{Name: "output_bits", Type: sdk.Int, Min: sdk.Bound(1), Max: sdk.Bound(1 << 16),
 			Doc: "xof128: output length in bits, any; default 256 (hash256: 256 only)"},
+		{Name: "padding", Type: sdk.String, Default: "sp800-232", Enum: []string{"sp800-232", "caller"},
+			Doc: "\"sp800-232\": the message and its padding inside the circuit; \"caller\": the input is the padded message, `blocks` whole 64-bit blocks absorbed as they are (a byte module pads: any message of 0 to 8·blocks − 1 bytes)"},
 	}, sponge.Params()...),
 	Prepare:   prepare,
 	Build:     build,
@@ -61,8 +63,14 @@ func prepare(_ context.Context, pass *sdk.Pass) (any, error) {
 		return nil, p.Errorf("output_bits", "Ascon-Hash256's digest is 256 bits, got %d (mode = \"xof128\" squeezes any length)", p.Int("output_bits"))
 	}
 	var err error
-	cfg.msg, err = shape().Message(p)
-	return cfg, err
+	if cfg.msg, err = shape().Message(p); err != nil || p.String("padding") == "sp800-232" {
+		return cfg, err
+	}
+	if p.Has("message_bits") {
+		return nil, p.Errorf("message_bits", "padding = \"caller\" takes blocks: the input is whole padded blocks")
+	}
+	cfg.msg = shape().Padded(cfg.msg.Blocks)
+	return cfg, nil
 }
 
 // permute is Ascon-p with cfg's rounds (SP 800-232 §3): each round adds
@@ -118,6 +126,9 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 	for k, v := range map[string]int{"rounds": cfg.rounds, "blocks": cfg.msg.Blocks, "message_bits": cfg.msg.Bits, "output_bits": cfg.outBits} {
 		b.SetAttr(k, int64(v))
 	}
+	if cfg.msg.CallerPads {
+		b.SetAttr("padded_bits", int64(cfg.msg.Bits))
+	}
 	return b.Circuit(), nil
 }
 
@@ -130,7 +141,12 @@ func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitv
 	cfg := pass.Prepared.(config)
 	return sdk.EachInput(ctx, inputs, func(in bitvec.Vec) (bitvec.Vec, error) {
 		msg := asconref.FromCircuit(in.PackMSB(cfg.msg.Bits), cfg.msg.Bits)
-		d := asconref.Sum(cfg.iv, msg, cfg.msg.Bits, cfg.outBits, cfg.rounds)
+		var d []byte
+		if cfg.msg.CallerPads {
+			d = asconref.SumPadded(cfg.iv, msg, cfg.msg.Blocks, cfg.outBits, cfg.rounds)
+		} else {
+			d = asconref.Sum(cfg.iv, msg, cfg.msg.Bits, cfg.outBits, cfg.rounds)
+		}
 		return bitvec.FromPackedMSB(asconref.ToCircuit(d, cfg.outBits), cfg.outBits), nil
 	})
 }

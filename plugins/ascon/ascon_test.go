@@ -162,6 +162,33 @@ func TestReference(t *testing.T) {
 	}
 }
 
+// TestCallerPadding: with padding = "caller" the circuit reads the padded
+// message (whole blocks): on the KATs' messages padded by asconref.Pad
+// it gives their digests, and against the reference on random padded
+// inputs (which need not be a valid padding) it agrees.
+func TestCallerPadding(t *testing.T) {
+	for i, k := range kats(t, "LWC_HASH_KAT_128_256.txt") {
+		n := len(k.msg) / 2
+		if n > 24 || testing.Short() && i%4 != 0 {
+			continue
+		}
+		padded := asconref.Pad(unhex(t, k.msg), 8*n)
+		sdktest.CheckVectors(t, asconplugin.Plugin, map[string]any{"padding": "caller", "blocks": len(padded) / 8},
+			[]sdktest.Vector{{In: hex.EncodeToString(padded), Want: k.md}})
+	}
+	for _, v := range []map[string]any{
+		{"padding": "caller", "blocks": 1, "rounds": 2},
+		{"padding": "caller", "blocks": 3},
+		{"padding": "caller", "mode": "xof128", "output_bits": 100, "rounds": 5},
+	} {
+		c := sdktest.CheckReference(t, asconplugin.Plugin, v, 32)
+		if c.Attrs["padded_bits"] != c.Attrs["message_bits"] || c.Attrs["message_bits"] != 64*c.Attrs["blocks"] {
+			t.Errorf("%v: attributes %v, want message_bits = padded_bits = 64·blocks", v, c.Attrs)
+		}
+	}
+	sdktest.CheckEstimate(t, asconplugin.Plugin, map[string]any{"padding": "caller", "blocks": 2}, 100)
+}
+
 func TestEstimate(t *testing.T) {
 	for _, v := range []map[string]any{{"rounds": 2}, {"message_bits": 0}, {"blocks": 3, "rounds": 5}, {"message_bits": 77, "mode": "xof128", "output_bits": 300}} {
 		sdktest.CheckEstimate(t, asconplugin.Plugin, v, 100)
@@ -174,4 +201,5 @@ func TestRefused(t *testing.T) {
 	sdktest.CheckRefused(t, asconplugin.Plugin, map[string]any{"blocks": 2, "message_bits": 8}, "message_bits", "not both")
 	sdktest.CheckRefused(t, asconplugin.Plugin, map[string]any{"blocks": 5000}, "blocks", "at most 4096 blocks")
 	sdktest.CheckRefused(t, asconplugin.Plugin, map[string]any{"message_bits": 1 << 40}, "message_bits", "at most 4096 blocks")
+	sdktest.CheckRefused(t, asconplugin.Plugin, map[string]any{"padding": "caller", "message_bits": 64}, "message_bits", "takes blocks")
 }

@@ -60,9 +60,18 @@ func Params() []sdk.Param {
 }
 
 // Message is a resolved message: its length in bits and the blocks it
-// pads to (pad10* adds at least one bit).
+// pads to (pad10* adds at least one bit). CallerPads says the message is
+// already padded (Padded): Blocks whole blocks, absorbed as they are.
 type Message struct {
 	Bits, Blocks int
+	CallerPads   bool
+}
+
+// Padded returns the message of blocks whole blocks that the caller has
+// padded: Absorb takes its bits as they are (a byte module pads them;
+// docs/export.md).
+func (sp Sponge) Padded(blocks int) Message {
+	return Message{Bits: blocks * sp.RateBits(), Blocks: blocks, CallerPads: true}
 }
 
 // String implements fmt.Stringer.
@@ -122,8 +131,9 @@ func (sp Sponge) Init(b *circuit.Builder, iv []uint64, perm Permutation) []circu
 
 // Absorb builds the input "msg" of m.Bits bits and absorbs it into s:
 // each padded block XORed into the rate (a padding bit that is 1 is a NOT,
-// one that is 0 nothing), then the permutation, in scopes "block k". It
-// returns the state, or ctx's error between blocks.
+// one that is 0 nothing; none when the caller pads), then the
+// permutation, in scopes "block k". It returns the state, or ctx's error
+// between blocks.
 func (sp Sponge) Absorb(ctx context.Context, b *circuit.Builder, s []circuit.Word, m Message, perm Permutation) ([]circuit.Word, error) {
 	msg := b.Input("msg", m.Bits)
 	s = append([]circuit.Word(nil), s...)
@@ -207,6 +217,10 @@ func (sp Sponge) Estimate(m Message, outBits int, perm Permutation) (sdk.Size, e
 	perm(b, b.LittleEndianWords(b.Input("s", n), sp.W))
 	one := sdk.SizeOf(b.Circuit())
 	one.Nodes -= int64(n)
-	fixed := sdk.Size{Nodes: 2*int64(m.Bits) + 1 + int64(n), Edges: 2*int64(m.Bits) + 1}
+	pad := int64(1) // the padding bit's NOT
+	if m.CallerPads {
+		pad = 0
+	}
+	fixed := sdk.Size{Nodes: 2*int64(m.Bits) + pad + int64(n), Edges: 2*int64(m.Bits) + pad}
 	return sdk.BlockLinear(fixed, one, int64(sp.Permutations(m, outBits)))
 }

@@ -95,6 +95,43 @@ func circuitBytes(b []byte, n int) []byte {
 	return out
 }
 
+// TestPadded: a message the caller padded is absorbed as it is: the
+// circuit on the padded bits equals the circuit of the unpadded message,
+// and Estimate counts no padding bit.
+func TestPadded(t *testing.T) {
+	for _, n := range []int{0, 5, 8, 13} {
+		padded := toy.Padded(n/8 + 1)
+		b := circuit.NewBuilder()
+		s, err := toy.Absorb(context.Background(), b, toy.Init(b, []uint64{0x80}, toyPerm), padded, toyPerm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Output("out", toy.Squeeze(b, s, 16, toyPerm))
+		c := b.Circuit()
+		if got, err := toy.Estimate(padded, 16, toyPerm); err != nil || got != sdk.SizeOf(c) {
+			t.Errorf("%d bits, padded: estimate %+v (%v), built %+v", n, got, err, sdk.SizeOf(c))
+		}
+		msg := []byte{0x5b, 0x1d}
+		msg[n/8] &= byte(1)<<(n%8) - 1
+		// The caller's padding: a 1 after the message's bits, in
+		// SP 800-232's order; then the circuit's byte order.
+		p := append([]byte(nil), msg[:(n+7)/8]...)
+		if n%8 == 0 {
+			p = append(p, 1)
+		} else {
+			p[n/8] |= 1 << (n % 8)
+		}
+		in := bitvec.FromPackedMSB(p, padded.Bits)
+		out, err := bitvec.EvalSliced([]bitvec.Vec{in}, padded.Bits, c.Eval)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := out[0].PackMSB(16), circuitBytes(toySum(0x80, msg, n, 16), 16); string(got) != string(want) {
+			t.Errorf("%d bits padded by the caller: %x, want %x", n, got, want)
+		}
+	}
+}
+
 func TestMessage(t *testing.T) {
 	sp := sponge.Sponge{Words: 5, W: 64, RateWords: 1}
 	for _, tc := range []struct {

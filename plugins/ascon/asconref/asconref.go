@@ -72,18 +72,30 @@ func Permute(s *[5]uint64, rounds int) {
 // the message, then zeros), outBits bits squeezed, every permutation of the
 // given rounds. msg and the output are in SP 800-232's bit order.
 func Sum(iv uint64, msg []byte, bits, outBits, rounds int) []byte {
+	return SumPadded(iv, Pad(msg, bits), bits/64+1, outBits, rounds)
+}
+
+// Pad returns the padded message of a message of bits bits: the message, a
+// 1 bit, zeros to a whole number of 64-bit blocks (bits/64 + 1 of them),
+// in SP 800-232's bit order, as bytes.
+func Pad(msg []byte, bits int) []byte {
+	out := make([]byte, 8*(bits/64+1))
+	for p := range bits {
+		out[p/8] |= (msg[p/8] >> (p % 8) & 1) << (p % 8)
+	}
+	out[bits/8] |= 1 << (bits % 8)
+	return out
+}
+
+// SumPadded is Sum on a message already padded to blocks 64-bit blocks
+// (8·blocks bytes, absorbed as they are, each little-endian).
+func SumPadded(iv uint64, padded []byte, blocks, outBits, rounds int) []byte {
 	s := [5]uint64{iv}
 	Permute(&s, rounds)
-	blocks := bits/64 + 1
 	for k := range blocks {
 		var m uint64
-		for i := range 64 {
-			switch p := 64*k + i; {
-			case p < bits:
-				m |= uint64(msg[p/8]>>(p%8)&1) << i
-			case p == bits:
-				m |= 1 << i
-			}
+		for i := range 8 {
+			m |= uint64(padded[8*k+i]) << (8 * i)
 		}
 		s[0] ^= m
 		Permute(&s, rounds)

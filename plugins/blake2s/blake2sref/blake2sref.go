@@ -92,15 +92,34 @@ func Sum(msg []byte, rounds int) [32]byte {
 	h[0] ^= ParamBlock
 	n := max(1, (len(msg)+63)/64)
 	for k := range n {
-		var block [64]byte
-		copy(block[:], msg[64*k:])
-		var m [16]uint32
-		for j := range m {
-			m[j] = binary.LittleEndian.Uint32(block[4*j:])
-		}
 		t := uint64(min(64*(k+1), len(msg)))
-		h = Compress(h, m, t, k == n-1, rounds)
+		h = Compress(h, words(msg[64*k:]), t, k == n-1, rounds)
 	}
+	return digest(h)
+}
+
+// Block returns the digest of one final block: the 64 bytes of block
+// (zero-padded) with counter t, the first chaining value h₀ — BLAKE2s-256
+// of a message of t ≤ 64 bytes when block holds it and zeros past it.
+func Block(block []byte, t uint64, rounds int) [32]byte {
+	h := IV()
+	h[0] ^= ParamBlock
+	return digest(Compress(h, words(block), t, true, rounds))
+}
+
+// words reads up to 64 bytes as 16 little-endian words, zero-padded.
+func words(b []byte) [16]uint32 {
+	var block [64]byte
+	copy(block[:], b)
+	var m [16]uint32
+	for j := range m {
+		m[j] = binary.LittleEndian.Uint32(block[4*j:])
+	}
+	return m
+}
+
+// digest writes a chaining value as the digest's bytes.
+func digest(h [8]uint32) [32]byte {
 	var out [32]byte
 	for i, w := range h {
 		binary.LittleEndian.PutUint32(out[4*i:], w)
