@@ -50,12 +50,12 @@ func TestDigestModuleBLAKE2s(t *testing.T) {
 // inside: messages of 8(n − 1) … 8n − 1 bytes) as TorchScript and ONNX,
 // and hashes a random message of every length it takes and as many of
 // random lengths through torch.jit.load alone and in ONNX Runtime: at one
-// round the modules of one and four blocks (0 … 7 and 24 … 31 bytes)
-// against asconref; with TCFORGE_HEAVY=1 all four (0 … 31 bytes) at 12
-// rounds (asconref, pinned to NIST's ACVP vectors).
+// round the module of two blocks (8 … 15 bytes) against asconref; with
+// TCFORGE_HEAVY=1 all four (0 … 31 bytes) at 12 rounds (asconref, pinned
+// to NIST's ACVP vectors).
 func TestDigestModuleAscon(t *testing.T) {
 	all := asconModules()
-	checkByteModules(t, "ascon", ascon.Plugin, []byteModule{all[0], all[3]}, all, []int{1, asconref.Rounds}, asconDigest)
+	checkByteModules(t, "ascon", ascon.Plugin, all[1:2], all, []int{1, asconref.Rounds}, asconDigest)
 }
 
 // checkByteModules is TestDigestModuleBLAKE2s and TestDigestModuleAscon:
