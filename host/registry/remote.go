@@ -94,7 +94,7 @@ func remotePlugin(c *wire.Client) (sdk.Plugin, error) {
 	case sdk.KindLayerer:
 		return &sdk.Layerer{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Prepare: r.prepare, Layer: r.layer}, nil
 	case sdk.KindMapper:
-		return &sdk.Mapper{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Prepare: r.prepare, Map: r.mapModel}, nil
+		return &sdk.Mapper{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Prepare: r.prepare, Map: r.mapModel, MaxWeight: d.MaxWeight}, nil
 	}
 	return nil, fmt.Errorf("plugin %q: unknown plugin kind %q", c.Name(), d.Kind)
 }

@@ -203,6 +203,18 @@ def _byte_interface(model):
     if cp.get("padding") == "caller" and params.get("preset") in SUFFIX and cp.get("construction") == "keccak":
         # One padded block: messages of 0 … n − 1 bytes, padded here.
         return _Interface(n, 0, n - 1, False, model.outputs, suffix=SUFFIX[params["preset"]], const={n - 1: 0x80})
+    if cp.get("construction") == "ascon" and cp.get("padding") == "caller" and n >= 8:
+        # Whole padded 8-byte blocks (padding = "caller"), the last one
+        # holding the message's end, then SP 800-232's pad10*: a 0x01 byte
+        # and zeros. A sponge absorbs every block, so a model of n bytes
+        # hashes the messages of n − 8 … n − 1 bytes (one model a block
+        # count).
+        return _Interface(n, n - 8, n - 1, True, model.outputs, suffix=0x01)
+    if cp.get("construction") == "blake2s" and params.get("mode") == "block":
+        # One final block (mode = "block"): the message zero-padded to 64
+        # bytes, then its length in bits (8 bytes, big-endian), whose
+        # eighth is BLAKE2s's counter: messages of 0 … 64 bytes.
+        return _Interface(n, 0, n - 8, True, model.outputs, length_bytes=8)
     return _Interface(n, n, n, msb, model.outputs)
 
 
