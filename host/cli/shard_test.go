@@ -68,42 +68,7 @@ func TestShardMerge(t *testing.T) {
 			t.Errorf("%s: %d rows of compare-md-paper", d, n)
 		}
 	}
-	timing := regexp.MustCompile(`("[a-z_]*seconds": )[0-9.e+-]+|Generated [0-9: -]+`)
-	var files []string
-	err := filepath.Walk(single, func(path string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			rel, _ := filepath.Rel(single, path)
-			files = append(files, rel)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 10 {
-		t.Fatalf("single run wrote only %v", files)
-	}
-	for _, rel := range files {
-		a, err := os.ReadFile(filepath.Join(single, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join(merged, rel))
-		if err != nil {
-			t.Errorf("merge did not write %s: %v", rel, err)
-			continue
-		}
-		if rel == report.ManifestFile {
-			a, b = manifestUntimed(t, a), manifestUntimed(t, b)
-		}
-		na, nb := timing.ReplaceAll(a, []byte("${1}T")), timing.ReplaceAll(b, []byte("${1}T"))
-		if strings.HasSuffix(rel, ".csv") {
-			na, nb = csvTimesBlank(t, na), csvTimesBlank(t, nb)
-		}
-		if string(na) != string(nb) {
-			t.Errorf("%s differs between the single run and the merged shards", rel)
-		}
-	}
+	sameReports(t, single, merged)
 }
 
 // manifestUntimed returns a run manifest with what is each run's own
@@ -184,4 +149,50 @@ func csvTimesBlank(t *testing.T, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+// sameReports compares every file a single run wrote into single with
+// the same file in merged (tcforge merge's --out): the same bytes apart
+// from timings.
+func sameReports(t *testing.T, single, merged string) {
+	t.Helper()
+	timing := regexp.MustCompile(`("[a-z_]*seconds": )[0-9.e+-]+|Generated [0-9: -]+`)
+	var files []string
+	err := filepath.Walk(single, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			rel, _ := filepath.Rel(single, path)
+			files = append(files, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("single run wrote only %v", files)
+	}
+	for _, rel := range files {
+		if rel == ".tcforge-run.lock" {
+			continue // which process held --out: "pid N"
+		}
+		a, err := os.ReadFile(filepath.Join(single, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(merged, rel))
+		if err != nil {
+			t.Errorf("merge did not write %s: %v", rel, err)
+			continue
+		}
+		if rel == report.ManifestFile {
+			a, b = manifestUntimed(t, a), manifestUntimed(t, b)
+		}
+		na, nb := timing.ReplaceAll(a, []byte("${1}T")), timing.ReplaceAll(b, []byte("${1}T"))
+		if strings.HasSuffix(rel, ".csv") {
+			na, nb = csvTimesBlank(t, na), csvTimesBlank(t, nb)
+		}
+		if string(na) != string(nb) {
+			t.Errorf("%s differs between the single run and the merged shards", rel)
+		}
+	}
 }
