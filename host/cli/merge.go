@@ -28,7 +28,9 @@ func newMergeCmd(env *Env, g *globals) *cobra.Command {
 		Long: "Read DIR/" + ShardFile + " of every shard of a sharded run (tcforge run --shard I/N --out DIR) and write the\n" +
 			"CSV, JSON, Markdown, plots and report.html a single run of the same files would have written (the\n" +
 			"same bytes apart from timings). Every shard 0…N−1 must be given once, all of the same files, seed and\n" +
-			"samples, and every point must be present. See docs/clusters.md.",
+			"samples; the missing ones are named. A shard stopped by a signal (a scheduler's time limit or cancel)\n" +
+			"holds the points it finished: the merged reports are then incomplete, name it, and the exit status is 1.\n" +
+			"See docs/clusters.md.",
 		Example: "  tcforge merge --out out shards/0 shards/1 shards/2",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -160,7 +162,9 @@ func mergeShards(ctx context.Context, env *Env, dirs []string, ro *runOutput) er
 	}
 	ro.writeSummary(env.Stdout, merged, failed, time.Since(start))
 	if stopped != "" {
-		return fmt.Errorf("incomplete: %s; run them again", stopped)
+		// Exit 1, as for a failed point: the sweep is not done.
+		fmt.Fprintf(env.Stderr, "Error: incomplete: %s; run them again\n", stopped)
+		return exitStatus{1}
 	}
 	if failed > 0 {
 		return exitStatus{1}
