@@ -273,7 +273,9 @@ func TestShardStopped(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([]result, 2)
 	wg.Go(func() { results[0] = tcforge(t, args(s)...) })
-	wg.Go(func() { results[1] = tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--out", single, cfg) })
+	wg.Go(func() {
+		results[1] = tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--out", single, cfg)
+	})
 	wg.Wait()
 	for _, r := range results {
 		if r.code != 0 {
