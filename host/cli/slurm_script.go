@@ -258,6 +258,9 @@ func sbatch(ctx context.Context, args ...string) (string, error) {
 // queued returns which of the job ids (array or not) still have a job in
 // the queue, pending or running.
 func queued(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil // nothing submitted (--dry-run)
+	}
 	out, err := slurmCmd(ctx, "squeue", "-h", "-o", "%F %i")
 	if err != nil {
 		return nil, err

@@ -240,6 +240,7 @@ func TestSlurm(t *testing.T) {
 	t.Run("TimeLimit", func(t *testing.T) { t.Parallel(); testSlurmHeld(t, env, "timelimit") })
 	t.Run("Scancel", func(t *testing.T) { t.Parallel(); testSlurmHeld(t, env, "scancel") })
 	t.Run("FailedPoints", func(t *testing.T) { t.Parallel(); testSlurmFailed(t, env) })
+	t.Run("Train", func(t *testing.T) { t.Parallel(); testSlurmTrain(t, env) })
 }
 
 // testSlurmSweep: testdata/shard-short.hcl as an 8-task array, merged by
@@ -508,5 +509,184 @@ func testSlurmFailed(t *testing.T, env []string) {
 	res := tcforgeEnv(t, env, "slurm", "--resume", "--dir", dir)
 	if res.code != 0 || !strings.Contains(res.stdout, "nothing to resume") {
 		t.Errorf("--resume after failed points: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// testSlurmTrain: a training array (--train) runs each line's arguments,
+// quoted words intact, through the interpreter (here a stand-in for
+// python3 -m tcforge_torch train that logs its arguments and fails for a
+// marked run); the report job names the run that failed, and --resume
+// runs it alone.
+func testSlurmTrain(t *testing.T, env []string) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "sweep")
+	py := filepath.Join(root, "python")
+	script := `#!/bin/sh
+# python -m tcforge_torch train --threads N --progress never ARGS --skip-done 1
+log=$(printf '%s|' "$@")
+echo "$log" >>` + filepath.Join(root, "calls") + `
+name=$9
+[ ! -e ` + root + `/fail-"$name" ] || exit 1
+`
+	if err := os.WriteFile(py, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(root, "runs.txt")
+	if err := os.WriteFile(runs, []byte("# three runs\n--name a --instance \"adder n=8\"\n\n--name 'b c' --steps 5\n--name d --sigma 1e-6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "fail-d"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	array, merge, report := submitSweep(t, env, dir, "--train", runs, "--python", py, "--time", "5m", "--mem", "256")
+	waitJobs(t, env, dir, array, merge, report)
+	if st := jobState(t, env, report); st != "FAILED" {
+		t.Errorf("report job %s after a failed run: %s, want FAILED\n%s", report, st, logs(dir))
+	}
+	log := jobLog(t, dir, report)
+	for i, want := range []string{"COMPLETED +done", "COMPLETED +done", `FAILED \(exit 1\) +not done`} {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d +%s_%d +%s$`, i, array, i, want)).MatchString(log) {
+			t.Errorf("report job's status: no line %d %s:\n%s", i, want, log)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(root, "calls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	slices.Sort(calls)
+	want := []string{
+		"-m|tcforge_torch|train|--threads|1|--progress|never|--name|a|--instance|adder n=8|--skip-done|1|",
+		"-m|tcforge_torch|train|--threads|1|--progress|never|--name|b c|--steps|5|--skip-done|1|",
+		"-m|tcforge_torch|train|--threads|1|--progress|never|--name|d|--sigma|1e-6|--skip-done|1|",
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("the runs' arguments:\n%s\nwant\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+	}
+	os.Remove(filepath.Join(root, "fail-d"))
+	res := tcforgeEnv(t, env, "slurm", "--resume", "--dir", dir)
+	if res.code != 0 || !strings.Contains(res.stdout, "resuming 1 of 3 tasks: 2\n") {
+		t.Fatalf("--resume: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	_, array2, merge2, report2 := sweepJobs(t, dir)
+	waitJobs(t, env, dir, array2, merge2, report2)
+	if st := jobState(t, env, merge2); st != "COMPLETED" || !strings.Contains(jobLog(t, dir, merge2), "every task finished") {
+		t.Errorf("merge job after --resume: %s\n%s", st, logs(dir))
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "calls")); strings.Count(string(b), "\n") != 4 {
+		t.Errorf("after --resume, %d runs in all, want 4 (the failed one again):\n%s", strings.Count(string(b), "\n"), b)
+	}
+}
+
+// TestSlurmScripts: without a scheduler, --dry-run writes the batch
+// scripts with the requests asked for and prints the sbatch commands;
+// the scripts, run by bash as Slurm would (SLURM_ARRAY_TASK_ID …), write
+// the shards and a merge equal to one run; --resume --dry-run lists only
+// the tasks that did not finish; mistakes are refused before anything is
+// written.
+func TestSlurmScripts(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dir := filepath.Join(root, "sweep")
+	cfg := filepath.Join("testdata", "shard-short.hcl")
+	r := tcforge(t, "slurm", "--dry-run", "--dir", dir, "--shards", "3", "--throttle", "2", "--time", "90m", "--mem", "2048", "--cpus", "2",
+		"--partition", "debug", "--sbatch=--account=proj", "--run-arg=--seed=3", cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	array, merge := filepath.Join(dir, "array.sbatch"), filepath.Join(dir, "merge.sbatch")
+	for _, want := range []string{
+		"(each 2 CPU, 2048 MiB, 90 min: given)",
+		"jid=$(sbatch --parsable --array=0-2%2 " + array + ")",
+		"sbatch --dependency=afterok:$jid --kill-on-invalid-dep=yes " + merge,
+		"sbatch --dependency=afternotok:$jid --kill-on-invalid-dep=yes " + merge,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--dry-run output has no %q:\n%s", want, r.stdout)
+		}
+	}
+	b, err := os.ReadFile(array)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#SBATCH --job-name=tcforge-sweep\n", "#SBATCH --output=" + dir + "/logs/%A_%a.log\n", "#SBATCH --cpus-per-task=2\n",
+		"#SBATCH --mem=2048M\n", "#SBATCH --time=90\n", "#SBATCH --partition=debug\n", "#SBATCH --account=proj\n",
+		`--shard "$SLURM_ARRAY_TASK_ID/3" --out ` + dir + `/shards/"$SLURM_ARRAY_TASK_ID" --seed=3 -- testdata/shard-short.hcl` + "\n",
+		`--jobs "$SLURM_CPUS_PER_TASK" --memory 1024 --plugin-memory 1024`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("array.sbatch has no %q:\n%s", want, b)
+		}
+	}
+	task := func(i int) error {
+		cmd := exec.Command("bash", array)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", i), "SLURM_CPUS_PER_TASK=2")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("task %d: %w\n%s", i, err, out)
+		}
+		return nil
+	}
+	single := filepath.Join(root, "single")
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	wg.Go(func() { errs[0] = task(0) })
+	wg.Go(func() { errs[1] = task(2) })
+	wg.Go(func() {
+		if r := tcforge(t, "run", "--log-level", "warn", "--progress", "never", "--seed", "3", "--out", single, cfg); r.code != 0 {
+			errs[2] = fmt.Errorf("the single run: exit %d\n%s", r.code, r.stderr)
+		}
+	})
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Task 1 has not run: --resume would submit it alone.
+	r = tcforge(t, "slurm", "--resume", "--dry-run", "--dir", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "resuming 1 of 3 tasks: 1\n") || !strings.Contains(r.stdout, "--array=1%2 ") {
+		t.Errorf("--resume --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = tcforge(t, "slurm", "--status", "--dir", dir)
+	if r.code != 1 || !regexp.MustCompile(`(?m)^1 +- +not submitted +missing \(no tcforge-shard.gob\)$`).MatchString(r.stdout) ||
+		!strings.Contains(r.stdout, "1 of 3 tasks did not finish (1)") {
+		t.Errorf("--status with task 1 not run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := task(1); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", merge).CombinedOutput()
+	if err != nil {
+		t.Fatalf("merge.sbatch: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "every task finished") {
+		t.Errorf("merge.sbatch's status:\n%s", out)
+	}
+	sameReports(t, single, filepath.Join(dir, "out"))
+
+	// Mistakes, refused before anything is written.
+	if err := os.WriteFile(filepath.Join(root, "bad-runs.txt"), []byte("--name a\n--out $HOME\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{cfg}, 2, "--dir is required"},
+		{[]string{"--dir", filepath.Join(root, "x")}, 2, "give pipeline FILEs (shards of tcforge run) or --train RUNS, one of the two"},
+		{[]string{"--dir", dir, cfg}, 2, "already holds a sweep"},
+		{[]string{"--dir", filepath.Join(root, "x"), "--shards", "0", cfg}, 2, "--shards must be at least 1"},
+		{[]string{"--dir", filepath.Join(root, "x"), "--resume", cfg}, 2, "--resume and --status take the sweep from --dir"},
+		{[]string{"--dir", filepath.Join(root, "x"), "--resume"}, 2, "holds no sweep"},
+		{[]string{"--dir", filepath.Join(root, "x"), "--train", filepath.Join(root, "bad-runs.txt")}, 2, "bad-runs.txt:2: '$': a training run's line is arguments only"},
+		{[]string{"--dir", filepath.Join(root, "x"), filepath.Join("testdata", "nonexistent.hcl")}, 1, "nonexistent.hcl"},
+	} {
+		r := tcforge(t, append([]string{"slurm", "--dry-run"}, tc.args...)...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("slurm %v: exit %d, stderr %q; want exit %d and %q", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "x")); err == nil {
+		t.Errorf("a refused tcforge slurm created %s", filepath.Join(root, "x"))
 	}
 }
