@@ -473,10 +473,17 @@ func slurmStatus(ctx context.Context, w io.Writer, dir string) error {
 	if sw.Kind == "train" {
 		what = fmt.Sprintf("%d training runs", len(sw.Runs))
 	}
-	fmt.Fprintf(w, "sweep %s: %d tasks of %s; %d submissions\n", sw.dir, sw.Tasks, what, len(sw.Submissions))
+	times := fmt.Sprintf("submitted %d times", len(sw.Submissions))
+	switch len(sw.Submissions) {
+	case 0:
+		times = "not submitted"
+	case 1:
+		times = "submitted once"
+	}
+	fmt.Fprintf(w, "sweep %s: %d tasks of %s; %s\n", sw.dir, sw.Tasks, what, times)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "task\tjob\tslurm\tresult")
-	var todo []int
+	var todo, active []int
 	for i := range sw.Tasks {
 		job, state := "-", "not submitted"
 		if a := lastArray[i]; a != "" {
@@ -487,7 +494,12 @@ func slurmStatus(ctx context.Context, w io.Writer, dir string) error {
 			}
 		}
 		res := sw.taskState(i)
-		if !res.done {
+		switch {
+		case res.done:
+		case queuedState(state):
+			active = append(active, i)
+			res.text = "not finished yet"
+		default:
 			todo = append(todo, i)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i, job, state, res.text)
@@ -496,10 +508,27 @@ func slurmStatus(ctx context.Context, w io.Writer, dir string) error {
 	if serr != nil {
 		fmt.Fprintf(w, "(Slurm's states: %v)\n", serr)
 	}
+	if len(active) > 0 {
+		fmt.Fprintf(w, "%d of %d tasks queued or running (%s)\n", len(active), sw.Tasks, arraySpec(active, 0))
+	}
 	if len(todo) > 0 {
 		fmt.Fprintf(w, "%d of %d tasks did not finish (%s): tcforge slurm --resume --dir %s\n", len(todo), sw.Tasks, arraySpec(todo, 0), shellQuote(sw.dir))
+	}
+	if len(todo)+len(active) > 0 {
 		return exitStatus{1}
 	}
 	fmt.Fprintf(w, "every task finished\n")
 	return nil
+}
+
+// queuedState reports whether a task in Slurm state st (describeState's)
+// may still run: pending, running, being configured or completed,
+// suspended, requeued.
+func queuedState(st string) bool {
+	for _, s := range []string{"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING", "SIGNALING", "STAGE_OUT"} {
+		if st == s || strings.HasPrefix(st, s+" ") {
+			return true
+		}
+	}
+	return false
 }

@@ -345,7 +345,7 @@ func describeState(state, exit, reason string) string {
 		s += " (signal " + sig + ")"
 	}
 	if state == "PENDING" && reason != "" && reason != "None" {
-		s += " (" + reason + ")"
+		s += " (" + strings.ReplaceAll(reason, "_", " ") + ")" // scontrol's blanks are _
 	}
 	return s
 }
