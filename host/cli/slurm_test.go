@@ -641,6 +641,30 @@ func TestSlurmScripts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Requests estimated from the single run: its points' times summed
+	// per shard, its host's peak memory.
+	r = tcforge(t, "slurm", "--dry-run", "--estimate-from", single, "--dir", filepath.Join(root, "est"), "--shards", "3", cfg)
+	m := regexp.MustCompile(`\(each 1 CPU, (\d+) MiB, (\d+) min: estimated from .*: the longest shard (\d+) s of points on one CPU, ×2 / 1 CPUs \+ 5 min; host peak (\d+) MiB ×2 \+ 512\)`).FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil {
+		t.Fatalf("--estimate-from: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var man struct {
+		Peak int64 `json:"host_peak_rss"`
+	}
+	if b, err := os.ReadFile(filepath.Join(single, "tcforge-run.json")); err != nil || json.Unmarshal(b, &man) != nil || man.Peak == 0 {
+		t.Fatalf("the single run's manifest: %v, peak %d", err, man.Peak)
+	}
+	wantMem := max(2*(man.Peak>>20)+512, 1024)
+	if m[1] != fmt.Sprint(wantMem) || m[4] != fmt.Sprint(man.Peak>>20) {
+		t.Errorf("--estimate-from: %s MiB from a peak of %s MiB, want %d from %d", m[1], m[4], wantMem, man.Peak>>20)
+	}
+	if m[2] != "6" && !(m[2] == "5" && m[3] == "0") { // a few seconds of points: ceil(2·s/60) + 5
+		t.Errorf("--estimate-from: %s min for a longest shard of %s s", m[2], m[3])
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "est", "array.sbatch")); !strings.Contains(string(b), "#SBATCH --time="+m[2]+"\n") || !strings.Contains(string(b), "#SBATCH --mem="+m[1]+"M\n") {
+		t.Errorf("--estimate-from's script:\n%s", b)
+	}
+
 	// Task 1 has not run: --resume would submit it alone.
 	r = tcforge(t, "slurm", "--resume", "--dry-run", "--dir", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "resuming 1 of 3 tasks: 1\n") || !strings.Contains(r.stdout, "--array=1%2 ") {
