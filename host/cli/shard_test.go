@@ -120,6 +120,8 @@ func TestShardMergeRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{d0, d1}, "shard 2/3 missing"},
+		// A task killed before it wrote its shard: its directory is named.
+		{[]string{d0, d1, root}, "shard 2/3 missing (" + root + ": no tcforge-shard.gob, its task did not finish: cancelled, killed or never started); run them again"},
 		{[]string{d0, d1, d0}, "shard 0/3 given twice"},
 	} {
 		r := tcforge(t, append([]string{"merge", "--out", filepath.Join(root, "m")}, tc.dirs...)...)

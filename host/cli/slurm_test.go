@@ -687,6 +687,20 @@ func TestSlurmScripts(t *testing.T) {
 	}
 	sameReports(t, single, filepath.Join(dir, "out"))
 
+	// A training array asks for the GPU given and runs each line's words.
+	runs := filepath.Join(root, "runs.txt")
+	if err := os.WriteFile(runs, []byte("--name a --instance \"adder n=8\" --device cuda\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = tcforge(t, "slurm", "--dry-run", "--train", runs, "--gres", "gpu:1", "--dir", filepath.Join(root, "train"))
+	b, _ = os.ReadFile(filepath.Join(root, "train", "array.sbatch"))
+	for _, want := range []string{"#SBATCH --gres=gpu:1\n", "0) set -- --name a --instance 'adder n=8' --device cuda ;;\n",
+		`/usr/bin/python3 -m tcforge_torch train --threads "$SLURM_CPUS_PER_TASK" --progress never "$@" --skip-done 1 || exit`} {
+		if r.code != 0 || !strings.Contains(string(b), want) {
+			t.Errorf("--train --gres gpu:1: exit %d, array.sbatch has no %q:\n%s%s", r.code, want, b, r.stderr)
+		}
+	}
+
 	// Mistakes, refused before anything is written.
 	if err := os.WriteFile(filepath.Join(root, "bad-runs.txt"), []byte("--name a\n--out $HOME\n"), 0o644); err != nil {
 		t.Fatal(err)
