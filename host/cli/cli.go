@@ -164,7 +164,7 @@ func newRoot(env *Env) *cobra.Command {
 	pf.BoolVar(&g.isolate, "isolate-plugins", false, "run every plugin in a process of its own (bundled plugins otherwise share one: a crash or timeout of one then ends the others' calls too)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return g.validate() }
-	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g), newMergeCmd(env, g), newSlurmCmd(env, g), newKubernetesCmd(env))
+	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g), newMergeCmd(env, g), newSlurmCmd(env), newKubernetesCmd(env))
 	return root
 }
 

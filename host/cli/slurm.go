@@ -85,7 +85,7 @@ type slurmFlags struct {
 	dryRun, resume, status                                 bool
 }
 
-func newSlurmCmd(env *Env, g *globals) *cobra.Command {
+func newSlurmCmd(env *Env) *cobra.Command {
 	f := &slurmFlags{}
 	cmd := &cobra.Command{
 		Use:   "slurm [flags] FILE...",
