@@ -33,7 +33,7 @@ type sweep struct {
 	// Files are run's pipeline files, as given (relative to Chdir).
 	Files []string `json:"files,omitempty"`
 	// Runs are train's runs: each task's arguments to tcforge_torch
-	// train, one shell line each (DIR/runs.txt holds them too).
+	// train, one shell line each, as given in the --train file.
 	Runs []string `json:"runs,omitempty"`
 	// Tasks is N: the array's tasks are 0 … N−1.
 	Tasks int `json:"tasks"`
@@ -358,7 +358,7 @@ func (sw *sweep) submit(ctx context.Context, w io.Writer, tasks []int, dryRun bo
 	what := fmt.Sprintf("shards I/%d of %s into %s", sw.Tasks, strings.Join(sw.Files, " "), filepath.Join(sw.dir, "shards", "I"))
 	then := "tcforge merge into " + filepath.Join(sw.dir, "out")
 	if sw.Kind == "train" {
-		what = fmt.Sprintf("line I of %s", filepath.Join(sw.dir, "runs.txt"))
+		what = fmt.Sprintf("training run I of %d (in %s)", len(sw.Runs), filepath.Join(sw.dir, SweepFile))
 		then = "the runs' states"
 	}
 	fmt.Fprintf(w, "submitted array job %s: tasks %s (%s), %s; logs %s\n", sub.Array, array, sw.requestLine(), what, filepath.Join(sw.dir, "logs", sub.Array+"_I.log"))
