@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,9 +47,20 @@ func slurmEnv(t *testing.T) []string {
 		// Eight CPUs on any machine (the tasks are small, and mostly wait
 		// here), a short KillWait: the tests own this scheduler.
 		start.Env = append(os.Environ(), "SLURM_CPUS=8", "SLURM_KILLWAIT=10", "SLURM_MEMORY_MIB=16384", fmt.Sprintf("SLURM_PORT=%d", port))
+		stop := filepath.Join("..", "..", "scripts", "slurm", "stop.sh")
+		// A watcher stops the scheduler if this process dies first (go
+		// test's timeout panics past the cleanups; a kill): no daemon
+		// outlives the test.
+		watch := exec.Command("sh", "-c", `while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec "$2" "$3"`, "sh", fmt.Sprint(os.Getpid()), stop, dir)
+		watch.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := watch.Start(); err != nil {
+			t.Fatal(err)
+		}
 		out, err := start.CombinedOutput()
 		t.Cleanup(func() {
-			if out, err := exec.Command(filepath.Join("..", "..", "scripts", "slurm", "stop.sh"), dir).CombinedOutput(); err != nil {
+			watch.Process.Kill()
+			watch.Wait()
+			if out, err := exec.Command(stop, dir).CombinedOutput(); err != nil {
 				t.Errorf("stopping the test's scheduler: %v\n%s", err, out)
 			}
 		})
@@ -231,16 +243,32 @@ func jobLog(t *testing.T, dir, id string) string {
 // TestSlurm runs sweeps through a real Slurm scheduler (sbatch job
 // arrays, afterok/afternotok jobs, time limits, scancel): the one
 // $TCFORGE_SLURM_CONF names, else one started here; skipped, saying why,
-// where neither can be had. The subtests run at once: the time limit
-// (a minute, Slurm's least, checked every 30 s) sets the wall time.
+// where neither can be had, and under -short. The subtests run at once,
+// each from a goroutine of its own rather than as parallel tests: they
+// mostly wait on the scheduler, and would otherwise hold go test's
+// -parallel slots (two on two cores) from the package's other tests for
+// as long. The time limit (a minute, Slurm's least, checked every 30 s)
+// sets the wall time.
 func TestSlurm(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a minute and a half of Slurm time limits: go test without -short runs it")
+	}
 	env := slurmEnv(t)
-	t.Run("Sweep", func(t *testing.T) { t.Parallel(); testSlurmSweep(t, env) })
-	t.Run("TimeLimit", func(t *testing.T) { t.Parallel(); testSlurmHeld(t, env, "timelimit") })
-	t.Run("Scancel", func(t *testing.T) { t.Parallel(); testSlurmHeld(t, env, "scancel") })
-	t.Run("FailedPoints", func(t *testing.T) { t.Parallel(); testSlurmFailed(t, env) })
-	t.Run("Train", func(t *testing.T) { t.Parallel(); testSlurmTrain(t, env) })
+	var wg sync.WaitGroup
+	for _, sub := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"TimeLimit", func(t *testing.T) { testSlurmHeld(t, env, "timelimit") }},
+		{"Sweep", func(t *testing.T) { testSlurmSweep(t, env) }},
+		{"Scancel", func(t *testing.T) { testSlurmHeld(t, env, "scancel") }},
+		{"FailedPoints", func(t *testing.T) { testSlurmFailed(t, env) }},
+		{"Train", func(t *testing.T) { testSlurmTrain(t, env) }},
+	} {
+		wg.Go(func() { t.Run(sub.name, sub.test) })
+	}
+	wg.Wait()
 }
 
 // testSlurmSweep: testdata/shard-short.hcl as an 8-task array, merged by
