@@ -94,7 +94,7 @@ func estimateShards(dir string, files []string, n, cpus int) (shardEstimate, err
 		longest = max(longest, s)
 	}
 	minutes := int(math.Ceil(2*longest/float64(cpus)/60)) + 5
-	mem := max(2*man.HostPeakRSS>>20+512, 1024)
+	mem := max(2*(man.HostPeakRSS>>20)+512, 1024)
 	why := fmt.Sprintf("the longest shard %.0f s of points on one CPU, ×2 / %d CPUs + 5 min; host peak %d MiB ×2 + 512", longest, cpus, man.HostPeakRSS>>20)
 	if unknown > 0 {
 		why += fmt.Sprintf("; %d points not in it, not counted", unknown)

@@ -25,6 +25,11 @@ func (sw *sweep) writeScripts() (sweepScripts, error) {
 		}
 	}
 	r := sw.Request
+	for _, v := range append([]string{r.Name, r.Partition, r.Gres}, r.Extra...) {
+		if strings.ContainsAny(v, "\n\r") {
+			return s, fmt.Errorf("%q: an #SBATCH option is one line", v)
+		}
+	}
 	head := func(b *bytes.Buffer, name, output string, gres bool) {
 		fmt.Fprintf(b, "#SBATCH --job-name=%s\n#SBATCH --output=%s\n#SBATCH --chdir=%s\n", name, output, sw.Chdir)
 		fmt.Fprintf(b, "#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dM\n#SBATCH --time=%d\n", r.CPUs, r.MemMiB, r.Minutes)
