@@ -125,14 +125,14 @@ func TestKubernetesJob(t *testing.T) {
 	job := schema["io.k8s.api.batch.v1.Job"]
 	root := t.TempDir()
 	mount := filepath.Join(root, "volume")
-	cfg := filepath.Join("testdata", "shard-short.hcl")
+	cfg := filepath.Join("testdata", "slurm.hcl")
 	const n = 3
 	r := tcforge(t, "kubernetes", "--dir", filepath.Join(root, "k8s"), "--image", "ghcr.io/example/tcforge:v1", "--claim", "results",
 		"--mount", mount, "--shards", fmt.Sprint(n), "--parallelism", "2", "--cpus", "2", "--mem", "2048", "--time", "90m", "--run-arg=--seed=3", cfg)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "kubectl wait --for=condition=complete --timeout=-1s job/tcforge-shard-short") {
+	if !strings.Contains(r.stdout, "kubectl wait --for=condition=complete --timeout=-1s job/tcforge-slurm") {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
 	read := func(name string) map[string]any {

@@ -616,7 +616,7 @@ func TestSlurmScripts(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "sweep")
-	cfg := filepath.Join("testdata", "shard-short.hcl")
+	cfg := filepath.Join("testdata", "slurm.hcl")
 	r := tcforge(t, "slurm", "--dry-run", "--dir", dir, "--shards", "3", "--throttle", "2", "--time", "90m", "--mem", "2048", "--cpus", "2",
 		"--partition", "debug", "--sbatch=--account=proj", "--run-arg=--seed=3", cfg)
 	if r.code != 0 {
@@ -639,7 +639,7 @@ func TestSlurmScripts(t *testing.T) {
 	}
 	for _, want := range []string{"#SBATCH --job-name=tcforge-sweep\n", "#SBATCH --output=" + dir + "/logs/%A_%a.log\n", "#SBATCH --cpus-per-task=2\n",
 		"#SBATCH --mem=2048M\n", "#SBATCH --time=90\n", "#SBATCH --partition=debug\n", "#SBATCH --account=proj\n",
-		`--shard "$SLURM_ARRAY_TASK_ID/3" --out ` + dir + `/shards/"$SLURM_ARRAY_TASK_ID" --seed=3 -- testdata/shard-short.hcl` + "\n",
+		`--shard "$SLURM_ARRAY_TASK_ID/3" --out ` + dir + `/shards/"$SLURM_ARRAY_TASK_ID" --seed=3 -- testdata/slurm.hcl` + "\n",
 		`--jobs "$SLURM_CPUS_PER_TASK" --memory 1024 --plugin-memory 1024`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("array.sbatch has no %q:\n%s", want, b)
