@@ -170,6 +170,10 @@ func TestKubernetesJob(t *testing.T) {
 		}
 	}
 
+	if testing.Short() {
+		return // the pods' runs below: a few seconds of tcforge runs
+	}
+
 	// The pods' commands, as their shell runs them.
 	bin := filepath.Join(root, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {

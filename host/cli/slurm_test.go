@@ -608,10 +608,10 @@ name=$9
 
 // TestSlurmScripts: without a scheduler, --dry-run writes the batch
 // scripts with the requests asked for and prints the sbatch commands;
+// mistakes are refused before anything is written; (not under -short)
 // the scripts, run by bash as Slurm would (SLURM_ARRAY_TASK_ID …), write
-// the shards and a merge equal to one run; --resume --dry-run lists only
-// the tasks that did not finish; mistakes are refused before anything is
-// written.
+// the shards and a merge equal to one run, and --resume --dry-run lists
+// only the tasks that did not finish.
 func TestSlurmScripts(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -645,6 +645,50 @@ func TestSlurmScripts(t *testing.T) {
 			t.Errorf("array.sbatch has no %q:\n%s", want, b)
 		}
 	}
+	// A training array asks for the GPU given and runs each line's words.
+	runs := filepath.Join(root, "runs.txt")
+	if err := os.WriteFile(runs, []byte("--name a --instance \"adder n=8\" --device cuda\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = tcforge(t, "slurm", "--dry-run", "--train", runs, "--gres", "gpu:1", "--dir", filepath.Join(root, "train"))
+	b, _ = os.ReadFile(filepath.Join(root, "train", "array.sbatch"))
+	for _, want := range []string{"#SBATCH --gres=gpu:1\n", "0) set -- --name a --instance 'adder n=8' --device cuda ;;\n",
+		`/usr/bin/python3 -m tcforge_torch train --threads "$SLURM_CPUS_PER_TASK" --progress never "$@" --skip-done 1 || exit`} {
+		if r.code != 0 || !strings.Contains(string(b), want) {
+			t.Errorf("--train --gres gpu:1: exit %d, array.sbatch has no %q:\n%s%s", r.code, want, b, r.stderr)
+		}
+	}
+
+	// Mistakes, refused before anything is written.
+	if err := os.WriteFile(filepath.Join(root, "bad-runs.txt"), []byte("--name a\n--out $HOME\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{cfg}, 2, "--dir is required"},
+		{[]string{"--dir", filepath.Join(root, "x")}, 2, "give pipeline FILEs (shards of tcforge run) or --train RUNS, one of the two"},
+		{[]string{"--dir", dir, cfg}, 2, "already holds a sweep"},
+		{[]string{"--dir", filepath.Join(root, "x"), "--shards", "0", cfg}, 2, "--shards must be at least 1"},
+		{[]string{"--dir", filepath.Join(root, "x"), "--resume", cfg}, 2, "--resume and --status take the sweep from --dir"},
+		{[]string{"--dir", filepath.Join(root, "x"), "--resume"}, 2, "holds no sweep"},
+		{[]string{"--dir", filepath.Join(root, "x"), "--train", filepath.Join(root, "bad-runs.txt")}, 2, "bad-runs.txt:2: '$': a training run's line is arguments only"},
+		{[]string{"--dir", filepath.Join(root, "x"), filepath.Join("testdata", "nonexistent.hcl")}, 1, "nonexistent.hcl"},
+	} {
+		r := tcforge(t, append([]string{"slurm", "--dry-run"}, tc.args...)...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("slurm %v: exit %d, stderr %q; want exit %d and %q", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "x")); err == nil {
+		t.Errorf("a refused tcforge slurm created %s", filepath.Join(root, "x"))
+	}
+	if testing.Short() {
+		return // the scripts' runs below: a few seconds of tcforge runs
+	}
+
 	task := func(i int) error {
 		cmd := exec.Command("bash", array)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", i), "SLURM_CPUS_PER_TASK=2")
@@ -715,44 +759,4 @@ func TestSlurmScripts(t *testing.T) {
 	}
 	sameReports(t, single, filepath.Join(dir, "out"))
 
-	// A training array asks for the GPU given and runs each line's words.
-	runs := filepath.Join(root, "runs.txt")
-	if err := os.WriteFile(runs, []byte("--name a --instance \"adder n=8\" --device cuda\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r = tcforge(t, "slurm", "--dry-run", "--train", runs, "--gres", "gpu:1", "--dir", filepath.Join(root, "train"))
-	b, _ = os.ReadFile(filepath.Join(root, "train", "array.sbatch"))
-	for _, want := range []string{"#SBATCH --gres=gpu:1\n", "0) set -- --name a --instance 'adder n=8' --device cuda ;;\n",
-		`/usr/bin/python3 -m tcforge_torch train --threads "$SLURM_CPUS_PER_TASK" --progress never "$@" --skip-done 1 || exit`} {
-		if r.code != 0 || !strings.Contains(string(b), want) {
-			t.Errorf("--train --gres gpu:1: exit %d, array.sbatch has no %q:\n%s%s", r.code, want, b, r.stderr)
-		}
-	}
-
-	// Mistakes, refused before anything is written.
-	if err := os.WriteFile(filepath.Join(root, "bad-runs.txt"), []byte("--name a\n--out $HOME\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		args []string
-		code int
-		want string
-	}{
-		{[]string{cfg}, 2, "--dir is required"},
-		{[]string{"--dir", filepath.Join(root, "x")}, 2, "give pipeline FILEs (shards of tcforge run) or --train RUNS, one of the two"},
-		{[]string{"--dir", dir, cfg}, 2, "already holds a sweep"},
-		{[]string{"--dir", filepath.Join(root, "x"), "--shards", "0", cfg}, 2, "--shards must be at least 1"},
-		{[]string{"--dir", filepath.Join(root, "x"), "--resume", cfg}, 2, "--resume and --status take the sweep from --dir"},
-		{[]string{"--dir", filepath.Join(root, "x"), "--resume"}, 2, "holds no sweep"},
-		{[]string{"--dir", filepath.Join(root, "x"), "--train", filepath.Join(root, "bad-runs.txt")}, 2, "bad-runs.txt:2: '$': a training run's line is arguments only"},
-		{[]string{"--dir", filepath.Join(root, "x"), filepath.Join("testdata", "nonexistent.hcl")}, 1, "nonexistent.hcl"},
-	} {
-		r := tcforge(t, append([]string{"slurm", "--dry-run"}, tc.args...)...)
-		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("slurm %v: exit %d, stderr %q; want exit %d and %q", tc.args, r.code, r.stderr, tc.code, tc.want)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(root, "x")); err == nil {
-		t.Errorf("a refused tcforge slurm created %s", filepath.Join(root, "x"))
-	}
 }
