@@ -165,6 +165,9 @@ func lastTasks(t *testing.T, dir string) []int {
 // jobs; they are cancelled when the test ends, if still queued.
 func submitSweep(t *testing.T, env []string, dir string, args ...string) (array, merge, report string) {
 	t.Helper()
+	if raceEnabled && !slices.Contains(args, "--train") {
+		args = append([]string{"--run-arg=--start-timeout=5m"}, args...) // as tcforgeWith does
+	}
 	r := tcforgeEnv(t, env, append([]string{"slurm", "--dir", dir}, args...)...)
 	t.Cleanup(func() {
 		if all, _, _, _ := sweepJobs(t, dir); len(all) > 0 {
