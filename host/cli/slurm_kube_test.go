@@ -127,8 +127,8 @@ func TestKubernetesJob(t *testing.T) {
 	mount := filepath.Join(root, "volume")
 	cfg := filepath.Join("testdata", "slurm.hcl")
 	const n = 3
-	r := tcforge(t, "kubernetes", "--dir", filepath.Join(root, "k8s"), "--image", "ghcr.io/example/tcforge:v1", "--claim", "results",
-		"--mount", mount, "--shards", fmt.Sprint(n), "--parallelism", "2", "--cpus", "2", "--mem", "2048", "--time", "90m", "--run-arg=--seed=3", cfg)
+	r := tcforge(t, append([]string{"kubernetes", "--dir", filepath.Join(root, "k8s"), "--image", "ghcr.io/example/tcforge:v1", "--claim", "results",
+		"--mount", mount, "--shards", fmt.Sprint(n), "--parallelism", "2", "--cpus", "2", "--mem", "2048", "--time", "90m", "--run-arg=--seed=3", cfg}, raceRunArgs()...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}

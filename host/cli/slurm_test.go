@@ -147,6 +147,16 @@ func sweepJobs(t *testing.T, dir string) (all []string, array, merge, report str
 	return all, array, merge, report
 }
 
+// raceRunArgs is what the runs a sweep's jobs and pods start need under
+// the race detector: its plugins start several times slower (as
+// tcforgeWith gives).
+func raceRunArgs() []string {
+	if raceEnabled {
+		return []string{"--run-arg=--start-timeout=5m"}
+	}
+	return nil
+}
+
 // lastTasks returns the tasks of the sweep's last submission.
 func lastTasks(t *testing.T, dir string) []int {
 	t.Helper()
@@ -165,8 +175,8 @@ func lastTasks(t *testing.T, dir string) []int {
 // jobs; they are cancelled when the test ends, if still queued.
 func submitSweep(t *testing.T, env []string, dir string, args ...string) (array, merge, report string) {
 	t.Helper()
-	if raceEnabled && !slices.Contains(args, "--train") {
-		args = append([]string{"--run-arg=--start-timeout=5m"}, args...) // as tcforgeWith does
+	if !slices.Contains(args, "--train") {
+		args = append(raceRunArgs(), args...)
 	}
 	r := tcforgeEnv(t, env, append([]string{"slurm", "--dir", dir}, args...)...)
 	t.Cleanup(func() {
@@ -620,8 +630,8 @@ func TestSlurmScripts(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "sweep")
 	cfg := filepath.Join("testdata", "slurm.hcl")
-	r := tcforge(t, "slurm", "--dry-run", "--dir", dir, "--shards", "3", "--throttle", "2", "--time", "90m", "--mem", "2048", "--cpus", "2",
-		"--partition", "debug", "--sbatch=--account=proj", "--run-arg=--seed=3", cfg)
+	r := tcforge(t, append([]string{"slurm", "--dry-run", "--dir", dir, "--shards", "3", "--throttle", "2", "--time", "90m", "--mem", "2048", "--cpus", "2",
+		"--partition", "debug", "--sbatch=--account=proj", "--run-arg=--seed=3", cfg}, raceRunArgs()...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -642,7 +652,7 @@ func TestSlurmScripts(t *testing.T) {
 	}
 	for _, want := range []string{"#SBATCH --job-name=tcforge-sweep\n", "#SBATCH --output=" + dir + "/logs/%A_%a.log\n", "#SBATCH --cpus-per-task=2\n",
 		"#SBATCH --mem=2048M\n", "#SBATCH --time=90\n", "#SBATCH --partition=debug\n", "#SBATCH --account=proj\n",
-		`--shard "$SLURM_ARRAY_TASK_ID/3" --out ` + dir + `/shards/"$SLURM_ARRAY_TASK_ID" --seed=3 -- testdata/slurm.hcl` + "\n",
+		`--shard "$SLURM_ARRAY_TASK_ID/3" --out ` + dir + `/shards/"$SLURM_ARRAY_TASK_ID" --seed=3 `, " -- testdata/slurm.hcl\n",
 		`--jobs "$SLURM_CPUS_PER_TASK" --memory 1024 --plugin-memory 1024`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("array.sbatch has no %q:\n%s", want, b)
