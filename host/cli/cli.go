@@ -164,7 +164,7 @@ func newRoot(env *Env) *cobra.Command {
 	pf.BoolVar(&g.isolate, "isolate-plugins", false, "run every plugin in a process of its own (bundled plugins otherwise share one: a crash or timeout of one then ends the others' calls too)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return g.validate() }
-	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g), newMergeCmd(env, g))
+	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g), newMergeCmd(env, g), newSlurmCmd(env), newKubernetesCmd(env))
 	return root
 }
 
@@ -598,6 +598,16 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 			stop := stopped(ctx)
 			log.Warn().Str("pipeline", p.Name).Int("rows", len(res.Rows)).Str("why", stop.why).
 				Msg("stopped: wrote the finished points; later pipelines did not run")
+			if shard != nil {
+				// Marked incomplete within a scheduler's KillWait, so that
+				// merge names the shard (shard.go).
+				shard.stop(res, stop.why)
+				if path, err := shard.write(out); err != nil {
+					log.Error().Err(err).Msg("writing the stopped shard's rows")
+				} else {
+					log.Warn().Str("file", path).Msg("wrote the shard's finished rows, marked incomplete, for tcforge merge")
+				}
+			}
 			if err := ro.finish("stopped: " + stop.why); err != nil {
 				return ro.abort(env.Stderr, err)
 			}

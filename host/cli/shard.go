@@ -73,6 +73,15 @@ type shardManifest struct {
 	Samples   int
 	Files     []shardSource
 	Pipelines []shardPipeline
+	// Stopped says why the shard stopped before running all its points
+	// (a signal: "terminated (SIGTERM)" at a scheduler's time limit or
+	// cancel); empty when it ran them all. A stopped shard holds the
+	// points that finished, its last pipeline marked incomplete, and none
+	// of the pipelines after it: merge writes an incomplete report and
+	// names it.
+	Stopped string
+
+	dir string // where readShard found it (not written)
 }
 
 // shardSource is one pipeline file as the shard read it.
@@ -163,6 +172,16 @@ func (r *shardRecord) add(res *run.Result) {
 	r.m.Pipelines = append(r.m.Pipelines, sp)
 }
 
+// stop records the pipeline res that a stop cut short (its finished
+// points) and why the shard stopped, for write: the shard is then marked
+// incomplete, so that merge names it instead of taking it for missing.
+func (r *shardRecord) stop(res *run.Result, why string) {
+	if res != nil {
+		r.add(res)
+	}
+	r.m.Stopped = why
+}
+
 // write writes DIR/tcforge-shard.gob.
 func (r *shardRecord) write(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -192,7 +211,7 @@ func readShard(dir string) (*shardManifest, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var m shardManifest
+	m := shardManifest{dir: dir}
 	if err := gob.NewDecoder(f).Decode(&m); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
