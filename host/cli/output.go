@@ -73,11 +73,8 @@ func (o *runOutput) saveDetail(p *config.Pipeline, pt *config.Point, block, text
 		}
 		dir = o.tmpLogs
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
-		return "", err
-	}
 	path := filepath.Join(dir, rel)
-	if err := report.WriteFileAtomic(path, []byte(text)); err != nil {
+	if err := report.WriteFileAtomic(dir, rel, []byte(text)); err != nil {
 		return "", err
 	}
 	if o.dir != "" {
@@ -295,7 +292,7 @@ func (o *runOutput) drawings(ctx context.Context, runner *run.Runner, res *run.R
 		}
 		rel := filepath.Join("circuits", name+"."+row.Layerer+".svg")
 		title := drawTitle(p, row.Point, row.Layerer)
-		if err := drawFile(filepath.Join(o.dir, rel), l.Circuit, title); err != nil {
+		if err := drawFile(o.dir, rel, l.Circuit, title); err != nil {
 			return nil, err
 		}
 		out = append(out, report.Drawing{Title: title, File: rel, Levels: levelRows(l.Circuit)})
