@@ -1,10 +1,15 @@
 package cli_test
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Issue 34 ("hard to break, part three"): what a hostile or careless user
@@ -66,5 +71,95 @@ func TestPlantedManifest(t *testing.T) {
 		if strings.Contains(f, "..") || filepath.IsAbs(f) {
 			t.Errorf("the run's manifest lists %s", f)
 		}
+	}
+}
+
+// host runs the tcforge command line as a real process (the test binary)
+// with env added, for at most limit (then it fails: it hung), and returns
+// its exit status and combined output.
+func host(t *testing.T, limit time.Duration, env []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), env...)
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitBounded(t, cmd, limit)
+	return cmd.ProcessState.ExitCode(), b.String()
+}
+
+// TestInputsNotRegular: a FIFO, a device or a link in place of an input
+// the host reads whole — a pipeline file, the plugin lock file, the
+// manifest or run lock of --out, a shard file — is refused at once with
+// one clear line (or, for the manifest, replaced), never waited on or
+// read without end. Before, a FIFO hung the host and /dev/zero grew it
+// until it died.
+func TestInputsNotRegular(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
+	ext := writeFile(t, dir, "p-ext.hcl", smallPipeline("q", "ext"))
+	plugins := filepath.Join(dir, "plugins")
+	os.Mkdir(plugins, 0o755)
+	writeFile(t, plugins, "tcforge-plugin-ext", "#!/bin/sh\nexit 1\n")
+	os.Chmod(filepath.Join(plugins, "tcforge-plugin-ext"), 0o755)
+	outside := writeFile(t, dir, "outside.txt", "precious")
+	tests := []struct {
+		name  string
+		args  []string
+		plant func(out string)
+		code  int
+		want  string
+	}{
+		{"FIFO as pipeline file", []string{"run", fifo}, nil, 1, "is a named pipe (FIFO), not a regular file"},
+		{"/dev/zero as pipeline file", []string{"run", "/dev/zero"}, nil, 1, "/dev/zero is a device, not a regular file"},
+		{"FIFO as lock file", []string{"run", "--plugin-dir", plugins, "--lock", fifo, ext}, nil, 1, "is a named pipe (FIFO), not a regular file"},
+		{"/dev/zero as lock file", []string{"run", "--plugin-dir", plugins, "--lock", "/dev/zero", ext}, nil, 1, "/dev/zero is a device, not a regular file"},
+		{"FIFO as manifest", []string{"run", cfg}, func(out string) {
+			syscall.Mkfifo(filepath.Join(out, "tcforge-run.json"), 0o644)
+		}, 0, ""},
+		{"link out as run lock", []string{"run", cfg}, func(out string) {
+			os.Symlink(outside, filepath.Join(out, ".tcforge-run.lock"))
+		}, 2, "the run lock"},
+		{"FIFO as run lock", []string{"run", cfg}, func(out string) {
+			syscall.Mkfifo(filepath.Join(out, ".tcforge-run.lock"), 0o644)
+		}, 2, "is not a regular file; remove it"},
+		{"FIFO as shard file", []string{"merge"}, func(out string) {
+			os.MkdirAll(filepath.Join(out, "s0"), 0o755)
+			syscall.Mkfifo(filepath.Join(out, "s0", "tcforge-shard.gob"), 0o644)
+		}, 2, "is a named pipe (FIFO), not a regular file"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, fmt.Sprint("out", i))
+			os.Mkdir(out, 0o755)
+			args := append([]string{tt.args[0], "--log-level", "warn", "--progress", "never", "--out", out}, tt.args[1:]...)
+			if tt.plant != nil {
+				tt.plant(out)
+			}
+			if tt.args[0] == "merge" {
+				args = []string{"merge", "--log-level", "warn", "--out", filepath.Join(out, "merged"), filepath.Join(out, "s0")}
+			}
+			code, output := host(t, 30*time.Second, nil, args...)
+			if code != tt.code || !strings.Contains(output, tt.want) {
+				t.Errorf("exit %d, want %d and %q:\n%s", code, tt.code, tt.want, output)
+			}
+			if b, _ := os.ReadFile(outside); string(b) != "precious" {
+				t.Errorf("%s: %q", outside, b)
+			}
+			if tt.code == 0 {
+				var m manifest
+				readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+				if m.Status != "ok" {
+					t.Errorf("manifest %+v", m)
+				}
+			}
+		})
 	}
 }

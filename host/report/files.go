@@ -148,7 +148,7 @@ func WriteManifest(dir string, m *Manifest) error {
 // path already holds (so no new block is needed), else returns err.
 func overwrite(path string, b []byte, err error) error {
 	// Not through a link, and only a regular file: the manifest's own.
-	f, oerr := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, oerr := openNoFollow(path, os.O_WRONLY)
 	if oerr != nil {
 		return err
 	}

@@ -87,4 +87,3 @@ func TestClearOwned(t *testing.T) {
 		t.Errorf("ClearOwned returned %d files, removed %d: %q", len(removed), n, removed)
 	}
 }
-
