@@ -504,6 +504,13 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		printDiags(d)
 		return exitStatus{1}
 	}
+	// Every exported model gets a file name of its own, or nothing runs.
+	if g.export != "" {
+		if d := run.CheckExportNames(pipelines); d.HasErrors() {
+			printDiags(d)
+			return exitStatus{1}
+		}
+	}
 	reg := g.registry(env, log)
 	defer func() {
 		log.Debug().Int64("mapped_mib", reg.Mapped()>>20).Int64("budget_mib", mapBudget(g.hostBytes)>>20).Msg("plugin answers mapped rather than read")

@@ -163,3 +163,135 @@ func TestInputsNotRegular(t *testing.T) {
 		})
 	}
 }
+
+// mappedPipeline is a two-point toy Keccak pipeline with a tokens-as-gates
+// mapper block (hard attention: architecture tokens-as-gates/hard) for
+// each of mappers (the blocks' bodies), and a matrix variable tag.
+func mappedPipeline(name string, tags []string, mappers ...string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "pipeline %q {\n  matrix {\n    tag = [", name)
+	for i, t := range tags {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%q", t)
+	}
+	sb.WriteString("]\n  }\n  construction \"keccak\" {\n    log_w  = 0\n    rate   = 12\n    rounds = 1\n  }\n  layerer \"reifier\" {}\n")
+	for _, m := range mappers {
+		fmt.Fprintf(&sb, "  mapper \"tokens-as-gates\" {%s}\n", m)
+	}
+	sb.WriteString("}\n")
+	return sb.String()
+}
+
+// TestExportConfined: --export writes each model's .safetensors, .json
+// and .labels.json whole (a temporary file renamed over the name): links
+// planted at those names are replaced, never written through, and a
+// byte module or labels an earlier export of the name left (which would
+// describe another model) are removed. Before, os.Create and
+// os.WriteFile wrote through the links into the files they named.
+func TestExportConfined(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ex := filepath.Join(dir, "ex")
+	os.Mkdir(ex, 0o755)
+	cfg := writeFile(t, dir, "p.hcl", mappedPipeline("p", []string{"a"}, ""))
+	name := "p.tag-a.reifier.tokens-as-gates-hard"
+	victims := map[string]string{}
+	for _, suffix := range []string{".json", ".safetensors", ".labels.json"} {
+		v := writeFile(t, dir, "victim"+suffix, "precious "+suffix)
+		victims[v] = "precious " + suffix
+		if err := os.Symlink(v, filepath.Join(ex, name+suffix)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := []string{writeFile(t, ex, name+".pt", "an earlier model's module"), writeFile(t, ex, name+".onnx", "an earlier model's module")}
+	code, output := host(t, 60*time.Second, nil, "run", "--log-level", "warn", "--progress", "never", "--export", ex, "--export-python", "none", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, output)
+	}
+	for v, s := range victims {
+		if b, _ := os.ReadFile(v); string(b) != s {
+			t.Errorf("%s written through a link: %.40q", v, b)
+		}
+	}
+	for _, suffix := range []string{".json", ".safetensors", ".labels.json"} {
+		fi, err := os.Lstat(filepath.Join(ex, name+suffix))
+		if err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%s%s: %v, %v; want a regular file", name, suffix, fi, err)
+		}
+	}
+	for _, s := range stale {
+		if _, err := os.Stat(s); !os.IsNotExist(err) {
+			t.Errorf("the stale %s is still there", s)
+		}
+	}
+	var c struct {
+		Weights string `json:"weights"`
+	}
+	readJSON(t, filepath.Join(ex, name+".json"), &c)
+	if c.Weights != name+".safetensors" {
+		t.Errorf("config names weights %q", c.Weights)
+	}
+	ents, _ := os.ReadDir(ex)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+// TestExportNameCollisions: models that --export would write under one
+// name are refused at the check, located, before anything runs (matrix
+// values that differ only in characters a file name cannot hold, a
+// pipeline named like another's point, two mapper blocks with the same
+// values); two mappers that return one architecture with other values
+// fail the later model's row, the earlier's files intact. Values that
+// differ before their last '/' (the name took filepath.Base of them) get
+// names of their own. Before, each of these overwrote a model silently.
+func TestExportNameCollisions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, src string
+		code      int
+		want      []string
+		files     int // exported configs
+	}{
+		{"values", mappedPipeline("p", []string{"a/b", "a_b"}, ""), 1,
+			[]string{"Error: Export names collide", "p.hcl:1:1", `pipeline "p" at tag=a_b on layerer "reifier" and of pipeline "p" at tag=a/b`, "p.tag-a_b.reifier.<architecture>.json"}, 0},
+		{"pipeline like a point", mappedPipeline("p", []string{"x"}, "") + strings.Replace(mappedPipeline("p.tag-x", []string{"y"}, ""), "matrix {\n    tag = [\"y\"]\n  }\n", "", 1), 1,
+			[]string{"Error: Export names collide", "p.hcl:13:1", "p.tag-x.reifier.<architecture>.json"}, 0},
+		{"same mapper twice", mappedPipeline("p", []string{"x"}, "", ` attention = "hard" `), 1,
+			[]string{"Error: Mapper block repeats another", "p.hcl:12:3", `has the values of the one at ` + filepath.Join(dir, "same mapper twice", "p.hcl") + ":11"}, 0},
+		{"one architecture, other values", mappedPipeline("p", []string{"x"}, "", " beta = 2 "), 1,
+			[]string{"which pipeline \"p\" at tag=x, layerer \"reifier\", mapper \"tokens-as-gates\" (" + filepath.Join(dir, "one architecture, other values", "p.hcl") + ":11) wrote in this run: not exported"}, 1},
+		{"values with slashes", mappedPipeline("p", []string{"x/b", "y/b"}, ""), 0, nil, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub := filepath.Join(dir, tt.name)
+			os.Mkdir(sub, 0o755)
+			cfg := writeFile(t, sub, "p.hcl", tt.src)
+			ex := filepath.Join(sub, "ex")
+			code, output := host(t, 60*time.Second, nil, "run", "--log-level", "warn", "--progress", "never", "--export", ex, "--export-python", "none", "--out", filepath.Join(sub, "out"), cfg)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s", code, tt.code, output)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(output, w) {
+					t.Errorf("output lacks %q:\n%s", w, output)
+				}
+			}
+			configs, _ := filepath.Glob(filepath.Join(ex, "*.reifier.*-hard.json"))
+			if len(configs) != tt.files {
+				t.Errorf("%d exported configs, want %d: %q", len(configs), tt.files, configs)
+			}
+			if tt.files == 0 {
+				if _, err := os.Stat(filepath.Join(sub, "out")); !os.IsNotExist(err) {
+					t.Errorf("a refused run wrote --out")
+				}
+			}
+		})
+	}
+}

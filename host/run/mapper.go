@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/tcforge/tcforge/internal/forward"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -202,17 +201,13 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		}
 	}
 	if r.Export != "" {
-		info, err := safetensors.ExportDescribed(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit,
-			&safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
+		name := exportName(p, pt, layerer, mr.Arch)
+		info, err := r.export(ctx, m, name, describeModel(p, pt, layerer, b), &safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
 		if err != nil {
 			mr.Err = err
 			return
 		}
 		mr.Export = info.Config
-		if _, err := exportLabels(m, r.Export, exportName(p, pt, layerer, mr.Arch)); err != nil {
-			mr.Err = err
-			return
-		}
 		ev := log.Info()
 		if info.Note != "" {
 			ev = log.Warn().Str("note", info.Note)
@@ -394,16 +389,6 @@ func betaSearch(ctx context.Context, prog *forward.Program, in, want []bitvec.Ve
 		}
 	}
 	return hi, hi - lo, nil
-}
-
-// exportName names a model's files: pipeline[.point].layerer.arch.
-func exportName(p *config.Pipeline, pt config.Point, layerer, arch string) string {
-	parts := []string{p.Name}
-	if s := pt.String(); s != "" {
-		parts = append(parts, strings.NewReplacer("=", "-", " ", "_").Replace(s))
-	}
-	parts = append(parts, layerer, strings.ReplaceAll(arch, "/", "-"))
-	return safeName(filepath.Base(strings.Join(parts, ".")))
 }
 
 // safeName turns s into a file-name-safe string.
