@@ -2,14 +2,18 @@ package cli_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // Issue 34 ("hard to break, part three"): what a hostile or careless user
@@ -293,5 +297,165 @@ func TestExportNameCollisions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// script writes an executable shell script into dir and returns its path.
+func script(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := writeFile(t, dir, name, "#!/bin/sh\n"+body)
+	if err := os.Chmod(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLockSwapMidStart: the plugin lock pins an external plugin; while
+// runs start it, another process swaps its executable (an atomic rename)
+// between the pinned script and another, over and over. Every run either
+// ran the pinned script or refused the other one, naming the SHA-256 it
+// found; the other never ran. Before, the lock was checked on the path
+// and the path was then executed: the swapped-in file ran in 6 of 25 runs.
+func TestLockSwapMidStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	stage := filepath.Join(dir, "stage")
+	os.Mkdir(plugins, 0o755)
+	os.Mkdir(stage, 0o755)
+	mark := filepath.Join(dir, "the-other-one-ran")
+	good := script(t, stage, "good", "exec "+os.Args[0]+" plugin serve reifier\n")
+	evil := script(t, stage, "evil", "touch "+mark+"\nexec "+os.Args[0]+" plugin serve reifier\n")
+	exe := filepath.Join(plugins, "tcforge-plugin-reifier")
+	copyTo := func(src, dst string) {
+		b, _ := os.ReadFile(src)
+		os.WriteFile(dst, b, 0o755)
+	}
+	copyTo(good, exe)
+	lock := filepath.Join(dir, "tcforge.lock.hcl")
+	if r := tcforge(t, "plugins", "lock", "--plugin-dir", plugins, "--lock", lock); r.code != 0 {
+		t.Fatalf("plugins lock: exit %d\n%s", r.code, r.stderr)
+	}
+	sum, _ := os.ReadFile(good)
+	goodSum := fmt.Sprintf("%x", sha256.Sum256(sum))
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
+
+	stop := make(chan struct{})
+	swapped := make(chan int)
+	go func() {
+		n := 0
+		defer func() { swapped <- n }()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				copyTo(good, exe)
+				return
+			default:
+			}
+			src := good
+			if i%2 == 1 {
+				src = evil
+			}
+			tmp := filepath.Join(plugins, ".swap")
+			copyTo(src, tmp)
+			os.Rename(tmp, exe)
+			n++
+		}
+	}()
+	runs, refused := 12, 0
+	if sdktest.IsHeavy() {
+		runs = 50
+	}
+	for i := range runs {
+		out := filepath.Join(dir, fmt.Sprint("out", i))
+		r := tcforge(t, "run", "--log-level", "error", "--progress", "never", "--plugin-dir", plugins, "--lock", lock, "--out", out, cfg)
+		switch {
+		case r.code == 0:
+			for _, row := range sdktest.Table(t, filepath.Join(out, "p.csv")) {
+				if !strings.Contains(row["plugins"], "sha256:"+goodSum) {
+					t.Errorf("run %d: a row ran %q, want the pinned %s", i, row["plugins"], goodSum)
+				}
+			}
+		case r.code == 1 && strings.Contains(r.stdout+r.stderr, "refusing to run it"):
+			refused++
+		default:
+			t.Errorf("run %d: exit %d\n%s%s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	close(stop)
+	n := <-swapped
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the swapped-in executable ran")
+	}
+	t.Logf("%d runs, %d swaps during them: %d ran the pinned script, %d refused the other", runs, n, runs-refused, refused)
+}
+
+// TestLongTempDir: with a $TMPDIR of 130 characters the plugins start
+// (their sockets go to a short private directory of their own, removed
+// with them) and the run verifies every row. Before, each plugin failed
+// with "exited during startup: exit status 0": its socket's path was over
+// the 108 bytes a Unix socket's may have.
+func TestLongTempDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	long := filepath.Join(dir, strings.Repeat("t", 60), strings.Repeat("m", 60))
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(os.Args[0], "run", "--log-level", "warn", "--progress", "never", "--out", out, cfg)
+	cmd.Env = append(os.Environ(), "TMPDIR="+long)
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitBounded(t, cmd, 60*time.Second)
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("TMPDIR of %d bytes: exit %d\n%s", len(long), code, b.String())
+	}
+	rows := sdktest.Table(t, filepath.Join(out, "p.csv"))
+	if len(rows) != 2 || rows[0]["verified"] != "true" || rows[1]["verified"] != "true" {
+		t.Errorf("rows: %v", rows)
+	}
+	left, _ := filepath.Glob(fmt.Sprintf("/tmp/tcforge-blobs-%d-*", cmd.Process.Pid))
+	more, _ := filepath.Glob(filepath.Join(long, "tcforge-blobs-*"))
+	if len(left)+len(more) > 0 {
+		t.Errorf("directories left: %q %q", left, more)
+	}
+}
+
+// TestPluginChildrenKilled: an external plugin executable that starts a
+// child of its own (a script that leaves a sleeper running) leaves no
+// process behind when the run ends: the plugin's process group is killed.
+// Before, the host killed the plugin process alone and the sleeper lived
+// on.
+func TestPluginChildrenKilled(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to find the process")
+	}
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	os.Mkdir(plugins, 0o755)
+	pidFile := filepath.Join(dir, "sleeper.pid")
+	script(t, plugins, "tcforge-plugin-reifier", "sleep 300 </dev/null >/dev/null 2>&1 &\necho $! > "+pidFile+"\nexec "+os.Args[0]+" plugin serve reifier\n")
+	cfg := writeFile(t, dir, "p.hcl", smallPipeline("p", "reifier"))
+	r := tcforge(t, "run", "--log-level", "error", "--progress", "never", "--plugin-dir", plugins, "--lock", filepath.Join(dir, "none.hcl"), cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for deadline := time.Now().Add(5 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the plugin's child %d outlived the run", pid)
 	}
 }

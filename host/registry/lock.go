@@ -131,12 +131,8 @@ func (l *Lock) pinned(name, path string) ([]byte, error) {
 	return sum, nil
 }
 
-// mismatch explains a pinned plugin whose executable go-plugin found
-// changed when it was about to run it.
-func (l *Lock) mismatch(name, path string) error {
-	got, err := FileSHA256(path)
-	if err != nil {
-		return err
-	}
+// mismatch explains a pinned plugin whose executable, as the host copied
+// it to run it, has SHA-256 got.
+func (l *Lock) mismatch(name, path, got string) error {
 	return fmt.Errorf("external plugin %q (%s) has SHA-256 %s, but %s pins %s; refusing to run it (if the change is intended, run \"tcforge plugins lock\")", name, path, got, l.Path, l.Plugins[name])
 }

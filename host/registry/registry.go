@@ -318,39 +318,35 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		return nil, src, e.startErr
 	}
 	var cmd *exec.Cmd
-	var sum []byte
+	var pin *wire.Pin
 	if src.Bundled {
 		var err error
 		if cmd, err = r.opts.SelfCommand(name); err != nil {
 			return nil, src, err
 		}
 	} else {
-		var err error
-		if sum, err = r.pinned(name, src.Path); err != nil {
+		want, err := r.pinned(name, src.Path)
+		if err != nil {
 			return nil, src, err
 		}
-		// What the row's provenance names: the file go-plugin checks
-		// against sum, if pinned, right before it starts it.
-		if sum != nil {
-			src.SHA256 = hex.EncodeToString(sum)
-		} else if src.SHA256, err = FileSHA256(src.Path); err != nil {
-			return nil, src, fmt.Errorf("plugin %q: %w", name, err)
-		}
-		if _, ok := r.opts.Builtins[name]; ok {
-			r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).Str("sha256", src.SHA256).
-				Msg("an external plugin overrides the bundled one of the same name")
-		}
+		// The executable is opened once, copied where no one can change
+		// it and hashed on the way; the copy is what runs (wire.Pin), so
+		// the SHA-256 the lock checks and the row names is of what ran.
+		pin = &wire.Pin{Want: want}
 		cmd = exec.Command(src.Path)
 	}
 	lctx, cancel := r.launchContext(ctx, cmd)
 	defer cancel()
-	c, pl, err := Launch(lctx, name, cmd, sum, r.opts.Log)
+	c, pl, err := Launch(lctx, name, cmd, pin, r.opts.Log)
+	if pin != nil && pin.Got != nil {
+		src.SHA256 = hex.EncodeToString(pin.Got)
+	}
 	if err != nil && r.startTimedOut(ctx, lctx) {
 		e.src, e.startErr = src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
 		return nil, src, e.startErr
 	}
 	if errors.Is(err, wire.ErrChecksum) {
-		return nil, src, r.lock.mismatch(name, src.Path)
+		return nil, src, r.lock.mismatch(name, src.Path, src.SHA256)
 	}
 	if err != nil {
 		err = fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
@@ -358,6 +354,10 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 			e.src, e.startErr = src, err
 		}
 		return nil, src, err
+	}
+	if _, ok := r.opts.Builtins[name]; ok && !src.Bundled {
+		r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).Str("sha256", src.SHA256).
+			Msg("an external plugin overrides the bundled one of the same name")
 	}
 	r.configure(c, src)
 	e.c, e.pl, e.src = c, pl, src

@@ -19,15 +19,16 @@ import (
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
-// Launch starts the plugin executable cmd (see wire.Launch; checksum, if
-// not nil, is the SHA-256 its executable must have) and returns its
+// Launch starts the plugin executable cmd (see wire.Launch; pin, for an
+// external executable, runs a private copy of it, hashed, and refuses one
+// whose SHA-256 is not pin.Want) and returns its
 // client and the plugin as a *sdk.Construction, *sdk.Layerer or *sdk.Mapper
 // (by its kind) whose funcs call the plugin process, so the host uses
 // bundled and external plugins through one interface. The declaration the
 // plugin describes must pass sdk.Validate. Errors from the funcs name the
 // plugin and the call; a process that died shows up as a *wire.ExitError.
-func Launch(ctx context.Context, name string, cmd *exec.Cmd, checksum []byte, log zerolog.Logger) (*wire.Client, sdk.Plugin, error) {
-	c, err := wire.Launch(ctx, name, cmd, sdk.ProtocolVersion, checksum, log)
+func Launch(ctx context.Context, name string, cmd *exec.Cmd, pin *wire.Pin, log zerolog.Logger) (*wire.Client, sdk.Plugin, error) {
+	c, err := wire.Launch(ctx, name, cmd, sdk.ProtocolVersion, pin, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -109,10 +109,59 @@ func makeBlobDir() (string, error) {
 }
 
 // SweepBlobDirs removes the blob directories of hosts that are gone from
-// the temporary directory (see sweepBlobDirs): a run killed outright
-// leaves nothing past the next one. It reads the whole temporary
+// the temporary directory (see sweepBlobDirs), and from the short
+// directories sockets fall back to when it is too long (socketDir): a run
+// killed outright leaves nothing past the next one. It reads the whole
 // directory, so a host runs it once, not at every plugin start.
-func SweepBlobDirs() { sweepBlobDirs(os.TempDir()) }
+func SweepBlobDirs() {
+	sweepBlobDirs(os.TempDir())
+	if !socketFits(os.TempDir()) {
+		for _, d := range shortDirs {
+			sweepBlobDirs(d)
+		}
+	}
+}
+
+// maxSocketDir is the longest directory a plugin's Unix socket can be
+// made in: go-plugin names it DIR/plugin<up to 10 digits>, and a socket's
+// path has at most 107 bytes (sun_path, 108 with its NUL) on Linux, 103
+// on the BSDs and macOS.
+const maxSocketDir = 103 - len("/plugin") - 10
+
+// shortDirs are where a plugin's socket goes, in a private directory of
+// its own, when the blob directory's path is too long for one.
+var shortDirs = []string{"/tmp", "/dev/shm", "/var/tmp"}
+
+// socketFits reports whether a directory made in dir (blobDirPrefix, the
+// pid and a random suffix) can hold a plugin's socket.
+func socketFits(dir string) bool {
+	return len(dir)+len("/"+blobDirPrefix)+len(strconv.Itoa(os.Getpid()))+1+10 <= maxSocketDir
+}
+
+// socketDir returns the directory a plugin's Unix socket is made in: dir
+// (its blob directory) if its path is short enough, else a private
+// directory (mode 0700, named as blob directories are, so that
+// SweepBlobDirs removes it after a killed host) in the first of shortDirs
+// that takes one. Without either, it says to shorten $TMPDIR: before,
+// every plugin failed to start with "exited during startup: exit status 0".
+func socketDir(dir string) (string, error) {
+	if dir != "" && len(dir) <= maxSocketDir {
+		return dir, nil
+	}
+	for _, d := range shortDirs {
+		if !socketFits(d) {
+			continue
+		}
+		if sd, err := os.MkdirTemp(d, blobDirPrefix+strconv.Itoa(os.Getpid())+"-"); err == nil {
+			return sd, nil
+		}
+	}
+	at := dir
+	if at == "" {
+		at = os.TempDir()
+	}
+	return "", fmt.Errorf("the temporary directory's path %s is too long for a plugin's Unix socket (%d bytes; at most %d), and none of %s takes a directory: set TMPDIR to a shorter path", at, len(at), maxSocketDir, strings.Join(shortDirs, ", "))
+}
 
 // sweepBlobDirs removes the blob directories under tmp whose host process
 // no longer exists, with whatever files a killed transfer left in them.

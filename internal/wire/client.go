@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +49,7 @@ type Client struct {
 type proc struct {
 	pc     *plugin.Client
 	cmd    *exec.Cmd
+	exe    string   // the executable's path as given (cmd.Path may be a private copy's)
 	names  []string // the plugins it serves
 	closed atomic.Bool
 	quiet  *atomic.Bool // see hcLogger.quiet
@@ -64,8 +64,9 @@ type proc struct {
 	// timedOut is the timeout that killed the process, if one did.
 	timedOut atomic.Pointer[TimeoutError]
 	// dir is the blob directory made for the process (removed by Close);
-	// blobDir is dir if the plugins speak blob files, else "".
-	dir, blobDir string
+	// blobDir is dir if the plugins speak blob files, else "". sockDir is
+	// the directory of its socket: dir, or a short one of its own.
+	dir, blobDir, sockDir string
 	// flat is set if the plugins read the flat encodings and blobs cross
 	// as files (see Flat).
 	flat bool
@@ -134,10 +135,19 @@ func (e *ExitError) Error() string {
 // to describe itself, checks that it speaks protocol and, if name is
 // not empty, that it is named name, and returns a Client for it.
 //
+// With pin (an external plugin's executable), a private copy of the
+// executable runs, hashed on the way (see Pin): the hash is of what ran,
+// and one the pin does not want is refused (ErrChecksum) before anything
+// runs.
+//
+// The plugin process leads a process group of its own, which Close kills
+// whole: children a plugin started (a shell script's, say) do not outlive
+// it.
+//
 // The plugin's log lines are written to log with a "plugin" field naming
 // it; its level is passed to the plugin (LogLevelEnv). Canceling ctx aborts
 // the start. The caller must Close the client.
-func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, checksum []byte, log zerolog.Logger) (*Client, error) {
+func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, pin *Pin, log zerolog.Logger) (*Client, error) {
 	if cmd == nil {
 		return nil, fmt.Errorf("plugin %q: no command to launch", name)
 	}
@@ -145,7 +155,7 @@ func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, check
 	if label == "" {
 		label = filepath.Base(cmd.Path)
 	}
-	p, rpc, shown, err := launch(ctx, label, false, cmd, protocol, checksum, log)
+	p, rpc, shown, err := launch(ctx, label, false, cmd, protocol, pin, log)
 	if err != nil {
 		return nil, err
 	}
@@ -193,11 +203,12 @@ func LaunchGroup(ctx context.Context, names []string, cmd *exec.Cmd, protocol in
 // launch starts cmd and performs the handshake (see Launch): label names
 // the process in its log lines and errors; group, that its plugins' log
 // lines name themselves (groupPluginField).
-func launch(ctx context.Context, label string, group bool, cmd *exec.Cmd, protocol int, checksum []byte, log zerolog.Logger) (*proc, proto.PluginClient, *atomic.Pointer[string], error) {
+func launch(ctx context.Context, label string, group bool, cmd *exec.Cmd, protocol int, pin *Pin, log zerolog.Logger) (*proc, proto.PluginClient, *atomic.Pointer[string], error) {
 	shown := &atomic.Pointer[string]{}
 	shown.Store(&label)
 	quiet := &atomic.Bool{}
 	stderr := &output{}
+	exe := cmd.Path // what messages name, whatever runs
 
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
@@ -210,17 +221,39 @@ func launch(ctx context.Context, label string, group bool, cmd *exec.Cmd, protoc
 		log.Debug().Err(derr).Str("plugin", label).Msg("no blob directory; blobs will be streamed")
 		dir = ""
 	} else {
-		// The plugin's socket goes there too (go-plugin's server honours
-		// PLUGIN_UNIX_SOCKET_DIR): in a directory only this user can
-		// enter, removed with it, not one more socket in the shared
-		// temporary directory, where a killed plugin's stayed for good.
-		cmd.Env = append(cmd.Env, BlobDirEnv+"="+dir, plugin.EnvUnixSocketDir+"="+dir)
+		cmd.Env = append(cmd.Env, BlobDirEnv+"="+dir)
 	}
+	// The plugin's socket goes there too (go-plugin's server honours
+	// PLUGIN_UNIX_SOCKET_DIR): in a directory only this user can enter,
+	// removed with it, not one more socket in the shared temporary
+	// directory, where a killed plugin's stayed for good. Where that
+	// directory's path is too long for a socket's (a long $TMPDIR), a
+	// short private one of its own.
+	sockDir, err := socketDir(dir)
+	if err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		return nil, nil, nil, fmt.Errorf("plugin %q: %w", label, err)
+	}
+	cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sockDir)
 	removeDir := func() {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}
+		if sockDir != dir {
+			os.RemoveAll(sockDir)
+		}
 	}
+	if pin != nil {
+		release, err := pinExecutable(cmd, dir, pin)
+		if err != nil {
+			removeDir()
+			return nil, nil, nil, fmt.Errorf("plugin %q: %w", label, err)
+		}
+		defer release() // the process has it, or never will
+	}
+	ownGroup(cmd)
 
 	// Mutual TLS with P-256 keys, the plugin's certificate pinned through
 	// the blob directory (tls.go); go-plugin's AutoMTLS (P-521) if that
@@ -245,11 +278,10 @@ func launch(ctx context.Context, label string, group bool, cmd *exec.Cmd, protoc
 		TLSConfig:           tlsCfg,
 		StartTimeout:        startTimeout,
 		PluginLogBufferSize: logLineSize,
-		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path), quiet: quiet, group: group},
+		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(exe), quiet: quiet, group: group},
 		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
 		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
 		Stderr:              stderr,
-		SecureConfig:        secure(checksum),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
 			grpc.WithInitialWindowSize(windowSize), grpc.WithInitialConnWindowSize(windowSize)},
@@ -298,7 +330,7 @@ func launch(ctx context.Context, label string, group bool, cmd *exec.Cmd, protoc
 		}
 		rpc = s.rpc
 	}
-	return &proc{pc: pc, cmd: cmd, quiet: quiet, dir: dir, stderr: stderr, start: time.Since(t0), tls: tlsKind(tlsCfg)}, rpc, shown, nil
+	return &proc{pc: pc, cmd: cmd, exe: exe, quiet: quiet, dir: dir, sockDir: sockDir, stderr: stderr, start: time.Since(t0), tls: tlsKind(tlsCfg)}, rpc, shown, nil
 }
 
 // pid is the process ID of cmd, 0 if it has none.
@@ -315,7 +347,7 @@ func pid(cmd *exec.Cmd) int {
 func (p *proc) client(ctx context.Context, name, route string, rpc proto.PluginClient, protocol int, log zerolog.Logger) (*Client, error) {
 	label := name
 	if label == "" {
-		label = filepath.Base(p.cmd.Path)
+		label = filepath.Base(p.exe)
 	}
 	c := &Client{proc: p, name: label, route: route, rpc: rpc, log: log}
 	t0 := time.Now()
@@ -336,7 +368,7 @@ func (p *proc) client(ctx context.Context, name, route string, rpc proto.PluginC
 		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, descProtocol, protocol)
 	}
 	if name != "" && descName != name {
-		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, p.cmd.Path, descName)
+		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, p.exe, descName)
 	}
 	if name == "" && descName != "" {
 		c.name = descName
@@ -364,20 +396,6 @@ func (c *Client) outgoing(ctx context.Context) context.Context {
 		return ctx
 	}
 	return metadata.AppendToOutgoingContext(ctx, mdPlugin, c.route)
-}
-
-// ErrChecksum is the error Launch returns (wrapped) when the executable's
-// SHA-256 is not the checksum it was given: go-plugin checks the file right
-// before it runs it.
-var ErrChecksum = plugin.ErrChecksumsDoNotMatch
-
-// secure is go-plugin's check of the executable against checksum (SHA-256),
-// or nil for none.
-func secure(checksum []byte) *plugin.SecureConfig {
-	if checksum == nil {
-		return nil
-	}
-	return &plugin.SecureConfig{Checksum: checksum, Hash: sha256.New()}
 }
 
 // startError explains a failed start of cmd (killed by now): a protocol
@@ -470,6 +488,9 @@ func (p *proc) close() {
 		stopProcess(p.pc, p.cmd)
 		if p.dir != "" {
 			os.RemoveAll(p.dir)
+		}
+		if p.sockDir != "" && p.sockDir != p.dir {
+			os.RemoveAll(p.sockDir)
 		}
 	})
 }
