@@ -606,6 +606,11 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 	}
 	t0 := time.Now()
 	var req *blobRef
+	// Only circuits are decoded in place (DecodeView): mapping any other
+	// answer would hold its memory for nothing. A mapped answer comes
+	// through an answer file the host makes and seals (answer.go).
+	var mapped *Mapped
+	var answer *answerFile
 	if c.blobDir != "" {
 		if blobSize(in) >= blobFileMin {
 			// A failed write leaves the chunks.
@@ -615,7 +620,13 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 				defer os.Remove(filepath.Join(c.blobDir, r.name))
 			}
 		}
-		sctx = callFiles(sctx, req, method == "Layer" && c.mapped.room())
+		if (method == "Build" || method == "Layer") && c.mapped.room() {
+			if answer = newAnswerFile(); answer != nil {
+				mapped = c.mapped
+				defer answer.close()
+			}
+		}
+		sctx = callFiles(sctx, req, answer, method == "Layer")
 	}
 	sctx = c.outgoing(sctx)
 	stream, err := open(sctx)
@@ -641,13 +652,15 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 	if c.blobDir == "" {
 		respFile = nil
 	}
-	// Only circuits are decoded in place (DecodeView): mapping any other
-	// answer would hold its file for nothing.
-	var mapped *Mapped
-	if method == "Build" || method == "Layer" {
-		mapped = c.mapped
+	// A blob file is read, never mapped: the plugin, or anyone, could
+	// change it after its checksum was checked.
+	take := func(ref blobRef, size uint64) ([]byte, error) {
+		if ref.name == answerFileRef {
+			return answer.take(ctx, size, ref.crc, mapped)
+		}
+		return readBlobFile(ctx, c.blobDir, ref, size, nil)
 	}
-	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, c.blobDir, mapped)
+	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, take)
 	if t != nil {
 		t.In, t.Out = blobSize(in), len(out)
 		t.Send, t.Wait, t.Recv = t1.Sub(t0), first.Sub(t1), time.Since(first)
