@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcforge/tcforge/internal/interrupt"
 	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
@@ -161,8 +162,9 @@ func (r remote) build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, er
 		return nil, err
 	}
 	t0 := time.Now()
-	// out is ours: a flat blob's arrays are taken in place.
-	circ, err := circuit.DecodeView(out)
+	// out is ours: a flat blob's arrays are taken in place. Decoding a
+	// large answer takes seconds: a signal does not wait for it.
+	circ, err := interrupt.Do(ctx, func() (*circuit.Circuit, error) { return circuit.DecodeView(out) })
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Build: %w", r.c.Name(), err)
 	}
@@ -191,7 +193,7 @@ func (r remote) layer(ctx context.Context, pass *sdk.Pass, circ *circuit.Circuit
 	}
 	var t wire.CallTimes
 	t0 := time.Now()
-	in, err := encode(circ, r.c.Flat())
+	in, err := interrupt.Do(ctx, func() ([][]byte, error) { return encode(circ, r.c.Flat()) })
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: encoding the circuit: %w", r.c.Name(), err)
 	}
@@ -202,7 +204,7 @@ func (r remote) layer(ctx context.Context, pass *sdk.Pass, circ *circuit.Circuit
 	}
 	t0 = time.Now()
 	// out is ours: a flat blob's arrays are taken in place.
-	lc, err := layered.DecodeView(out)
+	lc, err := interrupt.Do(ctx, func() (*layered.Circuit, error) { return layered.DecodeView(out) })
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: %w", r.c.Name(), err)
 	}
@@ -230,7 +232,7 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 	t0 := time.Now()
 	// Packed: the plugin reads the blob into fresh memory, where a flat
 	// one (every repeated row in full) costs more than it saves.
-	in, err := lc.MarshalBinary()
+	in, err := interrupt.Do(ctx, lc.MarshalBinary)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", r.c.Name(), err)
 	}
@@ -240,11 +242,16 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 		return nil, err
 	}
 	t0 = time.Now()
-	var m model.Model
-	if err := m.UnmarshalBinary(out); err != nil {
+	// A model of hundreds of MB takes seconds to decode (a 467 MB one
+	// 11.9 s): a signal does not wait for it.
+	m, err := interrupt.Do(ctx, func() (*model.Model, error) {
+		var m model.Model
+		return &m, m.UnmarshalBinary(out)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: %w", r.c.Name(), err)
 	}
 	t.Decode = time.Since(t0)
 	r.c.LogCall("Map", &t)
-	return &m, nil
+	return m, nil
 }
