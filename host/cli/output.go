@@ -36,6 +36,7 @@ type runOutput struct {
 	manifest *report.Manifest // with --out: what this run wrote
 	lock     *os.File         // with --out: the directory's run lock, held to the end
 	memLimit int64            // the host's memory bound (hostMemory), for the manifest
+	memFrom  string           // and where it comes from
 
 	logMu   sync.Mutex
 	logs    map[string][]string // with --out: the logs/ files of each pipeline
@@ -320,7 +321,7 @@ func (o *runOutput) finish(status string) error {
 	if peak, ok := selfPeak(); ok {
 		o.manifest.HostPeakRSS = peak
 	}
-	o.manifest.HostMemoryLimit = o.memLimit
+	o.manifest.HostMemoryLimit, o.manifest.HostMemoryFrom = o.memLimit, o.memFrom
 	return report.WriteManifest(o.dir, o.manifest)
 }
 

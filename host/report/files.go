@@ -116,6 +116,10 @@ type Manifest struct {
 	// HostMemoryLimit the bound it held itself to (--memory).
 	HostPeakRSS     int64 `json:"host_peak_rss,omitempty"`
 	HostMemoryLimit int64 `json:"host_memory_limit,omitempty"`
+	// HostMemoryFrom says where the bound comes from: "--memory",
+	// "GOMEMLIMIT", "half of the physical memory", "half of RLIMIT_AS
+	// (ulimit -v)" or "half of the cgroup's memory limit".
+	HostMemoryFrom string `json:"host_memory_from,omitempty"`
 }
 
 // ManifestPipeline is one pipeline of a run: its status ("running",

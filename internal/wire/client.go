@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -213,7 +214,7 @@ func launch(ctx context.Context, label string, group bool, cmd *exec.Cmd, protoc
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, LogLevelEnv+"="+effectiveLevel(log).String())
+	cmd.Env = append(cmd.Env, LogLevelEnv+"="+effectiveLevel(log).String(), HostPIDEnv+"="+strconv.Itoa(os.Getpid()))
 	// Large blobs cross as files in a directory of this plugin's
 	// (blobfile.go); without one they are streamed.
 	dir, derr := makeBlobDir()
