@@ -28,12 +28,13 @@ func hostMemory(flagMiB int64) (int64, string) {
 			return l, "GOMEMLIMIT"
 		}
 	}
-	return machineShare(physicalMemory(), addressSpaceLimit(), cgroupMemoryLimit())
+	return machineShare(physicalMemory(), addressSpaceLeft(), cgroupMemoryLimit())
 }
 
 // machineShare returns half of the least of the bounds the machine puts
-// on this process — its physical memory ram, its address space as
-// (RLIMIT_AS: ulimit -v, prlimit --as) and its cgroup's memory limit cg
+// on this process — its physical memory ram, the address space as that
+// RLIMIT_AS (ulimit -v, prlimit --as) leaves it, and its cgroup's memory
+// limit cg
 // (a Slurm job's --mem, a container's limit) — and which it was: the
 // plugin processes share the machine and the cgroup, and an address space
 // holds more than the memory in use (the Go runtime's reservations, the
@@ -45,7 +46,7 @@ func machineShare(ram, as, cg int64) (int64, string) {
 	for _, b := range []struct {
 		n    int64
 		what string
-	}{{ram, "the physical memory"}, {as, "RLIMIT_AS (ulimit -v)"}, {cg, "the cgroup's memory limit"}} {
+	}{{ram, "the physical memory"}, {as, "the address space RLIMIT_AS (ulimit -v) leaves"}, {cg, "the cgroup's memory limit"}} {
 		if b.n > 0 && (least == 0 || b.n < least) {
 			least, from = b.n, b.what
 		}
@@ -63,7 +64,7 @@ func machineShare(ram, as, cg int64) (int64, string) {
 // refuses it memory and it crashes.
 func defaultPluginMemory() int64 {
 	const def = 8192 << 20
-	if share, _ := machineShare(0, addressSpaceLimit(), cgroupMemoryLimit()); share > 0 {
+	if share, _ := machineShare(0, addressSpaceLeft(), cgroupMemoryLimit()); share > 0 {
 		return min(def, share)
 	}
 	return def

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tcforge/tcforge/internal/wire"
 )
 
 // physicalMemory returns the machine's physical memory in bytes (0 if
@@ -21,14 +23,19 @@ func physicalMemory() int64 {
 	return int64(si.Totalram) * int64(max(1, si.Unit))
 }
 
-// addressSpaceLimit returns this process's RLIMIT_AS (ulimit -v, prlimit
-// --as) in bytes, 0 if unlimited.
-func addressSpaceLimit() int64 {
+// addressSpaceLeft returns how much of this process's RLIMIT_AS (ulimit
+// -v, prlimit --as) its address space leaves, in bytes: the limit less
+// what the process has mapped already (VmSize), 0 if unlimited. A Go
+// process maps about 1.2 GB of address space before it allocates anything
+// (the runtime's reservations), and its plugin processes as much: under
+// a limit of a few GB that is most of it.
+func addressSpaceLeft() int64 {
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_AS, &rl); err != nil || rl.Cur == unix.RLIM_INFINITY || rl.Cur > 1<<62 {
 		return 0
 	}
-	return int64(rl.Cur)
+	used, _ := wire.ProcessMemory(os.Getpid(), "VmSize")
+	return max(int64(rl.Cur)-used, 1)
 }
 
 // cgroupMemoryLimit returns the memory limit of this process's cgroup in

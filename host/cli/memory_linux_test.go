@@ -15,7 +15,7 @@ func TestMachineShare(t *testing.T) {
 		from        string
 	}{
 		{24 * gib, 0, 0, 12 * gib, "half of the physical memory"},
-		{24 * gib, 8 * gib, 0, 4 * gib, "half of RLIMIT_AS (ulimit -v)"},
+		{24 * gib, 8 * gib, 0, 4 * gib, "half of the address space RLIMIT_AS (ulimit -v) leaves"},
 		{24 * gib, 8 * gib, 2 * gib, 1 * gib, "half of the cgroup's memory limit"},
 		{24 * gib, 0, 30 * gib, 12 * gib, "half of the physical memory"},
 		{0, 0, 0, 0, "none"},

@@ -6,8 +6,8 @@ package cli
 // --memory or GOMEMLIMIT only).
 func physicalMemory() int64 { return 0 }
 
-// addressSpaceLimit returns 0: not looked at here.
-func addressSpaceLimit() int64 { return 0 }
+// addressSpaceLeft returns 0: not looked at here.
+func addressSpaceLeft() int64 { return 0 }
 
 // cgroupMemoryLimit returns 0: no cgroups here.
 func cgroupMemoryLimit() int64 { return 0 }
