@@ -22,6 +22,7 @@ func (o *runOutput) abort(stderr io.Writer, err error) error {
 			o.manifest.HostPeakRSS = peak
 		}
 		o.manifest.HostMemoryLimit, o.manifest.HostMemoryFrom = o.memLimit, o.memFrom
+		o.recordProcesses()
 		if werr := report.WriteManifest(o.dir, o.manifest); werr != nil {
 			fmt.Fprintln(stderr, "Error: the run manifest could not say so either:", werr)
 		}

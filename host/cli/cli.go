@@ -446,6 +446,16 @@ func checkOutDir(flag, dir string) error {
 	}
 }
 
+// pluginProcesses returns the plugin processes reg started, for the
+// manifest.
+func pluginProcesses(reg *registry.Registry) []report.PluginProcess {
+	var out []report.PluginProcess
+	for _, p := range reg.Processes() {
+		out = append(out, report.PluginProcess{Plugins: p.Plugins, Shared: len(p.Plugins) > 1, PID: p.PID, Restart: p.Restart, Ended: p.Ended})
+	}
+	return out
+}
+
 // stopCause is why a run stopped early: a signal, or standard output
 // closed. code is the exit status: 128 + the signal's number, as a shell
 // reports a process the signal killed.
@@ -559,6 +569,7 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		log.Debug().Int64("mapped_mib", reg.Mapped()>>20).Int64("budget_mib", mapBudget(g.hostBytes)>>20).Msg("plugin answers mapped rather than read")
 		reg.Close()
 	}()
+	ro.processes = func() []report.PluginProcess { return pluginProcesses(reg) }
 	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs, MemoryLimit: g.hostBytes,
 		Export: g.export, ExportDenseLimit: g.exportMax, SaveDetail: ro.saveDetail}
 	if g.export != "" && g.exportPython != "none" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -457,5 +458,72 @@ func TestPluginChildrenKilled(t *testing.T) {
 	if alive(pid) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("the plugin's child %d outlived the run", pid)
+	}
+}
+
+// TestModelsCountedApart: when every model of a run fails its check, the
+// closing line, report.html and the Markdown say so beside the verified
+// circuits. Before, the line read "2 rows: 2 verified": it counted the
+// circuits only.
+func TestModelsCountedApart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.hcl", strings.Replace(smallPipeline("p", "reifier"), "layerer \"reifier\" {}\n", "layerer \"reifier\" {}\n  mapper \"lying-map\" {}\n", 1))
+	out := filepath.Join(dir, "out")
+	r := tcforge(t, "run", "--log-level", "error", "--progress", "never", "--out", out, cfg)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := "1 pipelines, 2 points, 2 rows: 2 circuits verified, 0 of 2 models verified (2 failed), 0/0 met their expectations, 1 failed pipelines"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("the closing line is not %q:\n%s", want, r.stdout)
+	}
+	for _, f := range []string{"report.html", "p.md"} {
+		b, _ := os.ReadFile(filepath.Join(out, f))
+		if !strings.Contains(string(b), "2 circuits verified, 0 of 2 models verified (2 failed)") {
+			t.Errorf("%s does not count the models apart", f)
+		}
+	}
+}
+
+// TestManifestProcesses: the manifest records the run's plugin
+// processes: the bundled plugins that shared one, and a plugin started
+// again after its process crashed, with how the crashed one ended.
+func TestManifestProcesses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	died := `layerer "diesonce" { died = "` + filepath.Join(dir, "died") + `" }`
+	cfg := writeFile(t, dir, "p.hcl", strings.Replace(smallPipeline("first", "reifier"), "layerer \"reifier\" {}\n", "layerer \"reifier\" {}\n  "+died+"\n", 1)+
+		strings.Replace(smallPipeline("second", "diesonce"), `layerer "diesonce" {}`, died, 1))
+	out := filepath.Join(dir, "out")
+	r := tcforge(t, "run", "--log-level", "error", "--progress", "never", "--out", out, cfg)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (the crash fails the first pipeline)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var m struct {
+		Processes []struct {
+			Plugins []string
+			Shared  bool
+			PID     int
+			Restart bool
+			Ended   string
+		} `json:"plugin_processes"`
+	}
+	readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
+	var got []string
+	for _, p := range m.Processes {
+		if p.PID <= 0 {
+			t.Errorf("process %+v without a pid", p)
+		}
+		got = append(got, fmt.Sprintf("%s shared=%v restart=%v ended=%q", strings.Join(p.Plugins, ","), p.Shared, p.Restart, p.Ended))
+	}
+	slices.Sort(got)
+	want := []string{
+		`diesonce shared=false restart=false ended="exit status 3"`,
+		`diesonce shared=false restart=true ended=""`,
+		`keccak,reifier shared=true restart=false ended=""`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("plugin_processes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

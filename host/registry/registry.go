@@ -156,6 +156,71 @@ type Registry struct {
 
 	// mapped maps the bundled plugins' answers (Options.MapBudget).
 	mapped *wire.Mapped
+
+	// procs are the processes started, in order (Processes), and
+	// launchOf the record of each client's process.
+	launchMu sync.Mutex
+	procs    []Process
+	launchOf map[*wire.Client]int
+}
+
+// Process is one plugin process a registry started.
+type Process struct {
+	// Plugins are the plugins it served: two or more shared it (a crash,
+	// a timeout or the memory bound ended it under all of them).
+	Plugins []string
+	PID     int
+	// Restart says it replaced a process of one of its plugins that had
+	// ended (crashed, or killed at a call's timeout or the memory bound).
+	Restart bool
+	// Ended says how it ended, if it ended on its own or was killed
+	// before the registry closed ("exit status 3"); "" otherwise.
+	Ended string
+}
+
+// launched records the process of clients cs (one, or a group's), started
+// to replace an ended one if restart.
+func (r *Registry) launched(names []string, cs []*wire.Client, restart bool) {
+	r.launchMu.Lock()
+	defer r.launchMu.Unlock()
+	if r.launchOf == nil {
+		r.launchOf = map[*wire.Client]int{}
+	}
+	for _, c := range cs {
+		r.launchOf[c] = len(r.procs)
+	}
+	r.procs = append(r.procs, Process{Plugins: slices.Clone(names), PID: cs[0].PID(), Restart: restart})
+}
+
+// ended records how c's process ended, if it has.
+func (r *Registry) ended(c *wire.Client) {
+	r.launchMu.Lock()
+	defer r.launchMu.Unlock()
+	if i, ok := r.launchOf[c]; ok && r.procs[i].Ended == "" {
+		r.procs[i].Ended = c.Ended()
+	}
+}
+
+// Processes returns the plugin processes the registry has started so
+// far, in order, with how those that ended did.
+func (r *Registry) Processes() []Process {
+	r.mu.Lock()
+	for _, e := range r.clients {
+		if e.mu.TryLock() {
+			if e.c != nil && e.c.Exited() {
+				r.ended(e.c)
+			}
+			e.mu.Unlock()
+		}
+	}
+	r.mu.Unlock()
+	r.launchMu.Lock()
+	defer r.launchMu.Unlock()
+	out := slices.Clone(r.procs)
+	for i := range out {
+		out[i].Plugins = slices.Clone(out[i].Plugins)
+	}
+	return out
 }
 
 // checkTemp checks, once, that the temporary directory plugin processes
@@ -306,12 +371,15 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		// --start-timeout at every pipeline using it).
 		return nil, e.src, e.startErr
 	}
+	restart := false
 	if e.c != nil {
 		if !e.c.Exited() {
 			return e.pl, e.src, nil
 		}
+		r.ended(e.c)
 		e.c.Close()
 		e.c, e.pl = nil, nil
+		restart = true
 	}
 	if err := r.checkTemp(); err != nil {
 		e.src, e.startErr = src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
@@ -360,6 +428,7 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 			Msg("an external plugin overrides the bundled one of the same name")
 	}
 	r.configure(c, src)
+	r.launched([]string{name}, []*wire.Client{c}, restart)
 	e.c, e.pl, e.src = c, pl, src
 	return pl, src, nil
 }
@@ -515,6 +584,7 @@ func (r *Registry) launchGroup(ctx context.Context, names []string, entries []*c
 		}
 		return
 	}
+	r.launched(names, cs, false)
 	for i, e := range entries {
 		c := cs[i]
 		pl, err := validPlugin(c)

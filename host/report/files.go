@@ -120,6 +120,26 @@ type Manifest struct {
 	// "GOMEMLIMIT", "half of the physical memory", "half of RLIMIT_AS
 	// (ulimit -v)" or "half of the cgroup's memory limit".
 	HostMemoryFrom string `json:"host_memory_from,omitempty"`
+	// PluginProcesses are the plugin processes the run started, in
+	// order, as far as the run got.
+	PluginProcesses []PluginProcess `json:"plugin_processes,omitempty"`
+}
+
+// PluginProcess is one plugin process of a run.
+type PluginProcess struct {
+	// Plugins are the plugins it served; Shared says there were more
+	// than one (bundled plugins share a process: a crash, a timeout or
+	// the memory bound ended it under all of them).
+	Plugins []string `json:"plugins"`
+	Shared  bool     `json:"shared,omitempty"`
+	PID     int      `json:"pid,omitempty"`
+	// Restart says it was started again to replace a process of one of
+	// its plugins that had ended (crashed, or was killed at a timeout or
+	// the memory bound).
+	Restart bool `json:"restart,omitempty"`
+	// Ended says how it ended if it did before the run ("exit status
+	// 3"); processes still running were stopped with the run.
+	Ended string `json:"ended,omitempty"`
 }
 
 // ManifestPipeline is one pipeline of a run: its status ("running",

@@ -496,6 +496,25 @@ func (p *proc) close() {
 	})
 }
 
+// PID returns the plugin process's ID.
+func (c *Client) PID() int { return pid(c.cmd) }
+
+// Ended says how the plugin process ended ("exit status 3", "signal:
+// killed"; a memory bound or a call's timeout that killed it is said
+// so), or "" while it runs.
+func (c *Client) Ended() string {
+	if !c.pc.Exited() {
+		return ""
+	}
+	if rss := c.overMemory.Load(); rss > 0 {
+		return fmt.Sprintf("killed at %d MiB, over the memory bound of %d MiB", rss>>20, c.memLimit>>20)
+	}
+	if to := c.timedOut.Load(); to != nil {
+		return fmt.Sprintf("killed: %s did not answer within %s", to.Call, to.Timeout)
+	}
+	return c.exitStatus()
+}
+
 // exitStatus says how the plugin process ended. Call it only once Exited.
 func (c *Client) exitStatus() string {
 	if st := c.cmd.ProcessState; st != nil {
