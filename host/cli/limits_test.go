@@ -63,6 +63,7 @@ func TestMemoryUnderLimits(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector reserves more address space than the limit")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.hcl", strings.Replace(modelCheckPipeline, "rounds       = 8", "rounds       = 4", 1))
 	tests := []struct {

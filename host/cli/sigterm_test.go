@@ -216,6 +216,7 @@ func TestSIGTERMAnyMoment(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to find the plugin processes")
 	}
+	t.Parallel() // its own host processes and directories
 	rounds, samples, n := 2, 8, 3
 	if sdktest.IsHeavy() {
 		rounds, samples, n = 8, 8, 24

@@ -18,7 +18,7 @@ type File struct {
 	*os.File
 	d        *Dir
 	parent   handle // the directory it is written in
-	tmp      string // its temporary name there
+	tmp      string // its temporary name there ("": it has none yet, see createTemp)
 	name     string // the name it takes
 	path     string // for errors
 	finished bool
@@ -36,13 +36,20 @@ func (f *File) Commit() error {
 	}
 	f.finished = true
 	err := f.File.Chmod(0o644)
+	if err == nil && f.tmp == "" {
+		// An unnamed file gets a name only now, and for an instant.
+		f.tmp = tempName(f.name)
+		if err = f.d.link(f.parent, f.File, f.tmp); err != nil {
+			f.tmp = ""
+		}
+	}
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = f.d.rename(f.parent, f.tmp, f.name)
 	}
-	if err != nil {
+	if err != nil && f.tmp != "" {
 		f.d.unlink(f.parent, f.tmp)
 	}
 	f.d.release(f.parent)
@@ -60,7 +67,9 @@ func (f *File) Abort() {
 	}
 	f.finished = true
 	f.File.Close()
-	f.d.unlink(f.parent, f.tmp)
+	if f.tmp != "" {
+		f.d.unlink(f.parent, f.tmp)
+	}
 	f.d.release(f.parent)
 }
 
@@ -80,8 +89,7 @@ func (d *Dir) Create(rel string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp := tempName(base)
-	f, err := d.createTemp(parent, tmp)
+	f, tmp, err := d.createTemp(parent, base)
 	if err != nil {
 		d.release(parent)
 		return nil, fmt.Errorf("writing %s: %w", filepath.Join(d.path, rel), err)

@@ -62,9 +62,14 @@ func (d *Dir) sub(dirs []string, create bool) (handle, error) {
 
 func (d *Dir) release(handle) {}
 
-func (d *Dir) createTemp(h handle, name string) (*os.File, error) {
-	return d.root.OpenFile(filepath.Join(h, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+func (d *Dir) createTemp(h handle, base string) (*os.File, string, error) {
+	name := tempName(base)
+	f, err := d.root.OpenFile(filepath.Join(h, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	return f, name, err
 }
+
+// link never runs here: every temporary file has a name.
+func (d *Dir) link(handle, *os.File, string) error { return os.ErrInvalid }
 
 func (d *Dir) rename(h handle, from, to string) error {
 	return d.root.Rename(filepath.Join(h, from), filepath.Join(h, to))

@@ -85,13 +85,20 @@ func (d *Dir) release(h handle) {
 	}
 }
 
-// createTemp creates the new file name in h, exclusively, for writing.
-func (d *Dir) createTemp(h handle, name string) (*os.File, error) {
+// createTemp creates a file in h to become base, for writing: an unnamed
+// one where the system has them (openUnnamed: a process killed while it
+// writes leaves nothing), else a new temporary name beside base,
+// exclusively. It returns the file and its name ("" for none).
+func (d *Dir) createTemp(h handle, base string) (*os.File, string, error) {
+	if f, ok := openUnnamed(h); ok {
+		return f, "", nil
+	}
+	name := tempName(base)
 	fd, err := unix.Openat(h, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	return os.NewFile(uintptr(fd), name), name, nil
 }
 
 // rename renames from to to within h.
