@@ -57,12 +57,12 @@ type soakRun struct {
 }
 
 // startSoak starts `tcforge run` on cfg into out, exporting the models to
-// out/../<base of out>-models, with chaos seed seed ("": none) and watches
+// out+"-models" (CSR: small files), with chaos seed seed ("": none) and watches
 // its children.
 func startSoak(t *testing.T, cfg, out, seed string) *soakRun {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "run", "--log-level", "error", "--progress", "never", "--timeout", "3s", "--jobs", "2", "--out", out,
-		"--export", out+"-models", "--export-python", "none", cfg)
+		"--export", out+"-models", "--export-python", "none", "--export-dense-max", "0", cfg)
 	cmd.Env = os.Environ()
 	if seed != "" {
 		cmd.Env = append(cmd.Env, chaosEnv+"="+seed)
