@@ -243,8 +243,8 @@ func (r *Registry) checkTemp() error {
 
 // pinned returns the SHA-256 the lock file (read on first use) pins an
 // external plugin to, nil when there is no lock file, or why the plugin
-// may not run. go-plugin checks the executable against it (SecureConfig)
-// right before it starts it.
+// may not run. Launch checks the private copy of the executable it runs
+// against it (wire.Pin).
 func (r *Registry) pinned(name, path string) ([]byte, error) {
 	if r.opts.LockPath == "" {
 		return nil, nil
