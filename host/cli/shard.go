@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/internal/safefile"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -147,7 +147,7 @@ func newShardRecord(spec *shardSpec, paths []string, seed uint64, samples int) (
 			continue
 		}
 		seen[p] = true
-		src, err := os.ReadFile(p)
+		src, err := safefile.ReadFile(p, config.MaxFileBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -184,29 +184,26 @@ func (r *shardRecord) stop(res *run.Result, why string) {
 
 // write writes DIR/tcforge-shard.gob.
 func (r *shardRecord) write(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, ShardFile)
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	d, err := safefile.OpenDir(dir, true)
 	if err != nil {
 		return "", err
 	}
-	if err := gob.NewEncoder(f).Encode(&r.m); err != nil {
-		f.Close()
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	defer d.Close()
+	f, err := d.Create(ShardFile)
+	if err != nil {
 		return "", err
 	}
-	return path, os.Rename(tmp, path)
+	defer f.Abort()
+	if err := gob.NewEncoder(f).Encode(&r.m); err != nil {
+		return "", fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
+	return f.Name(), f.Commit()
 }
 
 // readShard reads DIR/tcforge-shard.gob.
 func readShard(dir string) (*shardManifest, error) {
 	path := filepath.Join(dir, ShardFile)
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path, 0)
 	if err != nil {
 		return nil, err
 	}

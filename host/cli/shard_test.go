@@ -26,10 +26,10 @@ import (
 func TestShardMerge(t *testing.T) {
 	t.Parallel()
 	cfg := filepath.Join("testdata", "shard.hcl")
-	summary := "3 pipelines, 52 points, 104 rows: 104 verified, 48/48 met"
+	summary := "3 pipelines, 52 points, 104 rows: 104 circuits verified, 16 of 16 models verified, 48/48 met"
 	if testing.Short() {
 		cfg = filepath.Join("testdata", "shard-short.hcl")
-		summary = "3 pipelines, 11 points, 22 rows: 22 verified, 9/9 met"
+		summary = "3 pipelines, 11 points, 22 rows: 22 circuits verified, 8 of 8 models verified, 9/9 met"
 	}
 	root := t.TempDir()
 	single := filepath.Join(root, "single")
@@ -77,7 +77,7 @@ func TestShardMerge(t *testing.T) {
 
 // manifestUntimed returns a run manifest with what is each run's own
 // zeroed: its start and finish times, its process ID, its peak memory and
-// bound.
+// bound, its plugin processes.
 func manifestUntimed(t *testing.T, data []byte) []byte {
 	t.Helper()
 	var m report.Manifest
@@ -85,8 +85,9 @@ func manifestUntimed(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	m.Started, m.Finished = time.Time{}, time.Time{}
-	// Which process wrote it, its peak memory and bound: the run's own.
-	m.PID, m.HostPeakRSS, m.HostMemoryLimit = 0, 0, 0
+	// Which process wrote it, its peak memory and bound, the plugin
+	// processes it started: the run's own.
+	m.PID, m.HostPeakRSS, m.HostMemoryLimit, m.HostMemoryFrom, m.PluginProcesses = 0, 0, 0, "", nil
 	out, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
