@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -68,6 +69,10 @@ func plainValues(vs map[string]cty.Value) map[string]any {
 // logged by the writer already.
 type ModuleWriter interface {
 	WriteModule(ctx context.Context, config string) ([]string, error)
+	// ClearModule removes config's earlier byte module if the writer
+	// wrote it, leaving a file of that name it did not write (a user's
+	// own model, a link, a directory) alone with an error saying so.
+	ClearModule(config string) ([]string, error)
 }
 
 // ByteInterface reports whether a model of architecture arch computing cp
@@ -256,15 +261,16 @@ func (r *Runner) claimExport(name, owner string) error {
 }
 
 // exportSiblings are the files beside an export's config that belong to
-// it: its labels and the byte modules written from it.
-var exportSiblings = []string{".labels.json", ".pt", ".onnx"}
+// it and go with it: its labels. Its byte modules go through the module
+// writer (ModuleWriter.ClearModule), which knows which it wrote.
+var exportSiblings = []string{".labels.json"}
 
 // export writes model m (owner names it for claimExport) to --export as
 // name: its weights, config and labels, atomically and whole, confined to
 // the directory (safetensors.ExportContext, safefile.Dir). The files an
 // earlier export of the name left go first: the config (so that no
 // config names weights of two exports), then its labels and byte modules
-// (which would describe another model); the config is written last. It
+// (which would describe another model: those the module writer wrote); the config is written last. It
 // stops, leaving no file half-written, when ctx ends.
 func (r *Runner) export(ctx context.Context, m *model.Model, name, owner string, d *safetensors.Description) (safetensors.Info, error) {
 	if err := r.claimExport(name, owner); err != nil {
@@ -279,6 +285,11 @@ func (r *Runner) export(ctx context.Context, m *model.Model, name, owner string,
 		if _, err := dir.Remove(name + suffix); err != nil {
 			return safetensors.Info{}, fmt.Errorf("export: removing the earlier export's file: %w", err)
 		}
+	}
+	if r.Modules != nil {
+		// A file of a module's name that tcforge did not write stays; the
+		// module writer says so when it comes to write the module.
+		_, _ = r.Modules.ClearModule(filepath.Join(r.Export, name+".json"))
 	}
 	if m.Labels != nil {
 		b, err := m.LabelsJSON(name + ".json")
