@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestKernels32 checks the 32-lane float32 kernels (assembly where the CPU
@@ -304,5 +305,31 @@ func TestSiLUCache(t *testing.T) {
 	v, _ := cachedSiLU(c, float32(-3))
 	if v != silu(float32(-3)) {
 		t.Errorf("float32 SiLU(−3) = %v, want %v", v, silu(float32(-3)))
+	}
+}
+
+// TestFFNArgsLayout checks ffnArgs' field offsets against the FA_*
+// constants kernels512_amd64.s reads them at.
+func TestFFNArgsLayout(t *testing.T) {
+	var a ffnArgs
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"x", unsafe.Offsetof(a.x), 0}, {"tokBytes", unsafe.Offsetof(a.tokBytes), 8},
+		{"tokens", unsafe.Offsetof(a.tokens), 16}, {"nh", unsafe.Offsetof(a.nh), 24},
+		{"gPtr", unsafe.Offsetof(a.gPtr), 32}, {"gIdx", unsafe.Offsetof(a.gIdx), 40}, {"gW", unsafe.Offsetof(a.gW), 48},
+		{"vPtr", unsafe.Offsetof(a.vPtr), 56}, {"vIdx", unsafe.Offsetof(a.vIdx), 64}, {"vW", unsafe.Offsetof(a.vW), 72},
+		{"oPtr", unsafe.Offsetof(a.oPtr), 80}, {"oIdx", unsafe.Offsetof(a.oIdx), 88}, {"oW", unsafe.Offsetof(a.oW), 96},
+		{"gsPtr", unsafe.Offsetof(a.gsPtr), 104}, {"gsIdx", unsafe.Offsetof(a.gsIdx), 112}, {"gsVal", unsafe.Offsetof(a.gsVal), 120},
+		{"vsPtr", unsafe.Offsetof(a.vsPtr), 128}, {"vsIdx", unsafe.Offsetof(a.vsIdx), 136}, {"vsVal", unsafe.Offsetof(a.vsVal), 144},
+		{"h", unsafe.Offsetof(a.h), 152}, {"g", unsafe.Offsetof(a.g), 160}, {"slow", unsafe.Offsetof(a.slow), 168},
+		{"lo", unsafe.Offsetof(a.lo), 176}, {"hi", unsafe.Offsetof(a.hi), 184},
+		{"residual", unsafe.Offsetof(a.residual), 192}, {"outOnly", unsafe.Offsetof(a.outOnly), 200},
+		{"lo32", unsafe.Offsetof(a.lo32), 208}, {"hi32", unsafe.Offsetof(a.hi32), 212},
+	} {
+		if c.got != c.want {
+			t.Errorf("ffnArgs.%s at offset %d, the kernels read it at %d", c.name, c.got, c.want)
+		}
 	}
 }

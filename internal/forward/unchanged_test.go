@@ -90,13 +90,28 @@ func unchangedModels(t *testing.T) ([]string, []*model.Model) {
 // leave these alone: the verification results (every output bit, the
 // margins, β_min's probe) are decided exactly as before. The float32
 // values depend on whether the FMA kernels run (amd64 with AVX2 and FMA)
-// or the Go loops (-tags purego, other CPUs), so each has its digest.
+// or the Go loops (-tags purego, other CPUs), so each has its digest; the
+// AVX-512 kernels give the AVX2 kernels' bits, so on a CPU with AVX-512 the
+// test runs twice, with and without them.
 func TestPassUnchanged(t *testing.T) {
 	want := map[bool]string{ // by useAVX
 		true:  "82a076509e98e657ce467a7753fa559e393136d714acc38543a8d84007dffe16",
 		false: "81a0538cf84b198280a1b8319d48f674d2db4cf0cd522d51dc2c0ff21d30e54f",
 	}[useAVX]
 	names, models := unchangedModels(t)
+	sets := []bool{false}
+	if useAVX512 {
+		sets = append(sets, true)
+	}
+	defer func(v bool) { useAVX512 = v }(useAVX512)
+	for _, z := range sets {
+		useAVX512 = z
+		t.Run(fmt.Sprintf("avx512=%v", z), func(t *testing.T) { passUnchanged(t, names, models, want) })
+	}
+}
+
+// passUnchanged is TestPassUnchanged with the kernels set as they are.
+func passUnchanged(t *testing.T, names []string, models []*model.Model, want string) {
 	h := sha256.New()
 	for i, m := range models {
 		p, err := Compile(m)

@@ -2,6 +2,7 @@ package forward
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"unsafe"
 
@@ -24,6 +25,7 @@ type worker[F Float] struct {
 	live bool  // the static part lives
 	exps int64 // SiLU evaluated exactly, lane by lane (siluMul), this pass
 	silu *siluCache
+	slow []uint8 // per hidden unit: left to Go by ffn32z, ffn64z
 	// per-lane scratch of dynamic scores
 	sAcc  []float64
 	sSeen []bool
@@ -253,7 +255,93 @@ func (w *worker[F]) lanes(pr *tproj[F], u int, c F, xt, ir, dst []F) {
 	}
 }
 
+// ptrOf returns &xs[0], or nil for an empty slice.
+func ptrOf[T any](xs []T) unsafe.Pointer {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&xs[0])
+}
+
+// ffnKernel runs FFN sublayer s over the tokens it must compute with the
+// fused AVX-512 kernels (ffn32z, ffn64z): the same operations, in the same
+// order, as the Go path of ffn below. It returns false, having done
+// nothing, where they do not apply: other CPUs, lanes other than 32, a
+// norm, a probed FFN, no hidden units.
+func (w *worker[F]) ffnKernel(s *tsub[F]) bool {
+	p, L, n := w.p, w.L, w.n
+	nh := s.gate.n
+	if !(avx512x32[F](n) || avx512x64[F](n)) || L != n || s.norm != nil || nh == 0 || w.pr != nil && w.pr.pending != nil {
+		return false
+	}
+	gp, vp := &s.gate, &s.value
+	var z F
+	size := int64(unsafe.Sizeof(z))
+	hi, lo := siluRange[F]()
+	if len(w.slow) < nh {
+		w.slow = make([]uint8, nh)
+	}
+	a := ffnArgs{tokBytes: int64(p.nd*L) * size, nh: int64(nh),
+		gPtr: ptrOf(gp.dyn.ptr), gIdx: ptrOf(gp.dyn.idx), gW: ptrOf(gp.dynW),
+		vPtr: ptrOf(vp.dyn.ptr), vIdx: ptrOf(vp.dyn.idx), vW: ptrOf(vp.dynW),
+		oPtr: ptrOf(s.out.ptr), oIdx: ptrOf(s.out.idx), oW: ptrOf(s.outW),
+		h: ptrOf(w.h[:nh*L]), g: ptrOf(w.g[:nh*L]), slow: ptrOf(w.slow),
+		lo: float64(lo), hi: float64(hi), lo32: float32(lo), hi32: float32(hi)}
+	if s.residual {
+		a.residual = 1
+	}
+	gStat := w.live && gp.stat.ptr != nil
+	vStat := w.live && vp.stat.ptr != nil
+	if gStat {
+		a.gsIdx, a.gsVal = ptrOf(gp.stat.idx), ptrOf(gp.statVal)
+	}
+	if vStat {
+		a.vsIdx, a.vsVal = ptrOf(vp.stat.idx), ptrOf(vp.statVal)
+	}
+	for t0 := 0; t0 < p.T; {
+		if !w.tp.needed(s, t0) {
+			t0++
+			continue
+		}
+		t1 := t0 + 1
+		for t1 < p.T && w.tp.needed(s, t1) {
+			t1++
+		}
+		a.x, a.tokens, a.outOnly = unsafe.Pointer(&w.x[t0*p.nd*L]), int64(t1-t0), 0
+		if gStat {
+			a.gsPtr = unsafe.Pointer(&gp.stat.ptr[t0])
+		}
+		if vStat {
+			a.vsPtr = unsafe.Pointer(&vp.stat.ptr[t0])
+		}
+		for {
+			var r int
+			if size == 4 {
+				r = ffn32z(&a)
+			} else {
+				r = ffn64z(&a)
+			}
+			if r == 0 {
+				break
+			}
+			// Units whose SiLU is not relu at some lane: as siluMul does.
+			for u, sl := range w.slow[:nh] {
+				if sl != 0 {
+					w.exps += int64(siluMul(w.h[u*L:][:n], w.g[u*L:][:n], lo, hi, w.silu))
+				}
+			}
+			a.outOnly = 1
+		}
+		t0 = t1
+	}
+	runtime.KeepAlive(s)
+	return true
+}
+
 func (w *worker[F]) ffn(s *tsub[F]) {
+	if w.ffnKernel(s) {
+		return
+	}
 	p, L, n := w.p, w.L, w.n
 	nh := s.gate.n
 	var ir []F
