@@ -71,3 +71,5 @@ func addVec64z(d, x *float64, n int) { panic("model: no assembly kernels") }
 func ffn32z(a *ffnArgs) int { panic("model: no assembly kernels") }
 
 func ffn64z(a *ffnArgs) int { panic("model: no assembly kernels") }
+
+func exp64z(d, x *float64, n int) bool { panic("model: no assembly kernels") }
