@@ -106,7 +106,7 @@ func (p *Program) RunContext(ctx context.Context, inputs []bitvec.Vec, opt Optio
 		took := time.Since(t0)
 		w := p.Work(len(inputs), opt)
 		w.Exps += res.SiLUExps
-		done(PassInfo{Samples: len(inputs), Float64: opt.Float64, ProbeBeta: opt.ProbeBeta, Beta: opt.Beta, Work: w, Took: took})
+		done(PassInfo{Samples: len(inputs), Float64: opt.Float64, ProbeBeta: opt.ProbeBeta, Beta: opt.Beta, Work: w, Took: took, Phases: res.phases})
 	}
 	return res, err
 }

@@ -78,3 +78,25 @@ func ffn32z(a *ffnArgs) int
 //
 //go:noescape
 func ffn64z(a *ffnArgs) int
+
+// sgemm6x64z sets C[6×64] += A[6×kc]·B[kc×64] in float32 (gemm_amd64.s):
+// a's rows lda bytes apart, b a packed panel (kc rows of 64), c's rows ldc
+// bytes apart; each element's products added in k order, fused.
+//
+//go:noescape
+func sgemm6x64z(kc int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+// sgemm6x64MulAddz is sgemm6x64z with each product rounded, then added.
+//
+//go:noescape
+func sgemm6x64MulAddz(kc int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+// dgemm6x32z is sgemm6x64z for float64: C[6×32], panels of 32.
+//
+//go:noescape
+func dgemm6x32z(kc int, a *float64, lda int, b *float64, c *float64, ldc int)
+
+// dgemm6x32MulAddz is dgemm6x32z with each product rounded, then added.
+//
+//go:noescape
+func dgemm6x32MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc int)

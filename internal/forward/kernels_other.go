@@ -73,3 +73,19 @@ func ffn32z(a *ffnArgs) int { panic("model: no assembly kernels") }
 func ffn64z(a *ffnArgs) int { panic("model: no assembly kernels") }
 
 func exp64z(d, x *float64, n int) bool { panic("model: no assembly kernels") }
+
+func sgemm6x64z(kc int, a *float32, lda int, b *float32, c *float32, ldc int) {
+	panic("model: no assembly kernels")
+}
+
+func sgemm6x64MulAddz(kc int, a *float32, lda int, b *float32, c *float32, ldc int) {
+	panic("model: no assembly kernels")
+}
+
+func dgemm6x32z(kc int, a *float64, lda int, b *float64, c *float64, ldc int) {
+	panic("model: no assembly kernels")
+}
+
+func dgemm6x32MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc int) {
+	panic("model: no assembly kernels")
+}
