@@ -235,3 +235,38 @@ func TestWork(t *testing.T) {
 		t.Errorf("float64 pass: no SiLU evaluated")
 	}
 }
+
+// BenchmarkDense runs the forward pass's dense tiles on their own shapes,
+// one core, side by side with OpenBLAS on the same matrices (openblas
+// build tag): a stock layer's head, Q·Kᵀ (T × T × head_dim, K transposed)
+// and P·V (T × head_dim × T), for the fusion (head_dim
+// 5) and reifier (14) tokens-as-states models of SHA3-256 (64 tokens), in
+// float32; name/tcforge is gemm fused (as OpenBLAS), name/tcforge-muladd
+// the product-then-sum the pass runs (the loop's bits):
+//
+//	go test -tags openblas ./internal/forward -run '^$' -bench Dense
+func BenchmarkDense(b *testing.B) {
+	for _, hd := range []int{5, 14} {
+		const T = 64
+		for _, sh := range []struct {
+			name    string
+			m, n, k int
+			transB  bool
+		}{{fmt.Sprintf("qk-%dx%dx%d", T, T, hd), T, T, hd, true}, {fmt.Sprintf("pv-%dx%dx%d", T, hd, T), T, hd, T, false}} {
+			benchDense[float32](b, sh.name, sh.m, sh.n, sh.k, sh.transB, blasref.Sgemm)
+			ldb := sh.n
+			if sh.transB {
+				ldb = sh.k
+			}
+			a, bb, c := floorMatrix[float32](T, 1)[:sh.m*sh.k], floorMatrix[float32](T, 2)[:sh.n*sh.k], make([]float32, sh.m*sh.n)
+			b.Run(sh.name+"/tcforge-muladd", func(b *testing.B) {
+				var buf gemmBuf[float32]
+				t0 := time.Now()
+				for b.Loop() {
+					gemm(gemmMulAdd, sh.m, sh.n, sh.k, a, sh.k, bb, ldb, sh.transB, c, sh.n, &buf)
+				}
+				b.ReportMetric(float64(sh.m*sh.n*sh.k)*float64(b.N)/time.Since(t0).Seconds(), "MAC/s")
+			})
+		}
+	}
+}

@@ -16,10 +16,12 @@ import (
 // over it; the 6 rows of A a micro-kernel call reads (6 KiB) stay in L1.
 const gemmKC = 256
 
-// gemmMR is the rows of C a micro-kernel call computes.
+// gemmMR is the rows of C a micro-kernel call computes: 6, or 12 for a
+// narrow C (gemmNarrow).
 const gemmMR = 6
 
-// gemmMC is the rows of A one block holds (48 × 256 float32: 48 KiB).
+// gemmMC is the rows of A one block holds (48 × 256 float32: 48 KiB), a
+// multiple of both tiles' rows.
 const gemmMC = 8 * gemmMR
 
 // gemmNR returns the columns of C a micro-kernel call computes: 64
@@ -31,6 +33,11 @@ func gemmNR[F Float]() int {
 	}
 	return 32
 }
+
+// gemmNarrow returns the columns of the narrow micro-kernels (12 rows of
+// one 512-bit register: 16 float32 or 8 float64), which take a C at most
+// that wide (a head's output) with a quarter of the wide ones' work.
+func gemmNarrow[F Float]() int { return gemmNR[F]() / 4 }
 
 // GemmOp says how a product enters its sum.
 type gemmOp int
@@ -57,11 +64,15 @@ func gemm[F Float](op gemmOp, m, n, k int, a []F, lda int, b []F, ldb int, trans
 		gemmGo(op, m, n, k, a, lda, b, ldb, transB, c, ldc)
 		return
 	}
-	nr := gemmNR[F]()
+	nr, mr := gemmNR[F](), gemmMR
+	narrow := n <= gemmNarrow[F]()
+	if narrow {
+		nr, mr = gemmNarrow[F](), 2*gemmMR
+	}
 	np := (n + nr - 1) / nr // panels
-	if len(buf.a) < gemmMR*gemmKC {
-		buf.a = make([]F, gemmMR*gemmKC)
-		buf.c = make([]F, gemmMR*nr)
+	if len(buf.a) < 2*gemmMR*gemmKC {
+		buf.a = make([]F, 2*gemmMR*gemmKC)
+		buf.c = make([]F, 2*gemmMR*gemmNR[F]())
 	}
 	if len(buf.b) < gemmKC*np*nr {
 		buf.b = make([]F, gemmKC*np*nr)
@@ -95,21 +106,27 @@ func gemm[F Float](op gemmOp, m, n, k int, a []F, lda int, b []F, ldb int, trans
 			for jp := 0; jp < np; jp++ {
 				j0, nc := jp*nr, min(nr, n-jp*nr)
 				pb := buf.b[jp*kc*nr : (jp+1)*kc*nr]
-				for i0 := ib; i0 < ib+mb; i0 += gemmMR {
-					mc := min(gemmMR, ib+mb-i0)
-					if mc == gemmMR && nc == nr {
-						gemmTile(op, kc, a[i0*lda+p0:], lda, pb, c[i0*ldc+j0:], ldc)
+				for i0 := ib; i0 < ib+mb; i0 += mr {
+					mc := min(mr, ib+mb-i0)
+					if mc == mr && nc == nr {
+						gemmTile(op, narrow, kc, a[i0*lda+p0:], lda, pb, c[i0*ldc+j0:], ldc)
 						continue
 					}
-					// An edge: the tile through buffers padded with zeros.
-					ta, tc := buf.a[:gemmMR*kc], buf.c[:gemmMR*nr]
-					clear(ta)
+					// An edge: the tile through buffers padded with zeros
+					// (A's rows in place if it has them all).
+					ta, lta, tc := a[i0*lda+p0:], lda, buf.c[:mr*nr]
+					if mc < mr {
+						ta, lta = buf.a[:mr*kc], kc
+						clear(ta)
+						for i := 0; i < mc; i++ {
+							copy(ta[i*kc:(i+1)*kc], a[(i0+i)*lda+p0:][:kc])
+						}
+					}
 					clear(tc)
 					for i := 0; i < mc; i++ {
-						copy(ta[i*kc:(i+1)*kc], a[(i0+i)*lda+p0:][:kc])
 						copy(tc[i*nr:i*nr+nc], c[(i0+i)*ldc+j0:][:nc])
 					}
-					gemmTile(op, kc, ta, kc, pb, tc, nr)
+					gemmTile(op, narrow, kc, ta, lta, pb, tc, nr)
 					for i := 0; i < mc; i++ {
 						copy(c[(i0+i)*ldc+j0:][:nc], tc[i*nr:i*nr+nc])
 					}
@@ -119,23 +136,32 @@ func gemm[F Float](op gemmOp, m, n, k int, a []F, lda int, b []F, ldb int, trans
 	}
 }
 
-// gemmTile runs the micro-kernel on a full 6 × nr tile.
-func gemmTile[F Float](op gemmOp, kc int, a []F, lda int, pb, c []F, ldc int) {
-	_ = a[(gemmMR-1)*lda+kc-1]
-	_ = c[(gemmMR-1)*ldc+gemmNR[F]()-1]
+// gemmTile runs a micro-kernel on a full tile: 6 × gemmNR, or 12 ×
+// gemmNarrow if narrow.
+func gemmTile[F Float](op gemmOp, narrow bool, kc int, a []F, lda int, pb, c []F, ldc int) {
+	mr, nr := gemmMR, gemmNR[F]()
+	if narrow {
+		mr, nr = 2*gemmMR, gemmNarrow[F]()
+	}
+	_ = a[(mr-1)*lda+kc-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	var k func(int, *float32, int, *float32, *float32, int)
+	var k64 func(int, *float64, int, *float64, *float64, int)
+	switch {
+	case !narrow && op == gemmFused:
+		k, k64 = sgemm6x64z, dgemm6x32z
+	case !narrow:
+		k, k64 = sgemm6x64MulAddz, dgemm6x32MulAddz
+	case op == gemmFused:
+		k, k64 = sgemm12x16z, dgemm12x8z
+	default:
+		k, k64 = sgemm12x16MulAddz, dgemm12x8MulAddz
+	}
 	if unsafe.Sizeof(a[0]) == 4 {
-		if op == gemmFused {
-			sgemm6x64z(kc, f32(a), 4*lda, f32(pb), f32(c), 4*ldc)
-		} else {
-			sgemm6x64MulAddz(kc, f32(a), 4*lda, f32(pb), f32(c), 4*ldc)
-		}
+		k(kc, f32(a), 4*lda, f32(pb), f32(c), 4*ldc)
 		return
 	}
-	if op == gemmFused {
-		dgemm6x32z(kc, f64(a), 8*lda, f64(pb), f64(c), 8*ldc)
-	} else {
-		dgemm6x32MulAddz(kc, f64(a), 8*lda, f64(pb), f64(c), 8*ldc)
-	}
+	k64(kc, f64(a), 8*lda, f64(pb), f64(c), 8*ldc)
 }
 
 // gemmGo is gemm's Go loop, i-k-j order (each element's products still in

@@ -13,7 +13,8 @@ import (
 // every dimension (m not a multiple of 6, n of the panel width, k of the
 // panel depth) and leading dimensions wider than the matrices.
 func TestGemm(t *testing.T) {
-	for _, sh := range [][3]int{{1, 1, 1}, {6, 64, 5}, {7, 65, 3}, {64, 64, 5}, {64, 5, 64}, {13, 100, 300}, {30, 129, 513}} {
+	for _, sh := range [][3]int{{1, 1, 1}, {6, 64, 5}, {7, 65, 3}, {64, 64, 5}, {64, 5, 64}, {64, 14, 64}, {12, 16, 7}, {25, 8, 300},
+		{13, 100, 300}, {30, 129, 513}} {
 		for _, op := range []gemmOp{gemmFused, gemmMulAdd} {
 			for _, tr := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%dx%dx%d/op=%d/transB=%v", sh[0], sh[1], sh[2], op, tr), func(t *testing.T) {

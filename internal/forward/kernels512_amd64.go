@@ -100,3 +100,23 @@ func dgemm6x32z(kc int, a *float64, lda int, b *float64, c *float64, ldc int)
 //
 //go:noescape
 func dgemm6x32MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc int)
+
+// sgemm12x16z is sgemm6x64z for a narrow C: C[12×16], panels of 16.
+//
+//go:noescape
+func sgemm12x16z(kc int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+// sgemm12x16MulAddz is sgemm12x16z with each product rounded, then added.
+//
+//go:noescape
+func sgemm12x16MulAddz(kc int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+// dgemm12x8z is sgemm12x16z for float64: C[12×8], panels of 8.
+//
+//go:noescape
+func dgemm12x8z(kc int, a *float64, lda int, b *float64, c *float64, ldc int)
+
+// dgemm12x8MulAddz is dgemm12x8z with each product rounded, then added.
+//
+//go:noescape
+func dgemm12x8MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc int)

@@ -89,3 +89,19 @@ func dgemm6x32z(kc int, a *float64, lda int, b *float64, c *float64, ldc int) {
 func dgemm6x32MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc int) {
 	panic("model: no assembly kernels")
 }
+
+func sgemm12x16z(kc int, a *float32, lda int, b *float32, c *float32, ldc int) {
+	panic("model: no assembly kernels")
+}
+
+func sgemm12x16MulAddz(kc int, a *float32, lda int, b *float32, c *float32, ldc int) {
+	panic("model: no assembly kernels")
+}
+
+func dgemm12x8z(kc int, a *float64, lda int, b *float64, c *float64, ldc int) {
+	panic("model: no assembly kernels")
+}
+
+func dgemm12x8MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc int) {
+	panic("model: no assembly kernels")
+}
