@@ -353,4 +353,5 @@ type ffnArgs struct {
 	outOnly  int64          // the next token's hidden values are done: outputs only
 	lo32     float32
 	hi32     float32
+	exps     int64 // ffn64z: SiLUs evaluated (inside (lo, hi)), added to
 }

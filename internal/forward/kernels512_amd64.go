@@ -74,7 +74,10 @@ func addVec64z(d, x *float64, n int)
 //go:noescape
 func ffn32z(a *ffnArgs) int
 
-// ffn64z is ffn32z for float64, each product and sum rounded separately.
+// ffn64z is ffn32z for float64, each product and sum rounded separately,
+// and SiLU inside (lo, hi) evaluated in registers as silu does (x/(1 +
+// e^{−x}), the exponential with math.Exp's bits; counted in a.exps): only
+// NaN gates and gates below −709 are left to the caller.
 //
 //go:noescape
 func ffn64z(a *ffnArgs) int

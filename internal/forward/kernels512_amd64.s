@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "exp_amd64.h"
 
 // AVX-512 kernels over 32 lanes (kernels512_amd64.go). Each lane sees the
 // same operations, in the same order and with the same rounding, as in the
@@ -325,6 +326,7 @@ av64done:
 #define FA_OUTONLY 200
 #define FA_LO32 208
 #define FA_HI32 212
+#define FA_EXPS 216
 
 // func ffn32z(a *ffnArgs) int
 TEXT ·ffn32z(SB), NOSPLIT, $0-16
@@ -633,49 +635,124 @@ f64ve:
 	CMPQ R12, R13
 	JLT f64ve
 f64vdone:
-	VCMPPD $0x1e, Z28, Z0, K1 // g > lo (GT_OQ)
-	VCMPPD $0x11, Z29, Z0, K2 // g < hi (LT_OQ)
-	KANDW K2, K1, K1
-	VCMPPD $0x03, Z0, Z0, K2  // NaN
+	// Left to Go: a NaN gate, or one inside (lo, hi) below −709 (exp(−g)
+	// would overflow: math.Exp's other branch).
+	KXORW K1, K1, K1
+	VCMPPD $0x03, Z0, Z0, K2
 	KORW K2, K1, K1
-	VCMPPD $0x1e, Z28, Z1, K2
-	VCMPPD $0x11, Z29, Z1, K3
-	KANDW K3, K2, K2
-	KORW K2, K1, K1
+	VCMPPD $0x1e, Z28, Z0, K3
+	VCMPPD $0x11, Z29, Z0, K4
+	KANDW K4, K3, K3
+	VCMPPD.BCST $0x11, expc<>+136(SB), Z0, K5
+	KANDW K3, K5, K5
+	KORW K5, K1, K1
 	VCMPPD $0x03, Z1, Z1, K2
 	KORW K2, K1, K1
-	VCMPPD $0x1e, Z28, Z2, K2
-	VCMPPD $0x11, Z29, Z2, K3
-	KANDW K3, K2, K2
-	KORW K2, K1, K1
+	VCMPPD $0x1e, Z28, Z1, K3
+	VCMPPD $0x11, Z29, Z1, K4
+	KANDW K4, K3, K3
+	VCMPPD.BCST $0x11, expc<>+136(SB), Z1, K5
+	KANDW K3, K5, K5
+	KORW K5, K1, K1
 	VCMPPD $0x03, Z2, Z2, K2
 	KORW K2, K1, K1
-	VCMPPD $0x1e, Z28, Z3, K2
-	VCMPPD $0x11, Z29, Z3, K3
-	KANDW K3, K2, K2
-	KORW K2, K1, K1
+	VCMPPD $0x1e, Z28, Z2, K3
+	VCMPPD $0x11, Z29, Z2, K4
+	KANDW K4, K3, K3
+	VCMPPD.BCST $0x11, expc<>+136(SB), Z2, K5
+	KANDW K3, K5, K5
+	KORW K5, K1, K1
 	VCMPPD $0x03, Z3, Z3, K2
 	KORW K2, K1, K1
+	VCMPPD $0x1e, Z28, Z3, K3
+	VCMPPD $0x11, Z29, Z3, K4
+	KANDW K4, K3, K3
+	VCMPPD.BCST $0x11, expc<>+136(SB), Z3, K5
+	KANDW K3, K5, K5
+	KORW K5, K1, K1
+	KORTESTW K1, K1
+	JNZ f64slowpre
+	// SiLU: relu(g), and g/(1 + exp(−g)) on the lanes inside (lo, hi), as
+	// silu computes it (exp: math.Exp's bits); times the value.
+	VMAXPD Z30, Z0, Z16
+	VCMPPD $0x1e, Z28, Z0, K3
+	VCMPPD $0x11, Z29, Z0, K4
+	KANDW K4, K3, K3
+	KORTESTW K3, K3
+	JZ f64relu0
+	VPXORQ.BCST expc<>+128(SB), Z0, Z17
+	EXP8(Z17, Z18, Z19, Y19, Z20, Z21)
+	VADDPD.BCST expc<>+88(SB), Z18, Z18
+	VDIVPD Z18, Z0, Z18
+	VMOVAPD Z18, K3, Z16
+	KMOVW K3, AX
+	POPCNTL AX, AX
+	ADDQ AX, FA_EXPS(BX)
+f64relu0:
+	VMULPD Z4, Z16, Z0
+	VMAXPD Z30, Z1, Z16
+	VCMPPD $0x1e, Z28, Z1, K3
+	VCMPPD $0x11, Z29, Z1, K4
+	KANDW K4, K3, K3
+	KORTESTW K3, K3
+	JZ f64relu1
+	VPXORQ.BCST expc<>+128(SB), Z1, Z17
+	EXP8(Z17, Z18, Z19, Y19, Z20, Z21)
+	VADDPD.BCST expc<>+88(SB), Z18, Z18
+	VDIVPD Z18, Z1, Z18
+	VMOVAPD Z18, K3, Z16
+	KMOVW K3, AX
+	POPCNTL AX, AX
+	ADDQ AX, FA_EXPS(BX)
+f64relu1:
+	VMULPD Z5, Z16, Z1
+	VMAXPD Z30, Z2, Z16
+	VCMPPD $0x1e, Z28, Z2, K3
+	VCMPPD $0x11, Z29, Z2, K4
+	KANDW K4, K3, K3
+	KORTESTW K3, K3
+	JZ f64relu2
+	VPXORQ.BCST expc<>+128(SB), Z2, Z17
+	EXP8(Z17, Z18, Z19, Y19, Z20, Z21)
+	VADDPD.BCST expc<>+88(SB), Z18, Z18
+	VDIVPD Z18, Z2, Z18
+	VMOVAPD Z18, K3, Z16
+	KMOVW K3, AX
+	POPCNTL AX, AX
+	ADDQ AX, FA_EXPS(BX)
+f64relu2:
+	VMULPD Z6, Z16, Z2
+	VMAXPD Z30, Z3, Z16
+	VCMPPD $0x1e, Z28, Z3, K3
+	VCMPPD $0x11, Z29, Z3, K4
+	KANDW K4, K3, K3
+	KORTESTW K3, K3
+	JZ f64relu3
+	VPXORQ.BCST expc<>+128(SB), Z3, Z17
+	EXP8(Z17, Z18, Z19, Y19, Z20, Z21)
+	VADDPD.BCST expc<>+88(SB), Z18, Z18
+	VDIVPD Z18, Z3, Z18
+	VMOVAPD Z18, K3, Z16
+	KMOVW K3, AX
+	POPCNTL AX, AX
+	ADDQ AX, FA_EXPS(BX)
+f64relu3:
+	VMULPD Z7, Z16, Z3
 	MOVQ CX, AX
 	SHLQ $8, AX
 	MOVQ FA_H(BX), SI
 	MOVQ FA_SLOW(BX), DX
-	KORTESTW K1, K1
-	JNZ f64slow
-	VMAXPD Z30, Z0, Z0
-	VMAXPD Z30, Z1, Z1
-	VMAXPD Z30, Z2, Z2
-	VMAXPD Z30, Z3, Z3
-	VMULPD Z4, Z0, Z0
-	VMULPD Z5, Z1, Z1
-	VMULPD Z6, Z2, Z2
-	VMULPD Z7, Z3, Z3
 	VMOVUPD Z0, (SI)(AX*1)
 	VMOVUPD Z1, 64(SI)(AX*1)
 	VMOVUPD Z2, 128(SI)(AX*1)
 	VMOVUPD Z3, 192(SI)(AX*1)
 	MOVB $0, (DX)(CX*1)
 	JMP f64unext
+f64slowpre:
+	MOVQ CX, AX
+	SHLQ $8, AX
+	MOVQ FA_H(BX), SI
+	MOVQ FA_SLOW(BX), DX
 f64slow:
 	VMOVUPD Z4, (SI)(AX*1)
 	VMOVUPD Z5, 64(SI)(AX*1)

@@ -326,7 +326,7 @@ func TestFFNArgsLayout(t *testing.T) {
 		{"h", unsafe.Offsetof(a.h), 152}, {"g", unsafe.Offsetof(a.g), 160}, {"slow", unsafe.Offsetof(a.slow), 168},
 		{"lo", unsafe.Offsetof(a.lo), 176}, {"hi", unsafe.Offsetof(a.hi), 184},
 		{"residual", unsafe.Offsetof(a.residual), 192}, {"outOnly", unsafe.Offsetof(a.outOnly), 200},
-		{"lo32", unsafe.Offsetof(a.lo32), 208}, {"hi32", unsafe.Offsetof(a.hi32), 212},
+		{"lo32", unsafe.Offsetof(a.lo32), 208}, {"hi32", unsafe.Offsetof(a.hi32), 212}, {"exps", unsafe.Offsetof(a.exps), 216},
 	} {
 		if c.got != c.want {
 			t.Errorf("ffnArgs.%s at offset %d, the kernels read it at %d", c.name, c.got, c.want)

@@ -334,6 +334,7 @@ func (w *worker[F]) ffnKernel(s *tsub[F]) bool {
 		}
 		t0 = t1
 	}
+	w.exps += a.exps
 	runtime.KeepAlive(s)
 	return true
 }
