@@ -355,3 +355,32 @@ type ffnArgs struct {
 	hi32     float32
 	exps     int64 // ffn64z: SiLUs evaluated (inside (lo, hi)), added to
 }
+
+// attnArgs is the frame of the attnRun32z and attnRun64z kernels (offsets
+// AA_* in kernels512_amd64.s): a run of queries of a fused attention
+// sublayer. The kernel advances xNew, xSrc, tok and tokens as it finishes
+// each query.
+type attnArgs struct {
+	xOld     unsafe.Pointer // the input stream, token 0
+	xNew     unsafe.Pointer // the output stream of the next query
+	xSrc     unsafe.Pointer // the input stream of the next query
+	tokBytes int64          // bytes of one token's stream
+	tokens   int64          // queries left
+	tok      int64          // the next query's index
+	nh       int64          // heads
+	heads    unsafe.Pointer // *attnHead [nh]
+}
+
+// attnHead is one head of a fused attention sublayer (offsets AH_*): its
+// keys per query (ptr, cols; the selected ones for hard attention), the
+// softmax terms (wp per key, bs and invZ per query, sum: Σ_all v over 32
+// lanes; nil for hard), the byte offsets of its value and output
+// dimensions within a token's stream, and its output weight.
+type attnHead struct {
+	ptr, cols, wp, bs, invZ, sum unsafe.Pointer
+	vOff, oOff                   int64
+	ow64                         float64
+	ow32                         float32
+	_                            float32
+	soft                         int64
+}

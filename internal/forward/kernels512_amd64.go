@@ -123,3 +123,16 @@ func dgemm12x8z(kc int, a *float64, lda int, b *float64, c *float64, ldc int)
 //
 //go:noescape
 func dgemm12x8MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc int)
+
+// attnRun32z runs the heads of a fused attention sublayer (attnArgs) over
+// a run of queries, 32 float32 lanes each: copies the query's stream from
+// xOld to xNew, then adds each head's output as staticQuery does (hard:
+// gather32 into the output dimension; softmax: softRow32z).
+//
+//go:noescape
+func attnRun32z(a *attnArgs)
+
+// attnRun64z is attnRun32z for float64 (gather64, softRow64z).
+//
+//go:noescape
+func attnRun64z(a *attnArgs)

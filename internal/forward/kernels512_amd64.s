@@ -841,3 +841,243 @@ f64stop:
 	VZEROUPPER
 	MOVQ $1, ret+8(FP)
 	RET
+
+// Fused attention (worker.block): static-score heads, each one value row
+// into one output dimension, over a run of queries; the pass's input
+// stream xOld (V rows read there), its output stream xNew (each query's
+// stream copied there first, then the heads added, in order, as the
+// in-place sublayer adds them). Offsets of attnArgs and attnHead:
+#define AA_XOLD 0
+#define AA_XNEW 8
+#define AA_XSRC 16
+#define AA_TOKBYTES 24
+#define AA_TOKENS 32
+#define AA_TOK 40
+#define AA_NH 48
+#define AA_HEADS 56
+#define AH_PTR 0
+#define AH_COLS 8
+#define AH_WP 16
+#define AH_BS 24
+#define AH_INVZ 32
+#define AH_SUM 40
+#define AH_VOFF 48
+#define AH_OOFF 56
+#define AH_OW64 64
+#define AH_OW32 72
+#define AH_SOFT 80
+#define AH_SIZE 88
+
+// func attnRun32z(a *attnArgs)
+TEXT ·attnRun32z(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), BX
+ar32tok:
+	CMPQ AA_TOKENS(BX), $0
+	JEQ ar32end
+	MOVQ AA_XNEW(BX), DI
+	MOVQ AA_XSRC(BX), SI
+	MOVQ AA_TOKBYTES(BX), AX
+	XORQ DX, DX
+ar32copy:
+	VMOVUPS (SI)(DX*1), Z0
+	VMOVUPS Z0, (DI)(DX*1)
+	ADDQ $64, DX
+	CMPQ DX, AX
+	JLT ar32copy
+	MOVQ AA_TOK(BX), R12        // query i
+	MOVQ AA_HEADS(BX), R13      // its head descriptor
+	MOVQ AA_NH(BX), R14
+ar32head:
+	MOVQ AH_PTR(R13), SI
+	MOVLQSX (SI)(R12*4), R8     // keys ptr[i] … ptr[i+1]
+	MOVLQSX 4(SI)(R12*4), R9
+	MOVQ AH_OOFF(R13), AX
+	LEAQ (DI)(AX*1), R10        // the output dimension of query i
+	MOVQ AA_XOLD(BX), SI
+	ADDQ AH_VOFF(R13), SI       // the V dimension of token 0
+	MOVQ AH_COLS(R13), R11
+	MOVQ AA_TOKBYTES(BX), CX
+	CMPQ AH_SOFT(R13), $0
+	JNE ar32soft
+	// hard: d += ow·v_j over the selected keys (gather, direct)
+	CMPQ R8, R9
+	JGE ar32next
+	VBROADCASTSS AH_OW32(R13), Z15
+	VMOVUPS 0(R10), Z0
+	VMOVUPS 64(R10), Z1
+ar32hk:
+	MOVLQSX (R11)(R8*4), AX
+	IMULQ CX, AX
+	VFMADD231PS 0(SI)(AX*1), Z15, Z0
+	VFMADD231PS 64(SI)(AX*1), Z15, Z1
+	INCQ R8
+	CMPQ R8, R9
+	JLT ar32hk
+	VMOVUPS Z0, 0(R10)
+	VMOVUPS Z1, 64(R10)
+	JMP ar32next
+ar32soft:
+	// softmax: a = (bs·Σv + Σ wp_j·v_j)·invZ; d += ow·a (softRow)
+	MOVQ AH_BS(R13), DX
+	VBROADCASTSS (DX)(R12*4), Z14
+	MOVQ AH_SUM(R13), DX
+	VMULPS 0(DX), Z14, Z0
+	VMULPS 64(DX), Z14, Z1
+	MOVQ AH_WP(R13), DX
+	CMPQ R8, R9
+	JGE ar32sscale
+ar32sk:
+	MOVLQSX (R11)(R8*4), AX
+	IMULQ CX, AX
+	VBROADCASTSS (DX)(R8*4), Z15
+	VFMADD231PS 0(SI)(AX*1), Z15, Z0
+	VFMADD231PS 64(SI)(AX*1), Z15, Z1
+	INCQ R8
+	CMPQ R8, R9
+	JLT ar32sk
+ar32sscale:
+	MOVQ AH_INVZ(R13), DX
+	VBROADCASTSS (DX)(R12*4), Z14
+	VMULPS Z14, Z0, Z0
+	VMULPS Z14, Z1, Z1
+	VBROADCASTSS AH_OW32(R13), Z15
+	VMOVUPS 0(R10), Z4
+	VFMADD231PS Z0, Z15, Z4
+	VMOVUPS Z4, 0(R10)
+	VMOVUPS 64(R10), Z5
+	VFMADD231PS Z1, Z15, Z5
+	VMOVUPS Z5, 64(R10)
+ar32next:
+	ADDQ $AH_SIZE, R13
+	DECQ R14
+	JNZ ar32head
+	// next query
+	MOVQ AA_TOKBYTES(BX), AX
+	ADDQ AX, AA_XNEW(BX)
+	ADDQ AX, AA_XSRC(BX)
+	INCQ AA_TOK(BX)
+	DECQ AA_TOKENS(BX)
+	JMP ar32tok
+ar32end:
+	VZEROUPPER
+	RET
+
+// func attnRun64z(a *attnArgs)
+TEXT ·attnRun64z(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), BX
+ar64tok:
+	CMPQ AA_TOKENS(BX), $0
+	JEQ ar64end
+	MOVQ AA_XNEW(BX), DI
+	MOVQ AA_XSRC(BX), SI
+	MOVQ AA_TOKBYTES(BX), AX
+	XORQ DX, DX
+ar64copy:
+	VMOVUPS (SI)(DX*1), Z0
+	VMOVUPS Z0, (DI)(DX*1)
+	ADDQ $64, DX
+	CMPQ DX, AX
+	JLT ar64copy
+	MOVQ AA_TOK(BX), R12        // query i
+	MOVQ AA_HEADS(BX), R13      // its head descriptor
+	MOVQ AA_NH(BX), R14
+ar64head:
+	MOVQ AH_PTR(R13), SI
+	MOVLQSX (SI)(R12*4), R8     // keys ptr[i] … ptr[i+1]
+	MOVLQSX 4(SI)(R12*4), R9
+	MOVQ AH_OOFF(R13), AX
+	LEAQ (DI)(AX*1), R10        // the output dimension of query i
+	MOVQ AA_XOLD(BX), SI
+	ADDQ AH_VOFF(R13), SI       // the V dimension of token 0
+	MOVQ AH_COLS(R13), R11
+	MOVQ AA_TOKBYTES(BX), CX
+	CMPQ AH_SOFT(R13), $0
+	JNE ar64soft
+	// hard: d += ow·v_j over the selected keys (gather, direct)
+	CMPQ R8, R9
+	JGE ar64next
+	VBROADCASTSD AH_OW64(R13), Z15
+	VMOVUPD 0(R10), Z0
+	VMOVUPD 64(R10), Z1
+	VMOVUPD 128(R10), Z2
+	VMOVUPD 192(R10), Z3
+ar64hk:
+	MOVLQSX (R11)(R8*4), AX
+	IMULQ CX, AX
+	VMULPD 0(SI)(AX*1), Z15, Z8
+	VMULPD 64(SI)(AX*1), Z15, Z9
+	VMULPD 128(SI)(AX*1), Z15, Z10
+	VMULPD 192(SI)(AX*1), Z15, Z11
+	VADDPD Z8, Z0, Z0
+	VADDPD Z9, Z1, Z1
+	VADDPD Z10, Z2, Z2
+	VADDPD Z11, Z3, Z3
+	INCQ R8
+	CMPQ R8, R9
+	JLT ar64hk
+	VMOVUPD Z0, 0(R10)
+	VMOVUPD Z1, 64(R10)
+	VMOVUPD Z2, 128(R10)
+	VMOVUPD Z3, 192(R10)
+	JMP ar64next
+ar64soft:
+	// softmax: a = (bs·Σv + Σ wp_j·v_j)·invZ; d += ow·a (softRow)
+	MOVQ AH_BS(R13), DX
+	VBROADCASTSD (DX)(R12*8), Z14
+	MOVQ AH_SUM(R13), DX
+	VMULPD 0(DX), Z14, Z0
+	VMULPD 64(DX), Z14, Z1
+	VMULPD 128(DX), Z14, Z2
+	VMULPD 192(DX), Z14, Z3
+	MOVQ AH_WP(R13), DX
+	CMPQ R8, R9
+	JGE ar64sscale
+ar64sk:
+	MOVLQSX (R11)(R8*4), AX
+	IMULQ CX, AX
+	VBROADCASTSD (DX)(R8*8), Z15
+	VMULPD 0(SI)(AX*1), Z15, Z8
+	VMULPD 64(SI)(AX*1), Z15, Z9
+	VMULPD 128(SI)(AX*1), Z15, Z10
+	VMULPD 192(SI)(AX*1), Z15, Z11
+	VADDPD Z8, Z0, Z0
+	VADDPD Z9, Z1, Z1
+	VADDPD Z10, Z2, Z2
+	VADDPD Z11, Z3, Z3
+	INCQ R8
+	CMPQ R8, R9
+	JLT ar64sk
+ar64sscale:
+	MOVQ AH_INVZ(R13), DX
+	VBROADCASTSD (DX)(R12*8), Z14
+	VMULPD Z14, Z0, Z0
+	VMULPD Z14, Z1, Z1
+	VMULPD Z14, Z2, Z2
+	VMULPD Z14, Z3, Z3
+	VBROADCASTSD AH_OW64(R13), Z15
+	VMULPD Z15, Z0, Z0
+	VADDPD 0(R10), Z0, Z0
+	VMOVUPD Z0, 0(R10)
+	VMULPD Z15, Z1, Z1
+	VADDPD 64(R10), Z1, Z1
+	VMOVUPD Z1, 64(R10)
+	VMULPD Z15, Z2, Z2
+	VADDPD 128(R10), Z2, Z2
+	VMOVUPD Z2, 128(R10)
+	VMULPD Z15, Z3, Z3
+	VADDPD 192(R10), Z3, Z3
+	VMOVUPD Z3, 192(R10)
+ar64next:
+	ADDQ $AH_SIZE, R13
+	DECQ R14
+	JNZ ar64head
+	// next query
+	MOVQ AA_TOKBYTES(BX), AX
+	ADDQ AX, AA_XNEW(BX)
+	ADDQ AX, AA_XSRC(BX)
+	INCQ AA_TOK(BX)
+	DECQ AA_TOKENS(BX)
+	JMP ar64tok
+ar64end:
+	VZEROUPPER
+	RET

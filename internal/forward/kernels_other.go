@@ -105,3 +105,7 @@ func dgemm12x8z(kc int, a *float64, lda int, b *float64, c *float64, ldc int) {
 func dgemm12x8MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc int) {
 	panic("model: no assembly kernels")
 }
+
+func attnRun32z(a *attnArgs) { panic("model: no assembly kernels") }
+
+func attnRun64z(a *attnArgs) { panic("model: no assembly kernels") }

@@ -308,8 +308,9 @@ func TestSiLUCache(t *testing.T) {
 	}
 }
 
-// TestFFNArgsLayout checks ffnArgs' field offsets against the FA_*
-// constants kernels512_amd64.s reads them at.
+// TestFFNArgsLayout checks the field offsets of ffnArgs, attnArgs and
+// attnHead against the FA_*, AA_* and AH_* constants kernels512_amd64.s
+// reads them at.
 func TestFFNArgsLayout(t *testing.T) {
 	var a ffnArgs
 	for _, c := range []struct {
@@ -330,6 +331,24 @@ func TestFFNArgsLayout(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("ffnArgs.%s at offset %d, the kernels read it at %d", c.name, c.got, c.want)
+		}
+	}
+	var aa attnArgs
+	var ah attnHead
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"attnArgs.xOld", unsafe.Offsetof(aa.xOld), 0}, {"attnArgs.xNew", unsafe.Offsetof(aa.xNew), 8}, {"attnArgs.xSrc", unsafe.Offsetof(aa.xSrc), 16},
+		{"attnArgs.tokBytes", unsafe.Offsetof(aa.tokBytes), 24}, {"attnArgs.tokens", unsafe.Offsetof(aa.tokens), 32}, {"attnArgs.tok", unsafe.Offsetof(aa.tok), 40},
+		{"attnArgs.nh", unsafe.Offsetof(aa.nh), 48}, {"attnArgs.heads", unsafe.Offsetof(aa.heads), 56},
+		{"attnHead.ptr", unsafe.Offsetof(ah.ptr), 0}, {"attnHead.cols", unsafe.Offsetof(ah.cols), 8}, {"attnHead.wp", unsafe.Offsetof(ah.wp), 16},
+		{"attnHead.bs", unsafe.Offsetof(ah.bs), 24}, {"attnHead.invZ", unsafe.Offsetof(ah.invZ), 32}, {"attnHead.sum", unsafe.Offsetof(ah.sum), 40},
+		{"attnHead.vOff", unsafe.Offsetof(ah.vOff), 48}, {"attnHead.oOff", unsafe.Offsetof(ah.oOff), 56}, {"attnHead.ow64", unsafe.Offsetof(ah.ow64), 64},
+		{"attnHead.ow32", unsafe.Offsetof(ah.ow32), 72}, {"attnHead.soft", unsafe.Offsetof(ah.soft), 80}, {"attnHead size", unsafe.Sizeof(ah), 88},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s at offset %d, the kernels read it at %d", c.name, c.got, c.want)
 		}
 	}
 }

@@ -194,14 +194,18 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 				hi := min(n, lo+lanes)
 				t := time.Now()
 				w.load(inputs[lo:hi])
-				for i := range tp.subs {
+				for i := 0; i < len(tp.subs); i++ {
 					if opt.ctx.Err() != nil {
 						return
 					}
 					s := &tp.subs[i]
 					t1 := time.Now()
 					ph.Other += t1.Sub(t)
-					w.sublayer(s)
+					if s.fuse && w.block(s, &tp.subs[i+1]) {
+						i++
+					} else {
+						w.sublayer(s)
+					}
 					t = time.Now()
 					if s.sparse {
 						ph.Sparse += t.Sub(t1)

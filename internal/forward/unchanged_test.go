@@ -9,6 +9,7 @@ import (
 	"hash"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tcforge/tcforge/internal/modeltest"
@@ -136,5 +137,43 @@ func passUnchanged(t *testing.T, names []string, models []*model.Model, want str
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
 		t.Errorf("digest of every pass %s, want %s (the per-pass digests above locate a change)", got, want)
+	}
+}
+
+// TestBlockFused checks that the tokens-as-gates models of
+// unchangedModels run their blocks fused (fusable, worker.block) where the
+// AVX-512 kernels apply — TestPassUnchanged then pins the fused path's
+// bits — and that a probed pass does not.
+func TestBlockFused(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512: blocks run sublayer by sublayer")
+	}
+	names, models := unchangedModels(t)
+	for i, m := range models {
+		p, err := Compile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag := names[i][strings.Index(names[i], "/")+1:]
+		if want := tag == "hard" || tag == "softmax"; p.fuse != want {
+			t.Errorf("%s: fuse %v, want %v", names[i], p.fuse, want)
+		}
+		if !p.fuse {
+			continue
+		}
+		in := bitvec.Random(rand.New(rand.NewPCG(3, 64)), 64, p.nIn)
+		for _, probe := range []bool{false, true} {
+			p.idle = nil
+			if _, err := p.Run(in, Options{ProbeBeta: probe && tag == "softmax"}); err != nil {
+				t.Fatal(err)
+			}
+			blocks := 0
+			for _, x := range p.idle {
+				blocks += x.(*worker[float32]).blocks
+			}
+			if fused := !(probe && tag == "softmax"); (blocks > 0) != fused {
+				t.Errorf("%s probed %v: %d fused blocks", names[i], probe, blocks)
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/model"
 )
 
 // worker carries L samples through the model.
@@ -15,6 +16,10 @@ type worker[F Float] struct {
 	tp   *typed[F]
 	L, n int   // lane capacity, lanes in use
 	x    []F   // T × nd × L residual stream (dynamic part)
+	x2   []F   // T × nd × L: the stream a fused block writes (block), then x
+	ah   []attnHead
+	// blocks counts the fused blocks run (tests).
+	blocks int
 	dlt  []F   // T × nd × L sublayer output, when not in place
 	v    []F   // T × ΣV-rows × L head values
 	invr []F   // T × L norm factors
@@ -264,19 +269,42 @@ func ptrOf[T any](xs []T) unsafe.Pointer {
 }
 
 // ffnKernel runs FFN sublayer s over the tokens it must compute with the
-// fused AVX-512 kernels (ffn32z, ffn64z): the same operations, in the same
-// order, as the Go path of ffn below. It returns false, having done
-// nothing, where they do not apply: other CPUs, lanes other than 32, a
-// norm, a probed FFN, no hidden units.
+// fused AVX-512 kernels (ffnRun). It returns false, having done nothing,
+// where they do not apply (ffnFast).
 func (w *worker[F]) ffnKernel(s *tsub[F]) bool {
-	p, L, n := w.p, w.L, w.n
-	nh := s.gate.n
-	if !(avx512x32[F](n) || avx512x64[F](n)) || L != n || s.norm != nil || nh == 0 || w.pr != nil && w.pr.pending != nil {
+	if !w.ffnFast(s) {
 		return false
 	}
+	for t0 := 0; t0 < w.p.T; {
+		if !w.tp.needed(s, t0) {
+			t0++
+			continue
+		}
+		t1 := t0 + 1
+		for t1 < w.p.T && w.tp.needed(s, t1) {
+			t1++
+		}
+		w.ffnRun(s, w.x, t0, t1)
+		t0 = t1
+	}
+	return true
+}
+
+// ffnFast reports whether ffnRun applies to FFN sublayer s: the AVX-512
+// kernels over 32 lanes, no norm, not probed, some hidden unit.
+func (w *worker[F]) ffnFast(s *tsub[F]) bool {
+	n := w.n
+	return (avx512x32[F](n) || avx512x64[F](n)) && w.L == n && s.norm == nil && s.gate.n > 0 && (w.pr == nil || w.pr.pending == nil)
+}
+
+// ffnRun runs FFN sublayer s on tokens t0 … t1−1 of stream x with the
+// fused AVX-512 kernels (ffn32z, ffn64z): the same operations, in the same
+// order, as the Go path of ffn below.
+func (w *worker[F]) ffnRun(s *tsub[F], x []F, t0, t1 int) {
+	p, L, n := w.p, w.L, w.n
+	nh := s.gate.n
 	gp, vp := &s.gate, &s.value
-	var z F
-	size := int64(unsafe.Sizeof(z))
+	size := floatSize[F]()
 	hi, lo := siluRange[F]()
 	if len(w.slow) < nh {
 		w.slow = make([]uint8, nh)
@@ -290,52 +318,117 @@ func (w *worker[F]) ffnKernel(s *tsub[F]) bool {
 	if s.residual {
 		a.residual = 1
 	}
-	gStat := w.live && gp.stat.ptr != nil
-	vStat := w.live && vp.stat.ptr != nil
-	if gStat {
-		a.gsIdx, a.gsVal = ptrOf(gp.stat.idx), ptrOf(gp.statVal)
+	if w.live && gp.stat.ptr != nil {
+		a.gsPtr, a.gsIdx, a.gsVal = unsafe.Pointer(&gp.stat.ptr[t0]), ptrOf(gp.stat.idx), ptrOf(gp.statVal)
 	}
-	if vStat {
-		a.vsIdx, a.vsVal = ptrOf(vp.stat.idx), ptrOf(vp.statVal)
+	if w.live && vp.stat.ptr != nil {
+		a.vsPtr, a.vsIdx, a.vsVal = unsafe.Pointer(&vp.stat.ptr[t0]), ptrOf(vp.stat.idx), ptrOf(vp.statVal)
 	}
-	for t0 := 0; t0 < p.T; {
+	a.x, a.tokens = unsafe.Pointer(&x[t0*p.nd*L]), int64(t1-t0)
+	_ = x[t1*p.nd*L-1]
+	for {
+		var r int
+		if size == 4 {
+			r = ffn32z(&a)
+		} else {
+			r = ffn64z(&a)
+		}
+		if r == 0 {
+			break
+		}
+		// Units whose SiLU the kernel left: as siluMul does.
+		for u, sl := range w.slow[:nh] {
+			if sl != 0 {
+				w.exps += int64(siluMul(w.h[u*L:][:n], w.g[u*L:][:n], lo, hi, w.silu))
+			}
+		}
+		a.outOnly = 1
+	}
+	w.exps += a.exps
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(x)
+}
+
+// blockChunk is the queries a fused block runs through its attention
+// before their FFN (their streams, 256 × 256 bytes in float32, stay in
+// cache between the two).
+const blockChunk = 256
+
+// block runs attention sublayer s and the FFN sublayer f after it (fusable,
+// Program.fuse) a chunk of tokens at a time: the attention's queries read
+// the keys' values from the stream before s, x, and write their streams
+// (their own copied, the heads added) into x2, where f then runs on them;
+// the two streams then swap. Every value gets the operations, in the same
+// order, that the two sublayers one after the other give it, while each
+// token's stream is read and written once instead of three times. It
+// returns false, having done nothing, where its kernels do not apply.
+func (w *worker[F]) block(s, f *tsub[F]) bool {
+	p, L, n := w.p, w.L, w.n
+	if !(avx512x32[F](n) || avx512x64[F](n)) || L != n || w.pr != nil || !w.ffnFast(f) {
+		return false
+	}
+	T, nd := p.T, p.nd
+	size := floatSize[F]()
+	var sums [][]F
+	if s.mode == model.Softmax {
+		sums = make([][]F, len(s.vproj))
+		off := 0
+		for vi := range s.vproj {
+			pr := &s.vproj[vi]
+			sum := w.sums[off*L : (off+pr.n)*L]
+			clear(sum)
+			for r, k := range pr.alias {
+				sumRows(sum[r*L:][:n], w.x, nd*L, int(k)*L, T)
+			}
+			sums[vi] = sum
+			off += pr.n
+		}
+	}
+	if w.x2 == nil {
+		w.x2 = make([]F, len(w.x))
+	}
+	w.ah = w.ah[:0]
+	for hi := range s.heads {
+		h := &s.heads[hi]
+		ow := h.o[0]
+		ah := attnHead{vOff: int64(s.vproj[h.v].alias[0]) * int64(L) * size, oOff: int64(h.head.o.idx[0]) * int64(L) * size,
+			ow64: float64(ow), ow32: float32(ow)}
+		if s.mode == model.Softmax {
+			ah.ptr, ah.cols, ah.wp = ptrOf(h.sc.ptr), ptrOf(h.sc.col), ptrOf(h.wp)
+			ah.bs, ah.invZ, ah.sum, ah.soft = ptrOf(h.base), ptrOf(h.invZ), ptrOf(sums[h.v]), 1
+		} else {
+			ah.ptr, ah.cols = ptrOf(h.sel.ptr), ptrOf(h.sel.col)
+		}
+		w.ah = append(w.ah, ah)
+	}
+	tok := nd * L
+	for t0 := 0; t0 < T; {
 		if !w.tp.needed(s, t0) {
 			t0++
 			continue
 		}
-		t1 := t0 + 1
-		for t1 < p.T && w.tp.needed(s, t1) {
-			t1++
-		}
-		a.x, a.tokens, a.outOnly = unsafe.Pointer(&w.x[t0*p.nd*L]), int64(t1-t0), 0
-		if gStat {
-			a.gsPtr = unsafe.Pointer(&gp.stat.ptr[t0])
-		}
-		if vStat {
-			a.vsPtr = unsafe.Pointer(&vp.stat.ptr[t0])
-		}
-		for {
-			var r int
-			if size == 4 {
-				r = ffn32z(&a)
-			} else {
-				r = ffn64z(&a)
+		t1 := min(T, t0+blockChunk)
+		for c := t0 + 1; c < t1; c++ {
+			if !w.tp.needed(s, c) {
+				t1 = c
 			}
-			if r == 0 {
-				break
-			}
-			// Units whose SiLU is not relu at some lane: as siluMul does.
-			for u, sl := range w.slow[:nh] {
-				if sl != 0 {
-					w.exps += int64(siluMul(w.h[u*L:][:n], w.g[u*L:][:n], lo, hi, w.silu))
-				}
-			}
-			a.outOnly = 1
 		}
+		a := attnArgs{xOld: unsafe.Pointer(&w.x[0]), xNew: unsafe.Pointer(&w.x2[t0*tok]), xSrc: unsafe.Pointer(&w.x[t0*tok]),
+			tokBytes: int64(tok) * size, tokens: int64(t1 - t0), tok: int64(t0), nh: int64(len(w.ah)), heads: unsafe.Pointer(&w.ah[0])}
+		if size == 4 {
+			attnRun32z(&a)
+		} else {
+			attnRun64z(&a)
+		}
+		w.ffnRun(f, w.x2, t0, t1)
 		t0 = t1
 	}
-	w.exps += a.exps
 	runtime.KeepAlive(s)
+	w.x, w.x2 = w.x2, w.x
+	w.blocks++
+	if !f.residual {
+		w.live = false
+	}
 	return true
 }
 
