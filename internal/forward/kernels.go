@@ -354,6 +354,9 @@ type ffnArgs struct {
 	lo32     float32
 	hi32     float32
 	exps     int64 // ffn64z: SiLUs evaluated (inside (lo, hi)), added to
+	// gOut, vOut, if not nil: nh × 32 each, every unit's gate and value
+	// of the last token (probeFFN reads them).
+	gOut, vOut unsafe.Pointer
 }
 
 // attnArgs is the frame of the attnRun32z and attnRun64z kernels (offsets

@@ -136,3 +136,9 @@ func attnRun32z(a *attnArgs)
 //
 //go:noescape
 func attnRun64z(a *attnArgs)
+
+// probeUnit64z is probeUnit64 in AVX-512 (the same results, dmax the
+// maximum over four lanes).
+//
+//go:noescape
+func probeUnit64z(gate, pg, pv, vc *float32, hi, lo float32, t1, t2, dmax *float64) int

@@ -327,6 +327,8 @@ av64done:
 #define FA_LO32 208
 #define FA_HI32 212
 #define FA_EXPS 216
+#define FA_GOUT 224
+#define FA_VOUT 232
 
 // func ffn32z(a *ffnArgs) int
 TEXT ·ffn32z(SB), NOSPLIT, $0-16
@@ -422,6 +424,18 @@ f32ve:
 	CMPQ R12, R13
 	JLT f32ve
 f32vdone:
+	// Each unit's gate and value, for the β probe (probeFFN).
+	MOVQ FA_GOUT(BX), SI
+	TESTQ SI, SI
+	JZ f32nogout
+	MOVQ CX, AX
+	SHLQ $7, AX
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS Z1, 64(SI)(AX*1)
+	MOVQ FA_VOUT(BX), SI
+	VMOVUPS Z2, (SI)(AX*1)
+	VMOVUPS Z3, 64(SI)(AX*1)
+f32nogout:
 	// SiLU is relu unless some gate lies in (lo, hi) or is NaN.
 	VCMPPS $0x1e, Z28, Z0, K1 // g > lo (GT_OQ)
 	VCMPPS $0x11, Z29, Z0, K2 // g < hi (LT_OQ)
@@ -635,6 +649,21 @@ f64ve:
 	CMPQ R12, R13
 	JLT f64ve
 f64vdone:
+	MOVQ FA_GOUT(BX), SI
+	TESTQ SI, SI
+	JZ f64nogout
+	MOVQ CX, AX
+	SHLQ $8, AX
+	VMOVUPD Z0, (SI)(AX*1)
+	VMOVUPD Z1, 64(SI)(AX*1)
+	VMOVUPD Z2, 128(SI)(AX*1)
+	VMOVUPD Z3, 192(SI)(AX*1)
+	MOVQ FA_VOUT(BX), SI
+	VMOVUPD Z4, (SI)(AX*1)
+	VMOVUPD Z5, 64(SI)(AX*1)
+	VMOVUPD Z6, 128(SI)(AX*1)
+	VMOVUPD Z7, 192(SI)(AX*1)
+f64nogout:
 	// Left to Go: a NaN gate, or one inside (lo, hi) below −709 (exp(−g)
 	// would overflow: math.Exp's other branch).
 	KXORW K1, K1, K1
@@ -1079,5 +1108,116 @@ ar64next:
 	DECQ AA_TOKENS(BX)
 	JMP ar64tok
 ar64end:
+	VZEROUPPER
+	RET
+
+DATA probeZero<>+0(SB)/8, $0
+GLOBL probeZero<>(SB), RODATA|NOPTR, $8
+DATA probeNegInfZ<>+0(SB)/8, $0xfff0000000000000
+GLOBL probeNegInfZ<>(SB), RODATA|NOPTR, $8
+
+// func probeUnit64z(gate, pg, pv, vc *float32, hi, lo float32, t1, t2, dmax *float64) int
+// probeUnit64 (kernels_amd64.s) eight lanes at a time: the same
+// operations on each lane; the candidates' maximum reduced to four lanes
+// (any order gives the same maximum: every candidate is ≤ 0, finite or
+// −∞, and a zero's sign cannot change 1 + δ).
+TEXT ·probeUnit64z(SB), NOSPLIT, $0-72
+	MOVQ gate+0(FP), R8
+	MOVQ pg+8(FP), R9
+	MOVQ pv+16(FP), R10
+	MOVQ vc+24(FP), R11
+	VBROADCASTSS hi+32(FP), Y12   // hi, float32
+	VBROADCASTSS lo+36(FP), Y13   // lo, float32
+	MOVQ t1+40(FP), DI
+	MOVQ t2+48(FP), SI
+	MOVQ dmax+56(FP), DX
+	VCVTPS2PD Y12, Z10            // hi, float64
+	VCVTPS2PD Y13, Z11            // lo, float64
+	VPXORQ Z15, Z15, Z15          // 0
+	VBROADCASTSD probeNegInfZ<>(SB), Z14 // running max of the candidates
+	KXORW K7, K7, K7              // slow lanes
+	KXORW K6, K6, K6              // t1 ≠ 0 lanes
+	KXORW K5, K5, K5              // t2 ≠ 0 lanes
+	XORQ CX, CX                   // float32 offset
+	XORQ BX, BX                   // float64 offset
+pu64zloop:
+	VCVTPS2PD (R8)(CX*1), Z0      // g0
+	VCVTPS2PD (R9)(CX*1), Z1      // dg
+	VCVTPS2PD (R10)(CX*1), Z2     // dv
+	VCVTPS2PD (R11)(CX*1), Z3     // vc
+	// slow: a non-finite input (x·0 is NaN) or g0 in (lo, hi) or NaN.
+	VMULPD Z15, Z0, Z4
+	VMULPD Z15, Z1, Z5
+	VADDPD Z5, Z4, Z4
+	VMULPD Z15, Z2, Z5
+	VADDPD Z5, Z4, Z4
+	VMULPD Z15, Z3, Z5
+	VADDPD Z5, Z4, Z4
+	VCMPPD $0x03, Z4, Z4, K1      // unordered
+	KORW K1, K7, K7
+	VCMPPD $0x1e, Z11, Z0, K1     // g0 > lo (GT_OQ)
+	VCMPPD $0x11, Z10, Z0, K2     // g0 < hi (LT_OQ)
+	KANDW K2, K1, K1
+	VCMPPD $0x03, Z0, Z0, K2      // g0 NaN
+	KORW K2, K1, K1
+	KORW K1, K7, K7
+	VCMPPD $0x1d, Z10, Z0, K2     // mHi: g0 ≥ hi (GE_OQ)
+	VCMPPD $0x12, Z11, Z0, K3     // mLo: g0 ≤ lo (LE_OQ)
+	// candidates: (hi−g0)/dg where mHi and dg > 0; (lo−g0)/dg where mLo and dg < 0.
+	VMOVUPS (R8)(CX*1), Y4        // g0, float32
+	VCMPPD $0x1e, Z15, Z1, K4     // dg > 0
+	KANDW K2, K4, K4
+	KORTESTW K4, K4
+	JZ pu64znohi
+	VBROADCASTSS hi+32(FP), Y12
+	VSUBPS Y4, Y12, Y12           // hi − g0 (float32)
+	VCVTPS2PD Y12, Z12
+	VDIVPD Z1, Z12, Z12
+	VMAXPD Z14, Z12, K4, Z14      // candidate lanes: max(candidate, running max)
+pu64znohi:
+	VCMPPD $0x11, Z15, Z1, K4     // dg < 0
+	KANDW K3, K4, K4
+	KORTESTW K4, K4
+	JZ pu64znolo
+	VBROADCASTSS lo+36(FP), Y12
+	VSUBPS Y4, Y12, Y12           // lo − g0 (float32)
+	VCVTPS2PD Y12, Z12
+	VDIVPD Z1, Z12, Z12
+	VMAXPD Z14, Z12, K4, Z14
+pu64znolo:
+	// t1 = dg·vc + g0·dv, t2 = dg·dv where mHi; 0 elsewhere.
+	VMULPD Z3, Z1, Z4
+	VMULPD Z2, Z0, Z6
+	VADDPD Z6, Z4, Z4
+	VMOVAPD.Z Z4, K2, Z4
+	VMULPD Z2, Z1, Z6
+	VMOVAPD.Z Z6, K2, Z6
+	VMOVUPD Z4, (DI)(BX*1)
+	VMOVUPD Z6, (SI)(BX*1)
+	VCMPPD $0x04, Z15, Z4, K1     // t1 ≠ 0 (NEQ_UQ)
+	KORW K1, K6, K6
+	VCMPPD $0x04, Z15, Z6, K1
+	KORW K1, K5, K5
+	ADDQ $32, CX
+	ADDQ $64, BX
+	CMPQ BX, $256
+	JLT pu64zloop
+	VEXTRACTF64X4 $1, Z14, Y12
+	VMAXPD Y12, Y14, Y14
+	VMOVUPD Y14, (DX)
+	XORQ R14, R14
+	KORTESTW K6, K6
+	JZ pu64za
+	ORQ $1, R14
+pu64za:
+	KORTESTW K5, K5
+	JZ pu64zb
+	ORQ $2, R14
+pu64zb:
+	KORTESTW K7, K7
+	JZ pu64zc
+	ORQ $4, R14
+pu64zc:
+	MOVQ R14, ret+64(FP)
 	VZEROUPPER
 	RET

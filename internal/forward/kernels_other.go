@@ -109,3 +109,7 @@ func dgemm12x8MulAddz(kc int, a *float64, lda int, b *float64, c *float64, ldc i
 func attnRun32z(a *attnArgs) { panic("model: no assembly kernels") }
 
 func attnRun64z(a *attnArgs) { panic("model: no assembly kernels") }
+
+func probeUnit64z(gate, pg, pv, vc *float32, hi, lo float32, t1, t2, dmax *float64) int {
+	panic("model: no assembly kernels")
+}

@@ -219,19 +219,26 @@ func TestProbeKernels(t *testing.T) {
 		}
 		return t1, t2, delta
 	}
+	type unitKernel = func(gate, pg, pv, vc *float32, hi, lo float32, t1, t2, dmax *float64) int
+	units := []unitKernel{probeUnit64}
+	if useAVX512 {
+		units = append(units, probeUnit64z)
+	}
 	t1, t2 := make([]float64, L), make([]float64, L)
 	var dmax [4]float64
-	f := probeUnit64(&g[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0])
 	w1, w2, wd := ref()
-	if f != 3 {
-		t.Errorf("flags %b, want 11", f)
-	}
-	if d := max(-1, dmax[0], dmax[1], dmax[2], dmax[3]); d != wd {
-		t.Errorf("δ bound %v, want %v", d, wd)
-	}
-	for l := range t1 {
-		if math.Float64bits(t1[l]) != math.Float64bits(w1[l]) || math.Float64bits(t2[l]) != math.Float64bits(w2[l]) {
-			t.Errorf("lane %d: t1, t2 = %v, %v, want %v, %v", l, t1[l], t2[l], w1[l], w2[l])
+	for k, unit := range units {
+		f := unit(&g[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0])
+		if f != 3 {
+			t.Errorf("kernel %d: flags %b, want 11", k, f)
+		}
+		if d := max(-1, dmax[0], dmax[1], dmax[2], dmax[3]); d != wd {
+			t.Errorf("kernel %d: δ bound %v, want %v", k, d, wd)
+		}
+		for l := range t1 {
+			if math.Float64bits(t1[l]) != math.Float64bits(w1[l]) || math.Float64bits(t2[l]) != math.Float64bits(w2[l]) {
+				t.Errorf("kernel %d lane %d: t1, t2 = %v, %v, want %v, %v", k, l, t1[l], t2[l], w1[l], w2[l])
+			}
 		}
 	}
 	// probeOut64 and probeBad64 on these coefficients.
@@ -268,17 +275,19 @@ func TestProbeKernels(t *testing.T) {
 		}
 	}
 	// A lane in range, or not finite: the Go loop's (bit 2).
-	for _, v := range []float32{1.5, float32(math.Inf(1)), float32(math.NaN())} {
-		g2 := append([]float32(nil), g...)
-		g2[13] = v
-		if f := probeUnit64(&g2[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
-			t.Errorf("gate %v: not sent to the Go loop", v)
+	for k, unit := range units {
+		for _, v := range []float32{1.5, float32(math.Inf(1)), float32(math.NaN())} {
+			g2 := append([]float32(nil), g...)
+			g2[13] = v
+			if f := unit(&g2[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
+				t.Errorf("kernel %d, gate %v: not sent to the Go loop", k, v)
+			}
 		}
-	}
-	pv2 := append([]float32(nil), pv...)
-	pv2[2] = float32(math.Inf(-1))
-	if f := probeUnit64(&g[0], &pg[0], &pv2[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
-		t.Errorf("infinite projection: not sent to the Go loop")
+		pv2 := append([]float32(nil), pv...)
+		pv2[2] = float32(math.Inf(-1))
+		if f := unit(&g[0], &pg[0], &pv2[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
+			t.Errorf("kernel %d, infinite projection: not sent to the Go loop", k)
+		}
 	}
 }
 
@@ -328,6 +337,7 @@ func TestFFNArgsLayout(t *testing.T) {
 		{"lo", unsafe.Offsetof(a.lo), 176}, {"hi", unsafe.Offsetof(a.hi), 184},
 		{"residual", unsafe.Offsetof(a.residual), 192}, {"outOnly", unsafe.Offsetof(a.outOnly), 200},
 		{"lo32", unsafe.Offsetof(a.lo32), 208}, {"hi32", unsafe.Offsetof(a.hi32), 212}, {"exps", unsafe.Offsetof(a.exps), 216},
+		{"gOut", unsafe.Offsetof(a.gOut), 224}, {"vOut", unsafe.Offsetof(a.vOut), 232},
 	} {
 		if c.got != c.want {
 			t.Errorf("ffnArgs.%s at offset %d, the kernels read it at %d", c.name, c.got, c.want)

@@ -269,10 +269,24 @@ func ptrOf[T any](xs []T) unsafe.Pointer {
 }
 
 // ffnKernel runs FFN sublayer s over the tokens it must compute with the
-// fused AVX-512 kernels (ffnRun). It returns false, having done nothing,
-// where they do not apply (ffnFast).
+// fused AVX-512 kernels (ffnRun), and the β probe's check after each
+// token's units where the pass probes. It returns false, having done
+// nothing, where they do not apply (ffnFast).
 func (w *worker[F]) ffnKernel(s *tsub[F]) bool {
-	if !w.ffnFast(s) {
+	if w.pr != nil && w.pr.pending != nil {
+		if !w.ffnFast(s, true) {
+			return false
+		}
+		// Token by token: the kernel leaves each unit's gate and value
+		// where probeFFN reads them (it reads the stream's λ part x1, not
+		// the stream the kernel writes).
+		for t := 0; t < w.p.T; t++ {
+			w.ffnRun(s, w.x, t, t+1, true)
+			w.probeFFN(s, t, w.pr.gates, w.pr.vals)
+		}
+		return true
+	}
+	if !w.ffnFast(s, false) {
 		return false
 	}
 	for t0 := 0; t0 < w.p.T; {
@@ -284,23 +298,25 @@ func (w *worker[F]) ffnKernel(s *tsub[F]) bool {
 		for t1 < w.p.T && w.tp.needed(s, t1) {
 			t1++
 		}
-		w.ffnRun(s, w.x, t0, t1)
+		w.ffnRun(s, w.x, t0, t1, false)
 		t0 = t1
 	}
 	return true
 }
 
 // ffnFast reports whether ffnRun applies to FFN sublayer s: the AVX-512
-// kernels over 32 lanes, no norm, not probed, some hidden unit.
-func (w *worker[F]) ffnFast(s *tsub[F]) bool {
+// kernels over 32 lanes, no norm, some hidden unit; probed (after a
+// softmax sublayer of a probed pass) or not, as probe says.
+func (w *worker[F]) ffnFast(s *tsub[F], probe bool) bool {
 	n := w.n
-	return (avx512x32[F](n) || avx512x64[F](n)) && w.L == n && s.norm == nil && s.gate.n > 0 && (w.pr == nil || w.pr.pending == nil)
+	return (avx512x32[F](n) || avx512x64[F](n)) && w.L == n && s.norm == nil && s.gate.n > 0 && (w.pr != nil && w.pr.pending != nil) == probe
 }
 
 // ffnRun runs FFN sublayer s on tokens t0 … t1−1 of stream x with the
 // fused AVX-512 kernels (ffn32z, ffn64z): the same operations, in the same
-// order, as the Go path of ffn below.
-func (w *worker[F]) ffnRun(s *tsub[F], x []F, t0, t1 int) {
+// order, as the Go path of ffn below; with probe, the last token's gates
+// and values are left in the probe's buffers.
+func (w *worker[F]) ffnRun(s *tsub[F], x []F, t0, t1 int, probe bool) {
 	p, L, n := w.p, w.L, w.n
 	nh := s.gate.n
 	gp, vp := &s.gate, &s.value
@@ -326,6 +342,9 @@ func (w *worker[F]) ffnRun(s *tsub[F], x []F, t0, t1 int) {
 	}
 	a.x, a.tokens = unsafe.Pointer(&x[t0*p.nd*L]), int64(t1-t0)
 	_ = x[t1*p.nd*L-1]
+	if probe {
+		a.gOut, a.vOut = ptrOf(w.pr.gates[:nh*L]), ptrOf(w.pr.vals[:nh*L])
+	}
 	for {
 		var r int
 		if size == 4 {
@@ -364,7 +383,7 @@ const blockChunk = 256
 // returns false, having done nothing, where its kernels do not apply.
 func (w *worker[F]) block(s, f *tsub[F]) bool {
 	p, L, n := w.p, w.L, w.n
-	if !(avx512x32[F](n) || avx512x64[F](n)) || L != n || w.pr != nil || !w.ffnFast(f) {
+	if !(avx512x32[F](n) || avx512x64[F](n)) || L != n || w.pr != nil || !w.ffnFast(f, false) {
 		return false
 	}
 	T, nd := p.T, p.nd
@@ -420,7 +439,7 @@ func (w *worker[F]) block(s, f *tsub[F]) bool {
 		} else {
 			attnRun64z(&a)
 		}
-		w.ffnRun(f, w.x2, t0, t1)
+		w.ffnRun(f, w.x2, t0, t1, false)
 		t0 = t1
 	}
 	runtime.KeepAlive(s)
