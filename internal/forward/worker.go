@@ -16,10 +16,6 @@ type worker[F Float] struct {
 	tp   *typed[F]
 	L, n int   // lane capacity, lanes in use
 	x    []F   // T × nd × L residual stream (dynamic part)
-	x2   []F   // T × nd × L: the stream a fused block writes (block), then x
-	ah   []attnHead
-	// blocks counts the fused blocks run (tests).
-	blocks int
 	dlt  []F   // T × nd × L sublayer output, when not in place
 	v    []F   // T × ΣV-rows × L head values
 	invr []F   // T × L norm factors
@@ -36,6 +32,11 @@ type worker[F Float] struct {
 	sSeen []bool
 	sTch  []int32
 	pr    *probeState[F] // Options.ProbeBeta
+	// fused blocks (block): the stream a block writes, then x; its heads;
+	// the blocks run (tests).
+	x2     []F
+	ah     []attnHead
+	blocks int
 }
 
 func newWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] {
