@@ -236,26 +236,18 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 }
 
 // passLogger returns the forward.WithTrace hook that logs each forward
-// pass of a model check at debug level: what it computed (forward.Work:
-// multiply-adds, exponentials), its time, the machine's floor for that
-// work (forward.Floor, measured once a run) in cache and out of it, and
-// the ratios of the pass's time to them.
+// pass of a model check at debug level: what it computed, its time split
+// by kernel, and the machine's floor for that work (forward.Floor,
+// measured once a run) with the share of it each kind of kernel reached
+// (forward.PassInfo.Fields).
 func (r *Runner) passLogger(ctx context.Context, log zerolog.Logger) func(forward.PassInfo) {
 	r.floorOnce.Do(func() {
 		r.floor = forward.MeasureFloor(ctx, 100*time.Millisecond)
-		r.Log.Debug().Float64("mac_per_s", r.floor.MACs).Float64("mac_mem_per_s", r.floor.MACsMem).Float64("exp_per_s", r.floor.Exps).
-			Msg("the machine's floor for the forward pass's kernels")
+		r.Log.Debug().Fields(r.floor.Fields()).Msg("the machine's floor for the forward pass's kernels")
 	})
 	f := r.floor
 	return func(pi forward.PassInfo) {
-		cache, mem := f.Time(pi.Work)
-		format := "fp32"
-		if pi.Float64 {
-			format = "fp64"
-		}
-		log.Debug().Str("format", format).Bool("probe", pi.ProbeBeta).Float64("beta_override", pi.Beta).Int("samples", pi.Samples).
-			Int64("macs", pi.Work.MACs).Int64("exps", pi.Work.Exps).Dur("pass_ms", pi.Took).Dur("floor_ms", cache).Dur("floor_mem_ms", mem).
-			Float64("ratio", pi.Took.Seconds()/cache.Seconds()).Float64("ratio_mem", pi.Took.Seconds()/mem.Seconds()).Msg("forward pass")
+		log.Debug().Fields(pi.Fields(f)).Msg("forward pass")
 	}
 }
 
