@@ -20,7 +20,7 @@ const (
 	// codeBase is the period of the finest position code; three (cos, sin)
 	// pairs of periods codeBase, codeBase², codeBase³ tell positions apart
 	// up to codeBase³.
-	codeBase = 32
+	codeBase  = 32
 	codePairs = 3
 	codeDims  = 2 * codePairs
 	// MaxPositions is the longest sequence the position code tells apart.

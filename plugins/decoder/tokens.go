@@ -147,9 +147,9 @@ type coneSum struct {
 func buildCone(g *dag, sc *schedule, w *working, lo *layout, t int) (*cone, error) {
 	s := lo.genStep[t]
 	c := &cone{}
-	idx := map[int32]int32{}   // dag node → cone index
-	fidx := map[src]int32{}    // fetched bit → fetch index
-	tidx := map[int32]bool{}   // fetched positions
+	idx := map[int32]int32{} // dag node → cone index
+	fidx := map[src]int32{}  // fetched bit → fetch index
+	tidx := map[int32]bool{} // fetched positions
 	fetch := func(ref bitRef) int32 {
 		wh := lo.where[ref.step][ref.bit]
 		sr := src{wh / 8, wh % 8}
