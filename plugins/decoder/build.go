@@ -1,38 +1,43 @@
 package decoder
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
-
-	"github.com/tcforge/tcforge/sdk/model"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Constants of the construction (see the package doc).
 const (
 	// C is the least value of the ±C dimensions that pin LayerNorm's scale.
 	C = 8192.0
-	// Gap is the least score gap between the attended token and any other.
-	Gap = 48.0
+	// Gap is the least score gap between the attended token and any other:
+	// e^−Gap underflows float32, so every softmax is exactly one-hot there.
+	Gap = 110.0
 	// Steep is the slope of a step's ramp.
 	Steep = 4.0
 	// Eps is the layer-norm epsilon (PyTorch's default).
 	Eps = 1e-5
-	// codeBase is the period of the finest position code; three (cos, sin)
-	// pairs of periods codeBase, codeBase², codeBase³ tell positions apart
-	// up to codeBase³.
-	codeBase  = 32
-	codePairs = 3
-	codeDims  = 2 * codePairs
+	// codeBase is the period of the finest position code; (cos, sin) pairs
+	// of periods codeBase, codeBase², … tell positions apart.
+	codeBase = 32
+	// posPairs pairs code a position (up to codeBase³), rcPairs a row or a
+	// col (up to codeBase²).
+	posPairs, rcPairs = 3, 2
 	// MaxPositions is the longest sequence the position code tells apart.
 	MaxPositions = codeBase * codeBase * codeBase
+	// maxRowCol is the most rows or cols the row and col codes tell apart.
+	maxRowCol = codeBase * codeBase
 )
 
-// code returns the position code of p: (cos, sin)(2πp/Tᶠ) for the three
-// periods.
-func code(p int) [codeDims]float64 {
-	var c [codeDims]float64
+// code returns the code of p with n (cos, sin) pairs of periods codeBase,
+// codeBase², ….
+func code(p, n int) []float64 {
+	c := make([]float64, 2*n)
 	T := float64(codeBase)
-	for f := range codePairs {
+	for f := range n {
 		a := 2 * math.Pi * float64(p) / T
 		c[2*f], c[2*f+1] = math.Cos(a), math.Sin(a)
 		T *= codeBase
@@ -40,80 +45,362 @@ func code(p int) [codeDims]float64 {
 	return c
 }
 
-// tensor is a tensor under construction.
-type tensor struct {
-	b    *model.Builder
-	name string
-}
-
-func newTensor(name string, rows, cols int) *tensor {
-	return &tensor{b: model.NewBuilder(name, rows, cols), name: name}
-}
-
-func (t *tensor) add(r, c int, v float64) {
-	if v != 0 {
-		t.b.Add(r, c, v)
-	}
-}
-
-// net is the model under construction: the residual layout and tensors.
-type net struct {
-	d, heads, hd int
-	layers       int
-	// Fixed dimensions.
-	dimSink, dimPlus, dimMinus int
-	dimKey, dimKind, dimTok    int
-	dimQuery, dimFetch, dimOut int
-	dimWork                    int
-	kindBits                   int
-	cv, sigma0, A              float64
-	tensors                    []*tensor
-}
-
-// kinds groups the generated tokens by their cones' shape.
-type kinds struct {
-	of    []int32 // per generated token: its kind (1-based)
-	rep   []*cone // per kind (index 0 unused): a representative cone
-	cones []*cone // per generated token
-	count []int   // tokens of each kind
-}
-
-func groupKinds(cones []*cone) *kinds {
-	k := &kinds{of: make([]int32, len(cones)), rep: []*cone{nil}, cones: cones, count: []int{0}}
-	seen := map[string]int32{}
-	for t, c := range cones {
-		sh := c.shape()
-		id, ok := seen[sh]
-		if !ok {
-			id = int32(len(k.rep))
-			seen[sh] = id
-			k.rep = append(k.rep, c)
-			k.count = append(k.count, 0)
+// groups splits the generated tokens into groups, each the tokens of one
+// step that share one cone: all of a step's tokens when their cones
+// overlap (their union at most 3/2 of the largest: SHA-2's bytes of a′ and
+// e′ all read the round), else each token alone (Keccak's lanes).
+func groups(g *dag, sc *schedule, w *working, lo *layout) [][]int {
+	var out [][]int
+	for a := 0; a < len(lo.gen); {
+		b := a
+		for b < len(lo.gen) && lo.genStep[b] == lo.genStep[a] {
+			b++
 		}
-		k.of[t] = id
-		k.count[id]++
+		ts := make([]int, 0, b-a)
+		for t := a; t < b; t++ {
+			ts = append(ts, t)
+		}
+		if u, l := coneSizes(g, sc, w, lo, ts); len(ts) > 1 && 2*u <= 3*l {
+			out = append(out, ts)
+		} else {
+			for _, t := range ts {
+				out = append(out, []int{t})
+			}
+		}
+		a = b
 	}
-	return k
+	return out
 }
 
-// layout chooses the residual dimensions and heads.
-func newNet(ks *kinds, layers int) (*net, error) {
-	H, work := 1, 0
-	for _, c := range ks.rep[1:] {
-		H = max(H, len(c.tokens))
-		work = max(work, len(c.nodes))
+// layerMode is how a layer's heads find what they fetch.
+type layerMode uint8
+
+const (
+	// rowHeads: a head fetches the token at (row − Δ, col) for fixed Δ and
+	// col: its query is the row code rotated by Δ and the col code as a
+	// bias, shared by every position (no dimensions of its own).
+	rowHeads layerMode = iota
+	// targeted: head h of a position fetches the position's h-th source,
+	// whose code the position embedding holds.
+	targeted
+)
+
+// rowKey is a row head's target: Δ rows back, col.
+type rowKey struct{ delta, col int32 }
+
+// plan is the model's shape: groups and their kinds, the heads of every
+// layer, the residual layout.
+type plan struct {
+	cones   []*cone
+	kind    []int32 // per group (1-based)
+	rep     []int32 // per kind: a group
+	slotOf  []int32 // per generated token: its slot in its group
+	groupOf []int32
+	layers  int
+	// Heads: per layer the mode, and for each group the head of each of its
+	// needs at that layer (needs[layer][group]: source position → head).
+	mode  []layerMode
+	rows  []map[rowKey]int32
+	heads []int // per layer
+	H     int
+	// Targeted layers' needs per group, in head order.
+	tneeds [][][]int32 // [layer][group] → source positions
+	// Residual layout.
+	d, hd                               int
+	dimSink, dimPlus, dimMinus          int
+	dimPos, dimRow, dimCol, dimQRow     int
+	dimKind, dimSlot, dimTok, dimFeat   int
+	dimQuery                            []int // per layer: first query dim (targeted)
+	dimFetch, dimOut, dimWork           int
+	kindBits, slotBits, nFeat, workDims int
+	work                                [][]int32 // per kind: the dim of each cone node (−1: none)
+}
+
+// needsAt returns the distinct source positions group cone c fetches at
+// layer l (0-based), in the order of first need.
+func needsAt(c *cone, l int) []int32 {
+	var out []int32
+	seen := map[int32]bool{}
+	for j, s := range c.fetch {
+		if slices.Contains(c.need[j], int32(l+1)) && !seen[s.pos] {
+			seen[s.pos] = true
+			out = append(out, s.pos)
+		}
 	}
-	n := &net{heads: H, layers: max(1, layers), kindBits: bits.Len(uint(len(ks.rep) - 1))}
-	n.dimSink, n.dimPlus, n.dimMinus = 0, 1, 2
-	n.dimKey = 3
-	n.dimKind = n.dimKey + codeDims
-	n.dimTok = n.dimKind + n.kindBits
-	n.dimQuery = n.dimTok + 8
-	n.dimFetch = n.dimQuery + codeDims*H
-	n.dimOut = n.dimFetch + 8*H
-	n.dimWork = n.dimOut + 8
-	d := n.dimWork + work
-	hd := max(8, codeDims, (d+H-1)/H)
-	n.d, n.hd = hd*H, hd
-	return n, nil
+	return out
+}
+
+// newPlan plans the model for the groups' cones.
+func newPlan(lo *layout, gs [][]int, cones []*cone) (*plan, error) {
+	p := &plan{cones: cones, slotOf: make([]int32, len(lo.gen)), groupOf: make([]int32, len(lo.gen))}
+	for gi, ts := range gs {
+		for slot, t := range ts {
+			p.slotOf[t], p.groupOf[t] = int32(slot), int32(gi)
+		}
+	}
+	for _, c := range cones {
+		p.layers = max(p.layers, int(c.levels))
+	}
+	p.layers = max(1, p.layers)
+	p.planHeads(lo)
+	p.groupKinds(lo)
+	if err := p.layoutDims(lo); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// planHeads chooses every layer's mode and heads: row heads where the
+// groups' needs fall on few (Δ, col) keys, targeted heads where each
+// position needs its own (fewer dimensions of the two).
+func (p *plan) planHeads(lo *layout) {
+	L := p.layers
+	p.mode = make([]layerMode, L)
+	p.rows = make([]map[rowKey]int32, L)
+	p.heads = make([]int, L)
+	p.tneeds = make([][][]int32, L)
+	for l := range L {
+		keys := map[rowKey]int32{}
+		var order []rowKey
+		most := 0
+		per := make([][]int32, len(p.cones))
+		for gi, c := range p.cones {
+			ns := needsAt(c, l)
+			per[gi] = ns
+			most = max(most, len(ns))
+			for _, u := range ns {
+				k := rowKey{c.step - lo.row[u], lo.col[u]}
+				if _, ok := keys[k]; !ok {
+					keys[k] = int32(len(order))
+					order = append(order, k)
+				}
+			}
+		}
+		// Row heads cost 8 fetched dimensions a key; targeted heads 8
+		// fetched and 2·posPairs query dimensions a need.
+		if 8*len(order) <= (8+2*posPairs)*most {
+			p.mode[l], p.rows[l], p.heads[l] = rowHeads, keys, len(order)
+			continue
+		}
+		p.mode[l], p.heads[l] = targeted, most
+		p.tneeds[l] = make([][]int32, len(p.cones))
+		for gi, c := range p.cones {
+			p.tneeds[l][gi] = canonicalNeeds(c, l, per[gi])
+		}
+	}
+	p.H = 1
+	for _, h := range p.heads {
+		p.H = max(p.H, h)
+	}
+}
+
+// canonicalNeeds orders a group's sources at one layer by how its cone
+// uses them (which node or output reads which bit with what weight), so
+// that cones alike up to the order of their sources (Keccak's θ reads six
+// lanes alike) fetch them with the same heads.
+func canonicalNeeds(c *cone, l int, ns []int32) []int32 {
+	sig := map[int32][]string{}
+	use := func(reader string, j int32, w float64) {
+		s := c.fetch[j]
+		if slices.Contains(c.need[j], int32(l+1)) {
+			sig[s.pos] = append(sig[s.pos], reader+"."+strconv.Itoa(int(s.b))+"*"+strconv.FormatFloat(w, 'g', -1, 64))
+		}
+	}
+	for i, n := range c.nodes {
+		if int(n.level) != l+1 {
+			continue
+		}
+		for k, j := range n.fe {
+			use("n"+strconv.Itoa(i), j, n.feW[k])
+		}
+	}
+	if l == 0 {
+		for slot, os := range c.outs {
+			for b, o := range os {
+				for k, j := range o.fe {
+					use("o"+strconv.Itoa(slot)+"."+strconv.Itoa(b), j, o.feW[k])
+				}
+			}
+		}
+	}
+	key := map[int32]string{}
+	for pos, ss := range sig {
+		slices.Sort(ss)
+		key[pos] = strings.Join(ss, ";")
+	}
+	out := slices.Clone(ns)
+	slices.SortStableFunc(out, func(a, b int32) int { return strings.Compare(key[a], key[b]) })
+	return out
+}
+
+// headOf returns the head group gi fetches source position u with at
+// layer l.
+func (p *plan) headOf(lo *layout, gi int, l int, u int32) int32 {
+	c := p.cones[gi]
+	if p.mode[l] == rowHeads {
+		return p.rows[l][rowKey{c.step - lo.row[u], lo.col[u]}]
+	}
+	return int32(slices.Index(p.tneeds[l][gi], u))
+}
+
+// shape is a group's structure with its fetches named by head: groups of
+// one shape run the same units (a kind).
+func (p *plan) shape(lo *layout, gi int) string {
+	c := p.cones[gi]
+	var b strings.Builder
+	f := func(x float64) { b.WriteString(strconv.FormatUint(math.Float64bits(x), 36)); b.WriteByte(',') }
+	fes := func(level int32, js []int32, ws []float64) {
+		t := make([]string, len(js))
+		for i, j := range js {
+			s := c.fetch[j]
+			h := p.headOf(lo, gi, int(level)-1, s.pos)
+			t[i] = fmt.Sprintf("h%d.%d.%d*%s", level, h, s.b, strconv.FormatUint(math.Float64bits(ws[i]), 36))
+		}
+		slices.Sort(t)
+		b.WriteString(strings.Join(t, ","))
+	}
+	fmt.Fprintf(&b, "S%d|", len(c.tokens))
+	for _, n := range c.nodes {
+		fmt.Fprintf(&b, "N%d:", n.level)
+		f(n.theta)
+		for i, u := range n.in {
+			fmt.Fprintf(&b, "n%d*", u)
+			f(n.inW[i])
+		}
+		fes(n.level, n.fe, n.feW)
+		for i, j := range n.ft {
+			fmt.Fprintf(&b, "f%d*", j)
+			f(n.ftW[i])
+		}
+	}
+	for slot, os := range c.outs {
+		for k, o := range os {
+			fmt.Fprintf(&b, "O%d.%d:", slot, k)
+			f(o.cst)
+			for i, u := range o.node {
+				fmt.Fprintf(&b, "n%d*", u)
+				f(o.nodeW[i])
+			}
+			fes(1, o.fe, o.feW)
+			for i, j := range o.ft {
+				fmt.Fprintf(&b, "f%d*", j)
+				f(o.ftW[i])
+			}
+		}
+	}
+	return b.String()
+}
+
+// groupKinds numbers the groups' shapes.
+func (p *plan) groupKinds(lo *layout) {
+	p.kind = make([]int32, len(p.cones))
+	p.rep = []int32{-1}
+	seen := map[string]int32{}
+	for gi := range p.cones {
+		sh := p.shape(lo, gi)
+		k, ok := seen[sh]
+		if !ok {
+			k = int32(len(p.rep))
+			seen[sh] = k
+			p.rep = append(p.rep, int32(gi))
+		}
+		p.kind[gi] = k
+	}
+}
+
+// layoutDims places the residual dimensions and every kind's work
+// dimensions: a cone node that other nodes read holds a dimension from
+// its level until the last level reading it, which clears it, so a later
+// node may take it in the same layer.
+func (p *plan) layoutDims(lo *layout) error {
+	maxSlots := 1
+	for _, c := range p.cones {
+		maxSlots = max(maxSlots, len(c.tokens))
+		p.nFeat = max(p.nFeat, len(c.feats))
+	}
+	p.kindBits = bits.Len(uint(len(p.rep) - 1))
+	p.slotBits = bits.Len(uint(maxSlots - 1))
+	p.dimSink, p.dimPlus, p.dimMinus = 0, 1, 2
+	p.dimPos = 3
+	p.dimRow = p.dimPos + 2*posPairs
+	p.dimCol = p.dimRow + 2*rcPairs
+	p.dimQRow = p.dimCol + 2*rcPairs
+	p.dimKind = p.dimQRow + 2*rcPairs
+	p.dimSlot = p.dimKind + p.kindBits
+	p.dimTok = p.dimSlot + p.slotBits
+	p.dimFeat = p.dimTok + 8
+	next := p.dimFeat + p.nFeat
+	p.dimQuery = make([]int, p.layers)
+	for l := range p.layers {
+		p.dimQuery[l] = -1
+		if p.mode[l] == targeted {
+			p.dimQuery[l] = next
+			next += 2 * posPairs * p.heads[l]
+		}
+	}
+	p.dimFetch = next
+	p.dimOut = p.dimFetch + 8*p.H
+	p.dimWork = p.dimOut + 8
+	p.work = make([][]int32, len(p.rep))
+	for k := 1; k < len(p.rep); k++ {
+		p.work[k] = p.allocWork(p.cones[p.rep[k]])
+	}
+	d := p.dimWork + p.workDims
+	hd := max(8, (d+p.H-1)/p.H)
+	p.d, p.hd = hd*p.H, hd
+	for _, x := range []int{len(lo.row)} {
+		if x > MaxPositions {
+			return fmt.Errorf("decoder: %d positions; the position code tells at most %d apart", x, MaxPositions)
+		}
+	}
+	for _, r := range lo.row {
+		if r >= maxRowCol {
+			return fmt.Errorf("decoder: %d steps; the row code tells at most %d apart", r+1, maxRowCol)
+		}
+	}
+	for _, c := range lo.col {
+		if c >= maxRowCol {
+			return fmt.Errorf("decoder: a step of %d tokens; the col code tells at most %d apart", c+1, maxRowCol)
+		}
+	}
+	return nil
+}
+
+// lastRead returns, for every node of c, the last level that reads it
+// (0: none).
+func lastRead(c *cone) []int32 {
+	last := make([]int32, len(c.nodes))
+	for _, n := range c.nodes {
+		for _, u := range n.in {
+			last[u] = max(last[u], n.level)
+		}
+	}
+	return last
+}
+
+// allocWork gives every node that others read a work dimension.
+func (p *plan) allocWork(c *cone) []int32 {
+	last := lastRead(c)
+	dim := make([]int32, len(c.nodes))
+	var freeAt []int32 // per dim: the level from which it is free
+	for i, n := range c.nodes {
+		dim[i] = -1
+		if last[i] == 0 {
+			continue
+		}
+		best := -1
+		for k, f := range freeAt {
+			if f <= n.level && (best < 0 || freeAt[best] > f) {
+				best = k
+			}
+		}
+		if best < 0 {
+			best = len(freeAt)
+			freeAt = append(freeAt, 0)
+		}
+		freeAt[best] = last[i]
+		dim[i] = int32(best)
+	}
+	p.workDims = max(p.workDims, len(freeAt))
+	return dim
 }

@@ -29,6 +29,20 @@ type dag struct {
 
 func (g *dag) nodes() int { return len(g.theta) }
 
+// isConst reports whether node v is a constant: a gate that reads nothing
+// (reifier keeps constants as such gates; its value is [0 ≥ θ]).
+func (g *dag) isConst(v int32) bool {
+	return int(v) >= g.nIn && g.termStart[v] == g.termStart[v+1]
+}
+
+// constValue returns constant node v's value.
+func (g *dag) constValue(v int32) float64 {
+	if g.theta[v] <= 0 {
+		return 1
+	}
+	return 0
+}
+
 func (g *dag) terms(v int) ([]int32, []int64) {
 	a, b := g.termStart[v], g.termStart[v+1]
 	return g.src[a:b], g.coef[a:b]

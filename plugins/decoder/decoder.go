@@ -136,33 +136,29 @@ func mapK(ctx context.Context, c *layered.Circuit, g *dag, lv []int32, cfg Confi
 		if err != nil {
 			return nil, err
 		}
-		lo := newLayout(g, w, cfg.MSBFirst)
+		lo := newLayout(g, sc, w, cfg.MSBFirst)
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bestW, bestS = lo, w, sc
 		}
 	}
 	lo, w, sc := best, bestW, bestS
-	cones := make([]*cone, len(lo.gen))
-	for t := range lo.gen {
-		if t&255 == 0 && ctx.Err() != nil {
+	gs := groups(g, sc, w, lo)
+	cones := make([]*cone, len(gs))
+	for i, ts := range gs {
+		if i&255 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		cn, err := buildCone(g, sc, w, lo, t)
+		cn, err := buildCone(g, sc, w, lo, ts)
 		if err != nil {
 			return nil, err
 		}
-		cones[t] = cn
+		cones[i] = cn
 	}
-	ks := groupKinds(cones)
-	layers := 1
-	for _, cn := range cones {
-		layers = max(layers, int(cn.levels))
-	}
-	n, err := newNet(ks, layers)
+	pl, err := newPlan(lo, gs, cones)
 	if err != nil {
 		return nil, err
 	}
-	m, err := n.emit(g, lo, ks)
+	m, err := pl.emit(g, lo)
 	if err != nil {
 		return nil, err
 	}

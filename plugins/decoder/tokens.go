@@ -2,16 +2,19 @@ package decoder
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // The sequence: the prompt (the circuit's inputs, 8 a token), then every
 // step's bits (8 a token, in step order), then the digest (the outputs, 8
 // a token). Position p's stream computes token p+1, so the token a step
 // writes is computed at the position before it.
+//
+// Every token has coordinates (row, col): a generated token's row is its
+// step and its col its rank in the step; a prompt token's row is one less
+// than the first step that reads it and its col follows the cols of the
+// working, so that the steps of a periodic circuit find what they read at
+// the same (row distance, col) every time.
 
 // bitRef names one bit of the sequence: step s's bit k (s = 0: input k).
 type bitRef struct{ step, bit int32 }
@@ -35,6 +38,8 @@ type layout struct {
 	// promptBits[8j+b] is the input of prompt bit (j, b); digestBits the
 	// output of digest bit (j, b); −1: constant 0.
 	promptBits, digestBits []int32
+	// row and col of every position's token.
+	row, col []int32
 }
 
 // byteBit returns which bit of a byte-sized group bit b of a token is:
@@ -46,7 +51,7 @@ func byteBit(msb bool, b int) int {
 	return b
 }
 
-func newLayout(g *dag, w *working, msb bool) *layout {
+func newLayout(g *dag, sc *schedule, w *working, msb bool) *layout {
 	S := len(w.bits) - 1
 	lo := &layout{prompt: (g.nIn + 7) / 8, where: make([][]int32, S+1)}
 	if lo.prompt == 0 {
@@ -100,7 +105,56 @@ func newLayout(g *dag, w *working, msb bool) *layout {
 		lo.gen = append(lo.gen, tb)
 		lo.genStep = append(lo.genStep, int32(S))
 	}
+	lo.coordinates(g, sc, w)
 	return lo
+}
+
+// coordinates gives every position's token its (row, col).
+func (lo *layout) coordinates(g *dag, sc *schedule, w *working) {
+	T := lo.positions()
+	lo.row, lo.col = make([]int32, T), make([]int32, T)
+	maxCol := int32(0)
+	for t := range lo.gen {
+		p := lo.prompt + t
+		lo.row[p] = lo.genStep[t]
+		if t > 0 && lo.genStep[t-1] == lo.genStep[t] {
+			lo.col[p] = lo.col[p-1] + 1
+		}
+		maxCol = max(maxCol, lo.col[p]+1)
+	}
+	// A prompt token's row: one before the first step reading it.
+	first := make([]int32, lo.prompt)
+	for j := range first {
+		first[j] = int32(len(w.bits))
+	}
+	// The steps reading each input, through the readers' coordinates.
+	for v, rd := range w.reads {
+		c := rd[0]
+		if c == nil {
+			continue
+		}
+		st := sc.step[v]
+		for _, i := range c.bit {
+			j := lo.where[0][i] / 8
+			first[j] = min(first[j], st)
+		}
+	}
+	for o, c := range w.outs {
+		if c == nil || w.outStep[o] != 0 {
+			continue
+		}
+		for _, i := range c.bit {
+			j := lo.where[0][i] / 8
+			first[j] = min(first[j], int32(len(w.bits)-1))
+		}
+	}
+	next := map[int32]int32{}
+	for j := range lo.prompt {
+		r := max(0, first[j]-1)
+		lo.row[j] = r
+		lo.col[j] = maxCol + next[r]
+		next[r]++
+	}
 }
 
 // positions returns the sequence length.
@@ -109,63 +163,81 @@ func (lo *layout) positions() int { return lo.prompt + len(lo.gen) }
 // src is a fetched bit of a cone: the token at position pos, its bit b.
 type src struct{ pos, b int32 }
 
-// cnode is a node of a token's cone: a threshold of its terms (other cone
-// nodes, by index, and fetched bits, by fetch index), at its level in the
-// step.
+// cnode is a node of a group's cone: a threshold of its terms (other cone
+// nodes, by index; fetched bits, by fetch index; constants, by feature
+// index), at its level in the step.
 type cnode struct {
 	v     int32 // the dag node
 	level int32
 	theta float64
-	in    []int32   // cone indices
-	inW   []float64 //
-	fe    []int32   // fetch indices
+	in    []int32 // cone indices
+	inW   []float64
+	fe    []int32 // fetch indices
 	feW   []float64
+	ft    []int32 // feature indices
+	ftW   []float64
 }
 
-// cone is what one generated token's position computes: its nodes in
-// level order, the tokens it fetches, and each of its 8 bits as a sum of
-// cone nodes and fetched bits plus a constant.
-type cone struct {
-	nodes []cnode
-	// fetch[j] is the j-th fetched bit; tokens the distinct positions
-	// fetched, in order of first use (the heads, in order).
-	fetch  []src
-	tokens []int32
-	outs   [8]coneSum
-	levels int32
-}
-
+// coneSum is a bit of a generated token as a sum of cone nodes, fetched
+// bits and features plus a constant.
 type coneSum struct {
 	node  []int32
 	nodeW []float64
 	fe    []int32
 	feW   []float64
+	ft    []int32
+	ftW   []float64
 	cst   float64
 }
 
-// buildCone makes the cone of generated token t.
-func buildCone(g *dag, sc *schedule, w *working, lo *layout, t int) (*cone, error) {
-	s := lo.genStep[t]
-	c := &cone{}
+// cone is what the positions of one group compute: the nodes of the
+// step that its tokens' bits depend on, in level order; the bits it
+// fetches and the level that reads each; the constants it reads (its
+// features); and every slot's 8 bits.
+type cone struct {
+	step   int32
+	tokens []int // the group's generated tokens, one a slot
+	nodes  []cnode
+	fetch  []src
+	// need[j] lists the levels (1-based) at which fetch j is read.
+	need   [][]int32
+	feats  []int32 // dag constant nodes
+	outs   [][8]coneSum
+	levels int32
+}
+
+// buildCone makes the cone of a group of generated tokens of one step.
+func buildCone(g *dag, sc *schedule, w *working, lo *layout, ts []int) (*cone, error) {
+	s := lo.genStep[ts[0]]
+	c := &cone{step: s, tokens: ts}
 	idx := map[int32]int32{} // dag node → cone index
 	fidx := map[src]int32{}  // fetched bit → fetch index
-	tidx := map[int32]bool{} // fetched positions
-	fetch := func(ref bitRef) int32 {
+	ftx := map[int32]int32{} // constant → feature index
+	fetch := func(ref bitRef, level int32) int32 {
 		wh := lo.where[ref.step][ref.bit]
 		sr := src{wh / 8, wh % 8}
-		if j, ok := fidx[sr]; ok {
-			return j
+		j, ok := fidx[sr]
+		if !ok {
+			j = int32(len(c.fetch))
+			fidx[sr] = j
+			c.fetch = append(c.fetch, sr)
+			c.need = append(c.need, nil)
 		}
-		j := int32(len(c.fetch))
-		fidx[sr] = j
-		c.fetch = append(c.fetch, sr)
-		if !tidx[sr.pos] {
-			tidx[sr.pos] = true
-			c.tokens = append(c.tokens, sr.pos)
+		if !slices.Contains(c.need[j], level) {
+			c.need[j] = append(c.need[j], level)
 		}
 		return j
 	}
-	// Collect the cone's nodes: the in-step ancestors of the targets.
+	feat := func(v int32) int32 {
+		j, ok := ftx[v]
+		if !ok {
+			j = int32(len(c.feats))
+			ftx[v] = j
+			c.feats = append(c.feats, v)
+		}
+		return j
+	}
+	// The in-step ancestors of the targets.
 	var order []int32
 	var visit func(v int32)
 	visit = func(v int32) {
@@ -175,41 +247,54 @@ func buildCone(g *dag, sc *schedule, w *working, lo *layout, t int) (*cone, erro
 		idx[v] = -1
 		srcs, _ := g.terms(int(v))
 		for _, u := range srcs {
-			if sc.step[u] == s && u >= int32(g.nIn) {
+			if sc.step[u] == s && int(u) >= g.nIn && !g.isConst(u) {
 				visit(u)
 			}
 		}
 		order = append(order, v)
 	}
-	var targets [8]coneSum
-	for b, tb := range lo.gen[t] {
-		switch {
-		case tb.ref.step > 0:
-			d := w.bits[tb.ref.step][tb.ref.bit]
-			for i, v := range d.x.node {
-				visit(v)
-				targets[b].node = append(targets[b].node, v)
-				targets[b].nodeW = append(targets[b].nodeW, float64(d.x.coef[i]))
+	type target struct {
+		node  []int32
+		nodeW []float64
+		fe    []bitRef
+		feW   []float64
+		ft    []int32
+		cst   float64
+	}
+	targets := make([][8]target, len(ts))
+	for slot, t := range ts {
+		for b, tb := range lo.gen[t] {
+			tg := &targets[slot][b]
+			switch {
+			case tb.ref.step > 0:
+				d := w.bits[tb.ref.step][tb.ref.bit]
+				for i, v := range d.x.node {
+					visit(v)
+					tg.node = append(tg.node, v)
+					tg.nodeW = append(tg.nodeW, float64(d.x.coef[i]))
+				}
+				tg.cst = float64(d.cst)
+			case tb.out >= 0:
+				v := g.out[tb.out]
+				os := w.outStep[tb.out]
+				switch {
+				case os < 0:
+					tg.ft = []int32{v}
+				case os == s && int(v) >= g.nIn:
+					visit(v)
+					tg.node, tg.nodeW = []int32{v}, []float64{1}
+				default:
+					oc := w.outs[tb.out]
+					if oc == nil {
+						return nil, fmt.Errorf("decoder: output %d has no coordinates", tb.out)
+					}
+					for i, k := range oc.bit {
+						tg.fe = append(tg.fe, bitRef{os, k})
+						tg.feW = append(tg.feW, oc.alpha[i])
+					}
+					tg.cst = oc.cst
+				}
 			}
-			targets[b].cst = float64(d.cst)
-		case tb.out >= 0:
-			v := g.out[tb.out]
-			if w.outStep[tb.out] == s && int(v) >= g.nIn {
-				visit(v)
-				targets[b].node = []int32{v}
-				targets[b].nodeW = []float64{1}
-				continue
-			}
-			oc := w.outs[tb.out]
-			os := w.outStep[tb.out]
-			if oc == nil {
-				return nil, fmt.Errorf("decoder: output %d has no coordinates", tb.out)
-			}
-			for i, k := range oc.bit {
-				targets[b].fe = append(targets[b].fe, fetch(bitRef{os, k}))
-				targets[b].feW = append(targets[b].feW, oc.alpha[i])
-			}
-			targets[b].cst = oc.cst
 		}
 	}
 	// Level order, then node order: the same structure in every step
@@ -227,7 +312,11 @@ func buildCone(g *dag, sc *schedule, w *working, lo *layout, t int) (*cone, erro
 		n := cnode{v: v, level: sc.local[v], theta: float64(g.theta[v])}
 		srcs, coef := g.terms(int(v))
 		for e, u := range srcs {
-			if sc.step[u] == s && u >= int32(g.nIn) {
+			switch {
+			case g.isConst(u):
+				n.ft = append(n.ft, feat(u))
+				n.ftW = append(n.ftW, float64(coef[e]))
+			case sc.step[u] == s && int(u) >= g.nIn:
 				n.in = append(n.in, idx[u])
 				n.inW = append(n.inW, float64(coef[e]))
 			}
@@ -241,7 +330,7 @@ func buildCone(g *dag, sc *schedule, w *working, lo *layout, t int) (*cone, erro
 		for _, s2 := range steps {
 			cd := w.reads[v][s2]
 			for i, k := range cd.bit {
-				n.fe = append(n.fe, fetch(bitRef{s2, k}))
+				n.fe = append(n.fe, fetch(bitRef{s2, k}, n.level))
 				n.feW = append(n.feW, cd.alpha[i])
 			}
 			n.theta -= cd.cst
@@ -249,55 +338,61 @@ func buildCone(g *dag, sc *schedule, w *working, lo *layout, t int) (*cone, erro
 		c.levels = max(c.levels, n.level)
 		c.nodes = append(c.nodes, n)
 	}
-	for b := range 8 {
-		ts := targets[b]
-		o := coneSum{fe: ts.fe, feW: ts.feW, cst: ts.cst}
-		for i, v := range ts.node {
-			o.node = append(o.node, idx[v])
-			o.nodeW = append(o.nodeW, ts.nodeW[i])
+	c.levels = max(c.levels, 1)
+	c.outs = make([][8]coneSum, len(ts))
+	for slot := range ts {
+		for b := range 8 {
+			tg := targets[slot][b]
+			o := coneSum{cst: tg.cst}
+			for i, v := range tg.node {
+				o.node = append(o.node, idx[v])
+				o.nodeW = append(o.nodeW, tg.nodeW[i])
+			}
+			for i, r := range tg.fe {
+				o.fe = append(o.fe, fetch(r, 1))
+				o.feW = append(o.feW, tg.feW[i])
+			}
+			for _, v := range tg.ft {
+				o.ft = append(o.ft, feat(v))
+				o.ftW = append(o.ftW, 1)
+			}
+			c.outs[slot][b] = o
 		}
-		c.outs[b] = o
 	}
 	return c, nil
 }
 
-// shape is a cone's structure with its fetched tokens numbered (the heads'
-// order), for comparing cones: tokens whose cones have one shape share
-// units.
-func (c *cone) shape() string {
-	var b strings.Builder
-	head := map[int32]int{}
-	for i, p := range c.tokens {
-		head[p] = i
-	}
-	f := func(x float64) { b.WriteString(strconv.FormatUint(math.Float64bits(x), 36)); b.WriteByte(',') }
-	fe := func(j int32) {
-		s := c.fetch[j]
-		fmt.Fprintf(&b, "h%d.%d*", head[s.pos], s.b)
-	}
-	for _, n := range c.nodes {
-		fmt.Fprintf(&b, "N%d:", n.level)
-		f(n.theta)
-		for i, u := range n.in {
-			fmt.Fprintf(&b, "n%d*", u)
-			f(n.inW[i])
+// union reports how many nodes the cones of ts would have together and
+// apart (the largest), to decide whether a step's tokens share one cone.
+func coneSizes(g *dag, sc *schedule, w *working, lo *layout, ts []int) (union, largest int) {
+	s := lo.genStep[ts[0]]
+	all := map[int32]bool{}
+	for _, t := range ts {
+		mine := map[int32]bool{}
+		var visit func(v int32)
+		visit = func(v int32) {
+			if mine[v] {
+				return
+			}
+			mine[v] = true
+			all[v] = true
+			srcs, _ := g.terms(int(v))
+			for _, u := range srcs {
+				if sc.step[u] == s && int(u) >= g.nIn && !g.isConst(u) {
+					visit(u)
+				}
+			}
 		}
-		for i, j := range n.fe {
-			fe(j)
-			f(n.feW[i])
+		for _, tb := range lo.gen[t] {
+			if tb.ref.step > 0 {
+				for _, v := range w.bits[tb.ref.step][tb.ref.bit].x.node {
+					visit(v)
+				}
+			} else if tb.out >= 0 && w.outStep[tb.out] == s && int(g.out[tb.out]) >= g.nIn {
+				visit(g.out[tb.out])
+			}
 		}
+		largest = max(largest, len(mine))
 	}
-	for k, o := range c.outs {
-		fmt.Fprintf(&b, "O%d:", k)
-		f(o.cst)
-		for i, u := range o.node {
-			fmt.Fprintf(&b, "n%d*", u)
-			f(o.nodeW[i])
-		}
-		for i, j := range o.fe {
-			fe(j)
-			f(o.feW[i])
-		}
-	}
-	return b.String()
+	return len(all), largest
 }

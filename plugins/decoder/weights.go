@@ -7,6 +7,22 @@ import (
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
+// tensor is a tensor under construction.
+type tensor struct {
+	b    *model.Builder
+	name string
+}
+
+func newTensor(name string, rows, cols int) *tensor {
+	return &tensor{b: model.NewBuilder(name, rows, cols), name: name}
+}
+
+func (t *tensor) add(r, c int, v float64) {
+	if v != 0 {
+		t.b.Add(r, c, v)
+	}
+}
+
 // row collects one row of a matrix that reads a LayerNorm's output: LN(x)
 // is x − μ (the ±C pin makes its scale 1), so the row also puts minus the
 // sum of its weights on the sink, always 0, and μ cancels exactly.
@@ -16,8 +32,6 @@ type row struct {
 	sum float64
 }
 
-func (n *net) row(t *tensor, r int) *row { return &row{t: t, r: r} }
-
 func (w *row) add(c int, v float64) {
 	w.t.add(w.r, c, v)
 	w.sum += v
@@ -25,7 +39,8 @@ func (w *row) add(c int, v float64) {
 
 func (w *row) done(sink int) { w.t.add(w.r, sink, -w.sum) }
 
-// unit is one ReLU hidden unit under construction: relu(Σ w·LN(x) + bias).
+// unit is one ReLU hidden unit: relu(Σ w·LN(x) + bias), written to out
+// with weights outW.
 type unit struct {
 	in   []int
 	inW  []float64
@@ -34,106 +49,96 @@ type unit struct {
 	outW []float64
 }
 
-// emit writes the model.
-func (n *net) emit(g *dag, lo *layout, ks *kinds) (*model.Model, error) {
-	d, H, hd := n.d, n.heads, n.hd
-	T := lo.positions()
-	if T > MaxPositions {
-		return nil, fmt.Errorf("decoder: %d positions; the position code tells at most %d apart", T, MaxPositions)
+func (u *unit) read(dim int, w float64) {
+	u.in = append(u.in, dim)
+	u.inW = append(u.inW, w)
+}
+
+func (u *unit) write(dim int, w float64) {
+	u.out = append(u.out, dim)
+	u.outW = append(u.outW, w)
+}
+
+// gate adds −G per bit of the code in dims [dim, dim+nbits) that differs
+// from code: the unit is off unless the position's code is code.
+func (u *unit) gate(dim, nbits int, code int32, G float64) {
+	for b := range nbits {
+		if code>>b&1 == 1 {
+			u.read(dim+b, G)
+			u.bias -= G
+		} else {
+			u.read(dim+b, -G)
+		}
 	}
-	// The units of every layer, kind by kind.
-	units := make([][]unit, n.layers)
+}
+
+// builder writes the model of a plan.
+type builder struct {
+	*plan
+	lo      *layout
+	g       *dag
+	units   [][]unit
+	cv, A   float64
+	sigma0  float64
+	tensors []*tensor
+}
+
+// emit writes the model.
+func (p *plan) emit(g *dag, lo *layout) (*model.Model, error) {
+	bd := &builder{plan: p, lo: lo, g: g, units: make([][]unit, p.layers)}
+	for k := 1; k < len(p.rep); k++ {
+		bd.kindUnits(int32(k))
+	}
+	// Every layer but the last clears the fetched dimensions for the next.
+	for l := 0; l+1 < p.layers; l++ {
+		for i := range 8 * p.H {
+			u := unit{}
+			u.read(p.dimFetch+i, 1)
+			u.write(p.dimFetch+i, -1)
+			bd.units[l] = append(bd.units[l], u)
+		}
+	}
 	maxS := 1.0
-	for kind := 1; kind < len(ks.rep); kind++ {
-		c := ks.rep[kind]
-		for l, us := range n.kindUnits(int32(kind), c) {
-			units[l] = append(units[l], us...)
-			for _, u := range us {
-				s := math.Abs(u.bias)
-				for _, x := range u.inW {
-					s += math.Abs(x)
-				}
-				maxS = max(maxS, s)
+	for _, us := range bd.units {
+		for _, u := range us {
+			s := math.Abs(u.bias)
+			for _, x := range u.inW {
+				s += math.Abs(x)
 			}
+			maxS = max(maxS, s)
 		}
 	}
 	// The pin: ±cv makes LayerNorm's scale 1 + δ with |δ| ≤ Σ data²/(4cv²);
 	// a unit's pre-activation then moves by at most maxS·δ, kept below
 	// 1/40 of a step's margin.
-	dataSq := float64(codePairs*(1+H) + n.kindBits + 8 + 8*H + 8 + (d - n.dimWork))
+	dataSq := float64(posPairs + 3*rcPairs + p.kindBits + p.slotBits + 8 + p.nFeat + 8*p.H + 8 + p.workDims)
+	for l := range p.layers {
+		if p.mode[l] == targeted {
+			dataSq += float64(posPairs * p.heads[l])
+		}
+	}
 	cv := C
 	for cv*cv < 10*Steep*maxS*dataSq {
 		cv *= 2
 	}
-	n.cv = cv
-	n.sigma0 = cv * math.Sqrt(2/float64(d))
-	n.A = Gap / (1 - math.Cos(2*math.Pi/codeBase)) * math.Sqrt(float64(hd))
-	m := &model.Model{Arch: "decoder/stock", Tokens: T, DModel: d,
-		Attrs: map[string]int64{"depth": int64(g.depth), "C": int64(cv), "kinds": int64(len(ks.rep) - 1),
-			"head_scale": 2, "max_sum": int64(maxS)}}
-	// Embeddings.
-	tok := newTensor("tok_embed", 256, d)
-	for v := range 256 {
-		for b := range 8 {
-			if v>>b&1 == 1 {
-				tok.add(v, n.dimTok+b, 1)
-			}
-		}
+	bd.cv = cv
+	bd.sigma0 = cv * math.Sqrt(2/float64(p.d))
+	bd.A = Gap / (1 - math.Cos(2*math.Pi/codeBase)) * math.Sqrt(float64(p.hd))
+	T := lo.positions()
+	m := &model.Model{Arch: "decoder/stock", Tokens: T, DModel: p.d,
+		Attrs: map[string]int64{"depth": int64(g.depth), "C": int64(cv), "kinds": int64(len(p.rep) - 1),
+			"head_scale": 2, "max_sum": int64(maxS), "features": int64(p.nFeat), "work_dims": int64(p.workDims)}}
+	bd.embeddings(T)
+	for l := range p.layers {
+		bd.layer(m, l)
 	}
-	pos := newTensor("pos_embed", T, d)
-	for p := range T {
-		pos.add(p, n.dimPlus, cv)
-		pos.add(p, n.dimMinus, -cv)
-		for i, x := range code(p) {
-			pos.add(p, n.dimKey+i, x)
-		}
-		t := p - lo.prompt + 1 // the generated token position p computes
-		var kind int32
-		var c *cone
-		if t >= 0 && t < len(ks.of) {
-			kind, c = ks.of[t], ks.cones[t]
-		}
-		for b := range n.kindBits {
-			if kind>>b&1 == 1 {
-				pos.add(p, n.dimKind+b, 1)
-			}
-		}
-		for h := range H {
-			target := p
-			if c != nil && h < len(c.tokens) {
-				target = int(c.tokens[h])
-			}
-			for i, x := range code(target) {
-				pos.add(p, n.dimQuery+codeDims*h+i, x)
-			}
-		}
-	}
-	n.tensors = append(n.tensors, tok, pos)
-	for l := range n.layers {
-		if err := n.layer(m, l, units[l]); err != nil {
-			return nil, err
-		}
-	}
-	// The final norm and the head: logit_v = Σ_b (2v_b − 1)(2·out_b − 1).
-	normW, normB := n.fill("norm_f.weight", n.sigma0), newTensor("norm_f.bias", 1, d)
-	head, headB := newTensor("lm_head.weight", 256, d), newTensor("lm_head.bias", 1, 256)
-	for v := range 256 {
-		r := n.row(head, v)
-		var cst float64
-		for b := range 8 {
-			s := float64(2*(v>>b&1) - 1)
-			r.add(n.dimOut+b, 2*s)
-			cst -= s
-		}
-		r.done(n.dimSink)
-		headB.add(0, v, cst)
-	}
-	n.tensors = append(n.tensors, normW, normB, head, headB)
-	m.Decoder = &model.Decoder{Vocab: 256, Positions: T, TokEmbed: tok.name, PosEmbed: pos.name,
-		NormW: normW.name, NormB: normB.name, NormEps: Eps, HeadW: head.name, HeadB: headB.name,
+	bd.head()
+	dec := &model.Decoder{Vocab: 256, Positions: T, TokEmbed: "tok_embed", PosEmbed: "pos_embed",
+		NormW: "norm_f.weight", NormB: "norm_f.bias", NormEps: Eps, HeadW: "lm_head.weight", HeadB: "lm_head.bias",
 		Prompt: lo.prompt, PromptBits: lo.promptBits, Working: lo.working, Digest: len(lo.gen) - lo.working,
 		DigestBits: lo.digestBits, Step: lo.genStep}
-	for _, t := range n.tensors {
+	m.Decoder = dec
+	for _, t := range bd.tensors {
 		tt, err := t.b.Tensor()
 		if err != nil {
 			return nil, err
@@ -143,152 +148,309 @@ func (n *net) emit(g *dag, lo *layout, ks *kinds) (*model.Model, error) {
 	return m, nil
 }
 
-func (n *net) fill(name string, v float64) *tensor {
-	t := newTensor(name, 1, n.d)
-	for c := range n.d {
+// embeddings writes the token embedding (a byte's bits) and the position
+// embedding (the pin, codes, kind, slot, features, targeted queries).
+func (bd *builder) embeddings(T int) {
+	p, lo := bd.plan, bd.lo
+	tok := newTensor("tok_embed", 256, p.d)
+	for v := range 256 {
+		for b := range 8 {
+			if v>>b&1 == 1 {
+				tok.add(v, p.dimTok+b, 1)
+			}
+		}
+	}
+	pos := newTensor("pos_embed", T, p.d)
+	for q := range T {
+		pos.add(q, p.dimPlus, bd.cv)
+		pos.add(q, p.dimMinus, -bd.cv)
+		put := func(dim int, xs []float64) {
+			for i, x := range xs {
+				pos.add(q, dim+i, x)
+			}
+		}
+		put(p.dimPos, code(q, posPairs))
+		put(p.dimRow, code(int(lo.row[q]), rcPairs))
+		put(p.dimCol, code(int(lo.col[q]), rcPairs))
+		t := q - lo.prompt + 1 // the generated token position q computes
+		qrow := lo.row[q]
+		var gi int32 = -1
+		if t >= 0 && t < len(lo.gen) {
+			gi = p.groupOf[t]
+			qrow = lo.genStep[t]
+		}
+		put(p.dimQRow, code(int(qrow), rcPairs))
+		if gi < 0 {
+			for l := range p.layers {
+				if p.mode[l] == targeted {
+					for h := range p.heads[l] {
+						put(p.dimQuery[l]+2*posPairs*h, code(q, posPairs))
+					}
+				}
+			}
+			continue
+		}
+		kind, slot := p.kind[gi], p.slotOf[t]
+		for b := range p.kindBits {
+			if kind>>b&1 == 1 {
+				pos.add(q, p.dimKind+b, 1)
+			}
+		}
+		for b := range p.slotBits {
+			if slot>>b&1 == 1 {
+				pos.add(q, p.dimSlot+b, 1)
+			}
+		}
+		c := p.cones[gi]
+		for j, v := range c.feats {
+			pos.add(q, p.dimFeat+j, bd.g.constValue(v))
+		}
+		for l := range p.layers {
+			if p.mode[l] != targeted {
+				continue
+			}
+			ns := p.tneeds[l][gi]
+			for h := range p.heads[l] {
+				target := q
+				if h < len(ns) {
+					target = int(ns[h])
+				}
+				put(p.dimQuery[l]+2*posPairs*h, code(target, posPairs))
+			}
+		}
+	}
+	bd.tensors = append(bd.tensors, tok, pos)
+}
+
+// kindUnits adds the units of kind k (its representative group's cone),
+// gated by the kind: two a cone node (a saturated step of its sum) on the
+// node's level, writing its work dimension; where several slots share the
+// cone, two more a (slot, bit) the node feeds, gated by the slot too,
+// writing the out dimension; one clearing a work dimension at its last
+// read; and on the first layer one a fetched bit, feature or constant an
+// output copies.
+func (bd *builder) kindUnits(k int32) {
+	p := bd.plan
+	gi := int(p.rep[k])
+	c := p.cones[gi]
+	work := p.work[k]
+	last := lastRead(c)
+	multi := len(c.tokens) > 1
+	type use struct {
+		slot, b int
+		w       float64
+	}
+	uses := make([][]use, len(c.nodes))
+	for slot, os := range c.outs {
+		for b, o := range os {
+			for i, u := range o.node {
+				uses[u] = append(uses[u], use{slot, b, o.nodeW[i]})
+			}
+		}
+	}
+	fetchDim := func(level int32, j int32) int {
+		s := c.fetch[j]
+		return p.dimFetch + 8*int(p.headOf(bd.lo, gi, int(level)-1, s.pos)) + int(s.b)
+	}
+	gateBits := p.kindBits + p.slotBits
+	for i, n := range c.nodes {
+		var base unit
+		bound := math.Abs(n.theta)
+		for k2, u := range n.in {
+			base.read(p.dimWork+int(work[u]), Steep*n.inW[k2])
+			bound += math.Abs(n.inW[k2])
+		}
+		for k2, j := range n.fe {
+			base.read(fetchDim(n.level, j), Steep*n.feW[k2])
+			bound += math.Abs(n.feW[k2])
+		}
+		for k2, j := range n.ft {
+			base.read(p.dimFeat+int(j), Steep*n.ftW[k2])
+			bound += math.Abs(n.ftW[k2])
+		}
+		G := Steep*bound + 4
+		pair := func(extra func(u *unit), writes func(u *unit, sign float64)) {
+			for _, sh := range []float64{2, 1} { // relu(h), relu(h − 1), h = K(s − θ + ½)
+				u := unit{in: append([]int(nil), base.in...), inW: append([]float64(nil), base.inW...), bias: -Steep*n.theta + sh}
+				sign := 1.0
+				if sh == 1 {
+					sign = -1
+				}
+				writes(&u, sign)
+				u.gate(p.dimKind, p.kindBits, k, G)
+				extra(&u)
+				bd.units[n.level-1] = append(bd.units[n.level-1], u)
+			}
+		}
+		none := func(*unit) {}
+		if !multi {
+			pair(none, func(u *unit, sign float64) {
+				if work[i] >= 0 {
+					u.write(p.dimWork+int(work[i]), sign)
+				}
+				for _, us := range uses[i] {
+					u.write(p.dimOut+us.b, sign*us.w)
+				}
+			})
+		} else {
+			if work[i] >= 0 {
+				pair(none, func(u *unit, sign float64) { u.write(p.dimWork+int(work[i]), sign) })
+			}
+			for _, us := range uses[i] {
+				pair(func(u *unit) { u.gate(p.dimSlot, p.slotBits, int32(us.slot), G) },
+					func(u *unit, sign float64) { u.write(p.dimOut+us.b, sign*us.w) })
+			}
+		}
+		if work[i] >= 0 { // cleared where it is last read
+			u := unit{}
+			u.read(p.dimWork+int(work[i]), 1)
+			u.write(p.dimWork+int(work[i]), -1)
+			u.gate(p.dimKind, p.kindBits, k, 4)
+			bd.units[last[i]-1] = append(bd.units[last[i]-1], u)
+		}
+	}
+	_ = gateBits
+	// Outputs' copies of fetched bits and features, and their constants.
+	for slot, os := range c.outs {
+		var cst unit
+		anyCst := false
+		for b, o := range os {
+			for k2, j := range o.fe {
+				u := unit{}
+				u.read(fetchDim(1, j), 1)
+				u.write(p.dimOut+b, o.feW[k2])
+				u.gate(p.dimKind, p.kindBits, k, 2)
+				u.gate(p.dimSlot, p.slotBits, int32(slot), 2)
+				bd.units[0] = append(bd.units[0], u)
+			}
+			for k2, j := range o.ft {
+				u := unit{}
+				u.read(p.dimFeat+int(j), 1)
+				u.write(p.dimOut+b, o.ftW[k2])
+				u.gate(p.dimKind, p.kindBits, k, 2)
+				u.gate(p.dimSlot, p.slotBits, int32(slot), 2)
+				bd.units[0] = append(bd.units[0], u)
+			}
+			if o.cst != 0 {
+				cst.write(p.dimOut+b, o.cst)
+				anyCst = true
+			}
+		}
+		if anyCst {
+			cst.bias = 1
+			cst.gate(p.dimKind, p.kindBits, k, 2)
+			cst.gate(p.dimSlot, p.slotBits, int32(slot), 2)
+			bd.units[0] = append(bd.units[0], cst)
+		}
+	}
+}
+
+func (bd *builder) fill(name string, v float64) *tensor {
+	t := newTensor(name, 1, bd.d)
+	for c := range bd.d {
 		t.add(0, c, v)
 	}
 	return t
 }
 
-// kindUnits returns the units of one kind, layer by layer: two a cone
-// node (a saturated step of its sum), on the node's level; in the first
-// layer, one a fetched bit an output copies and one for the outputs'
-// constants. Every unit is gated by the kind: off at other positions.
-func (n *net) kindUnits(kind int32, c *cone) [][]unit {
-	out := make([][]unit, n.layers)
-	fetchDim := func(j int32) int {
-		s := c.fetch[j]
-		for h, p := range c.tokens {
-			if p == s.pos {
-				return n.dimFetch + 8*h + int(s.b)
+// layer writes stock layer l: its heads fetch (row or targeted), its FFN
+// runs the layer's units.
+func (bd *builder) layer(m *model.Model, l int) {
+	p := bd.plan
+	d, hd := p.d, p.hd
+	pre := fmt.Sprintf("layers.%d.", l)
+	n1w, n1b := bd.fill(pre+"norm1.weight", bd.sigma0), newTensor(pre+"norm1.bias", 1, d)
+	n2w, n2b := bd.fill(pre+"norm2.weight", bd.sigma0), newTensor(pre+"norm2.bias", 1, d)
+	inW, inB := newTensor(pre+"self_attn.in_proj_weight", 3*d, d), newTensor(pre+"self_attn.in_proj_bias", 1, 3*d)
+	outW, outB := newTensor(pre+"self_attn.out_proj.weight", d, d), newTensor(pre+"self_attn.out_proj.bias", 1, d)
+	A := bd.A
+	value := func(h int) {
+		for b := range 8 {
+			v := &row{t: inW, r: 2*d + h*hd + b}
+			v.add(p.dimTok+b, 1)
+			v.done(p.dimSink)
+			outW.add(p.dimFetch+8*h+b, h*hd+b, 1)
+		}
+	}
+	switch p.mode[l] {
+	case rowHeads:
+		for key, h := range p.rows[l] {
+			// Query: the row code rotated back by Δ, and the col's code.
+			for f := range rcPairs {
+				T := math.Pow(codeBase, float64(f+1))
+				th := 2 * math.Pi * float64(key.delta) / T
+				ct, st := math.Cos(th), math.Sin(th)
+				q0 := &row{t: inW, r: int(h)*hd + 2*f}
+				q0.add(p.dimQRow+2*f, A*ct)
+				q0.add(p.dimQRow+2*f+1, A*st)
+				q0.done(p.dimSink)
+				q1 := &row{t: inW, r: int(h)*hd + 2*f + 1}
+				q1.add(p.dimQRow+2*f, -A*st)
+				q1.add(p.dimQRow+2*f+1, A*ct)
+				q1.done(p.dimSink)
 			}
-		}
-		panic("decoder: a fetched bit of no head")
-	}
-	// Which outputs read each node, with what weight.
-	type use struct {
-		b int
-		w float64
-	}
-	uses := make([][]use, len(c.nodes))
-	for b, o := range c.outs {
-		for i, u := range o.node {
-			uses[u] = append(uses[u], use{b, o.nodeW[i]})
-		}
-	}
-	for i, nd := range c.nodes {
-		var in []int
-		var inW []float64
-		bound := math.Abs(nd.theta)
-		for k, u := range nd.in {
-			in = append(in, n.dimWork+int(u))
-			inW = append(inW, Steep*nd.inW[k])
-			bound += math.Abs(nd.inW[k])
-		}
-		for k, j := range nd.fe {
-			in = append(in, fetchDim(j))
-			inW = append(inW, Steep*nd.feW[k])
-			bound += math.Abs(nd.feW[k])
-		}
-		G := Steep*bound + 4
-		for _, sh := range []float64{2, 1} { // relu(h), relu(h − 1), h = K(s − θ + ½)
-			u := unit{in: in, inW: inW, bias: -Steep*nd.theta + sh}
-			sign := 1.0
-			if sh == 1 {
-				sign = -1
+			for i, x := range code(int(key.col), rcPairs) {
+				inB.add(0, int(h)*hd+2*rcPairs+i, A*x)
 			}
-			u.out = append(u.out, n.dimWork+i)
-			u.outW = append(u.outW, sign)
-			for _, us := range uses[i] {
-				u.out = append(u.out, n.dimOut+us.b)
-				u.outW = append(u.outW, sign*us.w)
+			for i := range 2 * rcPairs {
+				k := &row{t: inW, r: d + int(h)*hd + i}
+				k.add(p.dimRow+i, 1)
+				k.done(p.dimSink)
+				k2 := &row{t: inW, r: d + int(h)*hd + 2*rcPairs + i}
+				k2.add(p.dimCol+i, 1)
+				k2.done(p.dimSink)
 			}
-			u.gateKind(n, kind, G)
-			out[nd.level-1] = append(out[nd.level-1], u)
+			value(int(h))
 		}
-	}
-	// Outputs' copies of fetched bits and constants, in the first layer.
-	var cst unit
-	any := false
-	for b, o := range c.outs {
-		for k, j := range o.fe {
-			u := unit{in: []int{fetchDim(j)}, inW: []float64{1}, out: []int{n.dimOut + b}, outW: []float64{o.feW[k]}}
-			u.gateKind(n, kind, 2)
-			out[0] = append(out[0], u)
-		}
-		if o.cst != 0 {
-			cst.out = append(cst.out, n.dimOut+b)
-			cst.outW = append(cst.outW, o.cst)
-			any = true
-		}
-	}
-	if any {
-		cst.bias = 1
-		cst.gateKind(n, kind, 2)
-		out[0] = append(out[0], cst)
-	}
-	return out
-}
-
-// gateKind adds the kind gate to u: −G per kind bit that differs.
-func (u *unit) gateKind(n *net, kind int32, G float64) {
-	for b := range n.kindBits {
-		if kind>>b&1 == 1 {
-			u.in = append(u.in, n.dimKind+b)
-			u.inW = append(u.inW, G)
-			u.bias -= G
-		} else {
-			u.in = append(u.in, n.dimKind+b)
-			u.inW = append(u.inW, -G)
-		}
-	}
-}
-
-// layer writes stock layer l: the heads fetch (layer 0), the FFN runs the
-// layer's units.
-func (n *net) layer(m *model.Model, l int, units []unit) error {
-	d, H, hd := n.d, n.heads, n.hd
-	p := fmt.Sprintf("layers.%d.", l)
-	n1w, n1b := n.fill(p+"norm1.weight", n.sigma0), newTensor(p+"norm1.bias", 1, d)
-	n2w, n2b := n.fill(p+"norm2.weight", n.sigma0), newTensor(p+"norm2.bias", 1, d)
-	inW, inB := newTensor(p+"self_attn.in_proj_weight", 3*d, d), newTensor(p+"self_attn.in_proj_bias", 1, 3*d)
-	outW, outB := newTensor(p+"self_attn.out_proj.weight", d, d), newTensor(p+"self_attn.out_proj.bias", 1, d)
-	if l == 0 {
-		for h := range H {
-			for i := range codeDims {
-				q := n.row(inW, h*hd+i)
-				q.add(n.dimQuery+codeDims*h+i, n.A)
-				q.done(n.dimSink)
-				k := n.row(inW, d+h*hd+i)
-				k.add(n.dimKey+i, 1)
-				k.done(n.dimSink)
+	case targeted:
+		for h := range p.heads[l] {
+			for i := range 2 * posPairs {
+				q := &row{t: inW, r: h*hd + i}
+				q.add(p.dimQuery[l]+2*posPairs*h+i, A)
+				q.done(p.dimSink)
+				k := &row{t: inW, r: d + h*hd + i}
+				k.add(p.dimPos+i, 1)
+				k.done(p.dimSink)
 			}
-			for b := range 8 {
-				v := n.row(inW, 2*d+h*hd+b)
-				v.add(n.dimTok+b, 1)
-				v.done(n.dimSink)
-				outW.add(n.dimFetch+8*h+b, h*hd+b, 1)
-			}
+			value(h)
 		}
 	}
+	units := bd.units[l]
 	F := max(1, len(units))
-	l1W, l1B := newTensor(p+"linear1.weight", F, d), newTensor(p+"linear1.bias", 1, F)
-	l2W, l2B := newTensor(p+"linear2.weight", d, F), newTensor(p+"linear2.bias", 1, d)
+	l1W, l1B := newTensor(pre+"linear1.weight", F, d), newTensor(pre+"linear1.bias", 1, F)
+	l2W, l2B := newTensor(pre+"linear2.weight", d, F), newTensor(pre+"linear2.bias", 1, d)
 	for i, u := range units {
-		r := n.row(l1W, i)
+		r := &row{t: l1W, r: i}
 		for k, c := range u.in {
 			r.add(c, u.inW[k])
 		}
-		r.done(n.dimSink)
+		r.done(p.dimSink)
 		l1B.add(0, i, u.bias)
 		for k, c := range u.out {
 			l2W.add(c, i, u.outW[k])
 		}
 	}
-	n.tensors = append(n.tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
-	m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: H, Eps: Eps,
+	bd.tensors = append(bd.tensors, n1w, n1b, inW, inB, outW, outB, n2w, n2b, l1W, l1B, l2W, l2B)
+	m.Blocks = append(m.Blocks, model.Block{Layer: &model.EncoderLayer{Heads: p.H, Eps: Eps,
 		Norm1W: n1w.name, Norm1B: n1b.name, InProjW: inW.name, InProjB: inB.name, OutProjW: outW.name, OutProjB: outB.name,
 		Norm2W: n2w.name, Norm2B: n2b.name, Linear1W: l1W.name, Linear1B: l1B.name, Linear2W: l2W.name, Linear2B: l2B.name}})
-	return nil
+}
+
+// head writes the final norm and the LM head: logit_v = Σ_b (2v_b − 1)(2·out_b − 1).
+func (bd *builder) head() {
+	p := bd.plan
+	normW, normB := bd.fill("norm_f.weight", bd.sigma0), newTensor("norm_f.bias", 1, p.d)
+	head, headB := newTensor("lm_head.weight", 256, p.d), newTensor("lm_head.bias", 1, 256)
+	for v := range 256 {
+		r := &row{t: head, r: v}
+		var cst float64
+		for b := range 8 {
+			s := float64(2*(v>>b&1) - 1)
+			r.add(p.dimOut+b, 2*s)
+			cst -= s
+		}
+		r.done(p.dimSink)
+		headB.add(0, v, cst)
+	}
+	bd.tensors = append(bd.tensors, normW, normB, head, headB)
 }

@@ -89,11 +89,15 @@ type working struct {
 	outStep []int32
 }
 
-// restrict splits node v's terms by the step of their source.
+// restrict splits node v's terms by the step of their source. Constants
+// are left out: the model reads them from the position embedding.
 func restrict(g *dag, sc *schedule, v int) map[int32]vec {
 	src, coef := g.terms(v)
 	m := map[int32]vec{}
 	for e, u := range src {
+		if g.isConst(u) {
+			continue
+		}
 		s := sc.step[u]
 		x := m[s]
 		x.node = append(x.node, u)
@@ -124,6 +128,10 @@ func buildWorking(ctx context.Context, g *dag, sc *schedule) (*working, error) {
 	for o, v := range g.out {
 		s := sc.step[v]
 		w.outStep[o] = s
+		if g.isConst(v) {
+			w.outStep[o] = -1 // read from the position embedding
+			continue
+		}
 		if int(s) != S {
 			readers[s] = append(readers[s], reader{int32(-1 - o), vec{[]int32{v}, []int64{1}}})
 		}
@@ -139,7 +147,14 @@ func buildWorking(ctx context.Context, g *dag, sc *schedule) (*working, error) {
 		var b *basis
 		if s > 0 {
 			b = newBasis(g)
-			// Bits first: the readers' sums that are 0/1 themselves.
+			// Bits first: the parts of the readers' sums on one family
+			// (a function of one sum: a sum's bit, a parity), then the
+			// sums themselves, where 0/1.
+			for _, r := range readers[s] {
+				for _, x := range familyParts(g, r.x) {
+					b.offer(x)
+				}
+			}
 			for _, r := range readers[s] {
 				b.offer(r.x)
 			}
@@ -342,4 +357,30 @@ func (b *basis) coords(x vec) (*coord, error) {
 		b.add(bitDef{x: one}, r1, f1)
 	}
 	return nil, fmt.Errorf("a sum of %d nodes is not in the span of its bits", len(x.node))
+}
+
+// familyParts splits x by family (the steps of one sum), in the order the
+// families first appear; a sum over one family is returned whole.
+func familyParts(g *dag, x vec) []vec {
+	var order []int32
+	parts := map[int32]*vec{}
+	for i, v := range x.node {
+		f := g.family[v]
+		if f < 0 {
+			f = -1 - v // an input is its own part
+		}
+		p, ok := parts[f]
+		if !ok {
+			p = &vec{}
+			parts[f] = p
+			order = append(order, f)
+		}
+		p.node = append(p.node, v)
+		p.coef = append(p.coef, x.coef[i])
+	}
+	out := make([]vec, len(order))
+	for i, f := range order {
+		out[i] = *parts[f]
+	}
+	return out
 }
