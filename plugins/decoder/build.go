@@ -45,10 +45,10 @@ func code(p, n int) []float64 {
 	return c
 }
 
-// groups splits the generated tokens into groups, each the tokens of one
-// step that share one cone: all of a step's tokens when their cones
-// overlap (their union at most 3/2 of the largest: SHA-2's bytes of a′ and
-// e′ all read the round), else each token alone (Keccak's lanes).
+// groups splits the generated tokens into groups, each tokens of one step
+// that share one cone: a token joins the first group of its step whose
+// cone holds at least half of its own (SHA-2's bytes of a′ and e′ all
+// read the round), else starts a group (Keccak's lanes: one each).
 func groups(g *dag, sc *schedule, w *working, lo *layout) [][]int {
 	var out [][]int
 	for a := 0; a < len(lo.gen); {
@@ -56,14 +56,29 @@ func groups(g *dag, sc *schedule, w *working, lo *layout) [][]int {
 		for b < len(lo.gen) && lo.genStep[b] == lo.genStep[a] {
 			b++
 		}
-		ts := make([]int, 0, b-a)
+		var sets []map[int32]bool
+		first := len(out)
 		for t := a; t < b; t++ {
-			ts = append(ts, t)
-		}
-		if u, l := coneSizes(g, sc, w, lo, ts); len(ts) > 1 && 2*u <= 3*l {
-			out = append(out, ts)
-		} else {
-			for _, t := range ts {
+			mine := coneNodes(g, sc, w, lo, t)
+			joined := false
+			for i, set := range sets {
+				in := 0
+				for v := range mine {
+					if set[v] {
+						in++
+					}
+				}
+				if 2*in >= len(mine) {
+					for v := range mine {
+						set[v] = true
+					}
+					out[first+i] = append(out[first+i], t)
+					joined = true
+					break
+				}
+			}
+			if !joined {
+				sets = append(sets, mine)
 				out = append(out, []int{t})
 			}
 		}
@@ -114,6 +129,11 @@ type plan struct {
 	dimFetch, dimOut, dimWork           int
 	kindBits, slotBits, nFeat, workDims int
 	work                                [][]int32 // per kind: the dim of each cone node (−1: none)
+	// featDim[k][j] is the feature dimension (relative to dimFeat) of
+	// the kind's feature j, or −1 where every group of the kind reads the
+	// same constant there (folded into the thresholds: featVal).
+	featDim [][]int32
+	featVal [][]float64
 }
 
 // needsAt returns the distinct source positions group cone c fetches at
@@ -131,7 +151,7 @@ func needsAt(c *cone, l int) []int32 {
 }
 
 // newPlan plans the model for the groups' cones.
-func newPlan(lo *layout, gs [][]int, cones []*cone) (*plan, error) {
+func newPlan(g *dag, lo *layout, gs [][]int, cones []*cone) (*plan, error) {
 	p := &plan{cones: cones, slotOf: make([]int32, len(lo.gen)), groupOf: make([]int32, len(lo.gen))}
 	for gi, ts := range gs {
 		for slot, t := range ts {
@@ -144,6 +164,7 @@ func newPlan(lo *layout, gs [][]int, cones []*cone) (*plan, error) {
 	p.layers = max(1, p.layers)
 	p.planHeads(lo)
 	p.groupKinds(lo)
+	p.foldFeatures(g)
 	if err := p.layoutDims(lo); err != nil {
 		return nil, err
 	}
@@ -308,6 +329,45 @@ func (p *plan) groupKinds(lo *layout) {
 	}
 }
 
+// foldFeatures keeps a feature dimension only for the constants that
+// differ between the groups of a kind (SHA-2's round constants): one the
+// same everywhere is folded into the thresholds.
+func (p *plan) foldFeatures(g *dag) {
+	p.featDim = make([][]int32, len(p.rep))
+	p.featVal = make([][]float64, len(p.rep))
+	for k := 1; k < len(p.rep); k++ {
+		rc := p.cones[p.rep[k]]
+		n := len(rc.feats)
+		same := make([]bool, n)
+		for j := range n {
+			same[j] = true
+		}
+		for gi, c := range p.cones {
+			if p.kind[gi] != int32(k) {
+				continue
+			}
+			for j := range n {
+				if g.constValue(c.feats[j]) != g.constValue(rc.feats[j]) {
+					same[j] = false
+				}
+			}
+		}
+		p.featDim[k] = make([]int32, n)
+		p.featVal[k] = make([]float64, n)
+		next := int32(0)
+		for j := range n {
+			p.featVal[k][j] = g.constValue(rc.feats[j])
+			if same[j] {
+				p.featDim[k][j] = -1
+				continue
+			}
+			p.featDim[k][j] = next
+			next++
+		}
+		p.nFeat = max(p.nFeat, int(next))
+	}
+}
+
 // layoutDims places the residual dimensions and every kind's work
 // dimensions: a cone node that other nodes read holds a dimension from
 // its level until the last level reading it, which clears it, so a later
@@ -316,7 +376,6 @@ func (p *plan) layoutDims(lo *layout) error {
 	maxSlots := 1
 	for _, c := range p.cones {
 		maxSlots = max(maxSlots, len(c.tokens))
-		p.nFeat = max(p.nFeat, len(c.feats))
 	}
 	p.kindBits = bits.Len(uint(len(p.rep) - 1))
 	p.slotBits = bits.Len(uint(maxSlots - 1))

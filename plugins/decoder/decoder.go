@@ -154,7 +154,7 @@ func mapK(ctx context.Context, c *layered.Circuit, g *dag, lv []int32, cfg Confi
 		}
 		cones[i] = cn
 	}
-	pl, err := newPlan(lo, gs, cones)
+	pl, err := newPlan(g, lo, gs, cones)
 	if err != nil {
 		return nil, err
 	}

@@ -362,37 +362,31 @@ func buildCone(g *dag, sc *schedule, w *working, lo *layout, ts []int) (*cone, e
 	return c, nil
 }
 
-// union reports how many nodes the cones of ts would have together and
-// apart (the largest), to decide whether a step's tokens share one cone.
-func coneSizes(g *dag, sc *schedule, w *working, lo *layout, ts []int) (union, largest int) {
-	s := lo.genStep[ts[0]]
-	all := map[int32]bool{}
-	for _, t := range ts {
-		mine := map[int32]bool{}
-		var visit func(v int32)
-		visit = func(v int32) {
-			if mine[v] {
-				return
-			}
-			mine[v] = true
-			all[v] = true
-			srcs, _ := g.terms(int(v))
-			for _, u := range srcs {
-				if sc.step[u] == s && int(u) >= g.nIn && !g.isConst(u) {
-					visit(u)
-				}
+// coneNodes returns the in-step nodes generated token t's bits depend on.
+func coneNodes(g *dag, sc *schedule, w *working, lo *layout, t int) map[int32]bool {
+	s := lo.genStep[t]
+	mine := map[int32]bool{}
+	var visit func(v int32)
+	visit = func(v int32) {
+		if mine[v] {
+			return
+		}
+		mine[v] = true
+		srcs, _ := g.terms(int(v))
+		for _, u := range srcs {
+			if sc.step[u] == s && int(u) >= g.nIn && !g.isConst(u) {
+				visit(u)
 			}
 		}
-		for _, tb := range lo.gen[t] {
-			if tb.ref.step > 0 {
-				for _, v := range w.bits[tb.ref.step][tb.ref.bit].x.node {
-					visit(v)
-				}
-			} else if tb.out >= 0 && w.outStep[tb.out] == s && int(g.out[tb.out]) >= g.nIn {
-				visit(g.out[tb.out])
-			}
-		}
-		largest = max(largest, len(mine))
 	}
-	return len(all), largest
+	for _, tb := range lo.gen[t] {
+		if tb.ref.step > 0 {
+			for _, v := range w.bits[tb.ref.step][tb.ref.bit].x.node {
+				visit(v)
+			}
+		} else if tb.out >= 0 && w.outStep[tb.out] == s && int(g.out[tb.out]) >= g.nIn {
+			visit(g.out[tb.out])
+		}
+	}
+	return mine
 }

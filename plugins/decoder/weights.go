@@ -203,7 +203,9 @@ func (bd *builder) embeddings(T int) {
 		}
 		c := p.cones[gi]
 		for j, v := range c.feats {
-			pos.add(q, p.dimFeat+j, bd.g.constValue(v))
+			if fd := p.featDim[kind][j]; fd >= 0 {
+				pos.add(q, p.dimFeat+int(fd), bd.g.constValue(v))
+			}
 		}
 		for l := range p.layers {
 			if p.mode[l] != targeted {
@@ -255,7 +257,13 @@ func (bd *builder) kindUnits(k int32) {
 	gateBits := p.kindBits + p.slotBits
 	for i, n := range c.nodes {
 		var base unit
-		bound := math.Abs(n.theta)
+		theta := n.theta
+		for k2, j := range n.ft { // folded constants
+			if p.featDim[k][j] < 0 {
+				theta -= n.ftW[k2] * p.featVal[k][j]
+			}
+		}
+		bound := math.Abs(theta)
 		for k2, u := range n.in {
 			base.read(p.dimWork+int(work[u]), Steep*n.inW[k2])
 			bound += math.Abs(n.inW[k2])
@@ -265,13 +273,15 @@ func (bd *builder) kindUnits(k int32) {
 			bound += math.Abs(n.feW[k2])
 		}
 		for k2, j := range n.ft {
-			base.read(p.dimFeat+int(j), Steep*n.ftW[k2])
-			bound += math.Abs(n.ftW[k2])
+			if fd := p.featDim[k][j]; fd >= 0 {
+				base.read(p.dimFeat+int(fd), Steep*n.ftW[k2])
+				bound += math.Abs(n.ftW[k2])
+			}
 		}
 		G := Steep*bound + 4
 		pair := func(extra func(u *unit), writes func(u *unit, sign float64)) {
 			for _, sh := range []float64{2, 1} { // relu(h), relu(h − 1), h = K(s − θ + ½)
-				u := unit{in: append([]int(nil), base.in...), inW: append([]float64(nil), base.inW...), bias: -Steep*n.theta + sh}
+				u := unit{in: append([]int(nil), base.in...), inW: append([]float64(nil), base.inW...), bias: -Steep*theta + sh}
 				sign := 1.0
 				if sh == 1 {
 					sign = -1
@@ -324,8 +334,13 @@ func (bd *builder) kindUnits(k int32) {
 				bd.units[0] = append(bd.units[0], u)
 			}
 			for k2, j := range o.ft {
+				fd := p.featDim[k][j]
+				if fd < 0 {
+					o.cst += o.ftW[k2] * p.featVal[k][j]
+					continue
+				}
 				u := unit{}
-				u.read(p.dimFeat+int(j), 1)
+				u.read(p.dimFeat+int(fd), 1)
 				u.write(p.dimOut+b, o.ftW[k2])
 				u.gate(p.dimKind, p.kindBits, k, 2)
 				u.gate(p.dimSlot, p.slotBits, int32(slot), 2)
