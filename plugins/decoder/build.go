@@ -128,7 +128,9 @@ type plan struct {
 	dimQuery                            []int // per layer: first query dim (targeted)
 	dimFetch, dimOut, dimWork           int
 	kindBits, slotBits, nFeat, workDims int
-	work                                [][]int32 // per kind: the dim of each cone node (−1: none)
+	forms                               []*coneForms // per kind
+	// workMax[i] bounds |work dim i| at any position (any kind's forms).
+	workMax []float64
 	// featDim[k][j] is the feature dimension (relative to dimFeat) of
 	// the kind's feature j, or −1 where every group of the kind reads the
 	// same constant there (folded into the thresholds: featVal).
@@ -400,9 +402,16 @@ func (p *plan) layoutDims(lo *layout) error {
 	p.dimFetch = next
 	p.dimOut = p.dimFetch + 8*p.H
 	p.dimWork = p.dimOut + 8
-	p.work = make([][]int32, len(p.rep))
+	p.forms = make([]*coneForms, len(p.rep))
 	for k := 1; k < len(p.rep); k++ {
-		p.work[k] = p.allocWork(p.cones[p.rep[k]])
+		p.forms[k] = buildForms(p.cones[p.rep[k]])
+		p.workDims = max(p.workDims, p.forms[k].dims)
+	}
+	p.workMax = make([]float64, p.workDims)
+	for k := 1; k < len(p.rep); k++ {
+		for _, fc := range p.forms[k].clears {
+			p.workMax[fc.dim] = max(p.workMax[fc.dim], math.Abs(fc.lo), math.Abs(fc.hi))
+		}
 	}
 	d := p.dimWork + p.workDims
 	hd := max(8, (d+p.H-1)/p.H)
@@ -425,41 +434,3 @@ func (p *plan) layoutDims(lo *layout) error {
 	return nil
 }
 
-// lastRead returns, for every node of c, the last level that reads it
-// (0: none).
-func lastRead(c *cone) []int32 {
-	last := make([]int32, len(c.nodes))
-	for _, n := range c.nodes {
-		for _, u := range n.in {
-			last[u] = max(last[u], n.level)
-		}
-	}
-	return last
-}
-
-// allocWork gives every node that others read a work dimension.
-func (p *plan) allocWork(c *cone) []int32 {
-	last := lastRead(c)
-	dim := make([]int32, len(c.nodes))
-	var freeAt []int32 // per dim: the level from which it is free
-	for i, n := range c.nodes {
-		dim[i] = -1
-		if last[i] == 0 {
-			continue
-		}
-		best := -1
-		for k, f := range freeAt {
-			if f <= n.level && (best < 0 || freeAt[best] > f) {
-				best = k
-			}
-		}
-		if best < 0 {
-			best = len(freeAt)
-			freeAt = append(freeAt, 0)
-		}
-		freeAt[best] = last[i]
-		dim[i] = int32(best)
-	}
-	p.workDims = max(p.workDims, len(freeAt))
-	return dim
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestDebugGroups(t *testing.T) {
 		t.Skip()
 	}
 	ctx := context.Background()
-	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(12)})
+	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(64)})
 	l, _ := reifier.CompileBounded(ctx, c, 1<<16)
 	g, _ := buildDAG(ctx, l)
 	lv := g.alap()
@@ -67,18 +68,81 @@ func TestDebugGroups(t *testing.T) {
 		cones = append(cones, cn)
 	}
 	pl, _ := newPlan(g, best, gs, cones)
+	bystep := map[int32][]int32{}
 	for gi, ts := range gs {
-		fmt.Printf("step %d group %d: %d tokens, %d nodes, %d feats, %d fetch, kind %d\n", best.genStep[ts[0]], gi, len(ts), len(cones[gi].nodes), len(cones[gi].feats), len(cones[gi].fetch), pl.kind[gi])
+		bystep[best.genStep[ts[0]]] = append(bystep[best.genStep[ts[0]]], pl.kind[gi])
 	}
-	// compare two middle groups
-	a, b := pl.shape(best, 8), pl.shape(best, 9)
-	pa, pb := strings.Split(a, "N"), strings.Split(b, "N")
-	fmt.Println(len(pa), len(pb))
+	for s := int32(1); s <= int32(bs.steps()); s++ {
+		fmt.Print(s, bystep[s], " ")
+	}
+	fmt.Println()
+	fmt.Println("H", pl.H, "heads", pl.heads, "modes", pl.mode, "work", pl.workDims, "feat", pl.nFeat, "d", pl.d)
+	for k := 1; k < len(pl.rep); k++ {
+		c := pl.cones[pl.rep[k]]
+		fmt.Printf("kind %d: %d slots %d nodes %d feats\n", k, len(c.tokens), len(c.nodes), len(c.feats))
+	}
+}
+
+
+func TestDebugDiff(t *testing.T) {
+	if os.Getenv("DBG") == "" {
+		t.Skip()
+	}
+	ctx := context.Background()
+	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(40)})
+	l, _ := reifier.CompileBounded(ctx, c, 1<<16)
+	g, _ := buildDAG(ctx, l)
+	lv := g.alap()
+	k := 10
+	var best *layout
+	var bs *schedule
+	var bw *working
+	for first := k; first >= 1; first-- {
+		sc := newSchedule(g, lv, k, first)
+		w, _ := buildWorking(ctx, g, sc)
+		lo := newLayout(g, sc, w, true)
+		if best == nil || len(lo.gen) < len(best.gen) {
+			best, bs, bw = lo, sc, w
+		}
+	}
+	gs := groups(g, bs, bw, best)
+	var cones []*cone
+	for _, ts := range gs {
+		cn, _ := buildCone(g, bs, bw, best, ts)
+		cones = append(cones, cn)
+	}
+	pl, _ := newPlan(g, best, gs, cones)
+	var a, b int = -1, -1
+	na, nb := 0, 0
+	which, _ := strconv.Atoi(os.Getenv("W"))
+	for gi, ts := range gs {
+		st := best.genStep[ts[0]]
+		if st == 19 {
+			if na == which {
+				a = gi
+			}
+			na++
+		}
+		if st == 21 {
+			if nb == which {
+				b = gi
+			}
+			nb++
+		}
+	}
+	fmt.Println("groups", a, b, pl.kind[a], pl.kind[b], len(cones[a].nodes), len(cones[b].nodes))
+	sa, sb := pl.shape(best, a), pl.shape(best, b)
+	pa, pb := strings.Split(sa, "N"), strings.Split(sb, "N")
 	for i := range min(len(pa), len(pb)) {
 		if pa[i] != pb[i] {
-			fmt.Println("A:", pa[i])
-			fmt.Println("B:", pb[i])
+			fmt.Println(i, "A:", pa[i])
+			fmt.Println(i, "B:", pb[i])
 			break
 		}
 	}
+	// rows/cols of prompt tokens
+	for j := range best.prompt {
+		fmt.Print(j, ":", best.row[j], ",", best.col[j], " ")
+	}
+	fmt.Println()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/tcforge/tcforge/internal/tokencheck"
@@ -64,7 +65,7 @@ func TestToy(t *testing.T) {
 			fmt.Printf("%s: depth %d, layers %d, d_model %d, heads %d, ffn %d, prompt %d, generated %d, kinds %d, params %d\n",
 				tc.name, l.Depth(), s.Blocks, s.DModel, s.Heads, s.FFNHidden, m.Decoder.Prompt, m.Decoder.Generated(), m.Attrs["kinds"], s.ParamsDense)
 			in := randomInputs(16, l.NumInputs)
-			res, err := tokencheck.Check(ctx, m, l, in, false)
+			res, err := tokencheck.Check(ctx, m, l, in, os.Getenv("FP64") != "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -111,7 +111,15 @@ func (p *plan) emit(g *dag, lo *layout) (*model.Model, error) {
 	// The pin: ±cv makes LayerNorm's scale 1 + δ with |δ| ≤ Σ data²/(4cv²);
 	// a unit's pre-activation then moves by at most maxS·δ, kept below
 	// 1/40 of a step's margin.
-	dataSq := float64(posPairs + 3*rcPairs + p.kindBits + p.slotBits + 8 + p.nFeat + 8*p.H + 8 + p.workDims)
+	formSq := 0.0
+	for k := 1; k < len(p.rep); k++ {
+		var sq float64
+		for _, fc := range p.forms[k].clears {
+			sq += max(fc.lo*fc.lo, fc.hi*fc.hi)
+		}
+		formSq = max(formSq, sq)
+	}
+	dataSq := float64(posPairs+3*rcPairs+p.kindBits+p.slotBits+8+p.nFeat+8*p.H+8) + formSq
 	for l := range p.layers {
 		if p.mode[l] == targeted {
 			dataSq += float64(posPairs * p.heads[l])
@@ -235,8 +243,7 @@ func (bd *builder) kindUnits(k int32) {
 	p := bd.plan
 	gi := int(p.rep[k])
 	c := p.cones[gi]
-	work := p.work[k]
-	last := lastRead(c)
+	cf := p.forms[k]
 	multi := len(c.tokens) > 1
 	type use struct {
 		slot, b int
@@ -263,10 +270,12 @@ func (bd *builder) kindUnits(k int32) {
 				theta -= n.ftW[k2] * p.featVal[k][j]
 			}
 		}
+		// bound: |s − θ| at any position, whatever kind's values the dims
+		// it reads hold there (the gate must turn it off everywhere else).
 		bound := math.Abs(theta)
-		for k2, u := range n.in {
-			base.read(p.dimWork+int(work[u]), Steep*n.inW[k2])
-			bound += math.Abs(n.inW[k2])
+		for k2, dim := range cf.readDim[i] {
+			base.read(p.dimWork+int(dim), Steep*cf.readW[i][k2])
+			bound += math.Abs(cf.readW[i][k2]) * p.workMax[dim]
 		}
 		for k2, j := range n.fe {
 			base.read(fetchDim(n.level, j), Steep*n.feW[k2])
@@ -293,30 +302,40 @@ func (bd *builder) kindUnits(k int32) {
 			}
 		}
 		none := func(*unit) {}
+		toForms := func(u *unit, sign float64) {
+			for k2, dim := range cf.writeDim[i] {
+				u.write(p.dimWork+int(dim), sign*cf.writeW[i][k2])
+			}
+		}
 		if !multi {
 			pair(none, func(u *unit, sign float64) {
-				if work[i] >= 0 {
-					u.write(p.dimWork+int(work[i]), sign)
-				}
+				toForms(u, sign)
 				for _, us := range uses[i] {
 					u.write(p.dimOut+us.b, sign*us.w)
 				}
 			})
 		} else {
-			if work[i] >= 0 {
-				pair(none, func(u *unit, sign float64) { u.write(p.dimWork+int(work[i]), sign) })
+			if len(cf.writeDim[i]) > 0 {
+				pair(none, toForms)
 			}
 			for _, us := range uses[i] {
 				pair(func(u *unit) { u.gate(p.dimSlot, p.slotBits, int32(us.slot), G) },
 					func(u *unit, sign float64) { u.write(p.dimOut+us.b, sign*us.w) })
 			}
 		}
-		if work[i] >= 0 { // cleared where it is last read
+	}
+	// Each form is cleared on the layer that reads it last.
+	for _, fc := range cf.clears {
+		G := p.workMax[fc.dim] + 2
+		for _, sign := range []float64{1, -1} {
+			if (sign > 0 && fc.hi <= 0) || (sign < 0 && fc.lo >= 0) {
+				continue
+			}
 			u := unit{}
-			u.read(p.dimWork+int(work[i]), 1)
-			u.write(p.dimWork+int(work[i]), -1)
-			u.gate(p.dimKind, p.kindBits, k, 4)
-			bd.units[last[i]-1] = append(bd.units[last[i]-1], u)
+			u.read(p.dimWork+int(fc.dim), sign)
+			u.write(p.dimWork+int(fc.dim), -sign)
+			u.gate(p.dimKind, p.kindBits, k, G)
+			bd.units[fc.layer] = append(bd.units[fc.layer], u)
 		}
 	}
 	_ = gateBits
