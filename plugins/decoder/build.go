@@ -128,6 +128,11 @@ type plan struct {
 	dimQuery                            []int // per layer: first query dim (targeted)
 	dimFetch, dimOut, dimWork           int
 	kindBits, slotBits, nFeat, workDims int
+	// family[k] and variant[k] of every kind; famRep[f] is family f's
+	// first kind.
+	family, variant  []int32
+	famRep           []int32
+	famBits, varBits int
 	forms                               []*coneForms // per kind
 	// workMax[i] bounds |work dim i| at any position (any kind's forms).
 	workMax []float64
@@ -182,39 +187,60 @@ func (p *plan) planHeads(lo *layout) {
 	p.rows = make([]map[rowKey]int32, L)
 	p.heads = make([]int, L)
 	p.tneeds = make([][][]int32, L)
+	keysAt := make([]map[rowKey]int32, L)
+	most := make([]int, L)
+	per := make([][][]int32, L)
 	for l := range L {
 		keys := map[rowKey]int32{}
-		var order []rowKey
-		most := 0
-		per := make([][]int32, len(p.cones))
+		per[l] = make([][]int32, len(p.cones))
 		for gi, c := range p.cones {
 			ns := needsAt(c, l)
-			per[gi] = ns
-			most = max(most, len(ns))
+			per[l][gi] = ns
+			most[l] = max(most[l], len(ns))
 			for _, u := range ns {
 				k := rowKey{c.step - lo.row[u], lo.col[u]}
 				if _, ok := keys[k]; !ok {
-					keys[k] = int32(len(order))
-					order = append(order, k)
+					keys[k] = int32(len(keys))
 				}
 			}
 		}
-		// Row heads cost 8 fetched dimensions a key; targeted heads 8
-		// fetched and 2·posPairs query dimensions a need.
-		if 8*len(order) <= (8+2*posPairs)*most {
-			p.mode[l], p.rows[l], p.heads[l] = rowHeads, keys, len(order)
+		keysAt[l] = keys
+	}
+	// With H heads a layer, a layer uses row heads if its keys fit, else
+	// targeted heads (its needs must fit); fetched dims cost 8 a head,
+	// a targeted layer 2·posPairs more a head. Take the cheapest H.
+	bestH, bestCost := 0, math.MaxInt
+	for H := 1; H <= 4096; H++ {
+		cost, ok, grow := 8*H, true, false
+		for l := range L {
+			switch {
+			case len(keysAt[l]) <= H:
+			case most[l] <= H:
+				cost += 2 * posPairs * most[l]
+			default:
+				ok = false
+			}
+			grow = grow || len(keysAt[l]) > H
+		}
+		if ok && cost < bestCost {
+			bestH, bestCost = H, cost
+		}
+		if !grow {
+			break
+		}
+	}
+	for l := range L {
+		if len(keysAt[l]) <= bestH {
+			p.mode[l], p.rows[l], p.heads[l] = rowHeads, keysAt[l], len(keysAt[l])
 			continue
 		}
-		p.mode[l], p.heads[l] = targeted, most
+		p.mode[l], p.heads[l] = targeted, most[l]
 		p.tneeds[l] = make([][]int32, len(p.cones))
 		for gi, c := range p.cones {
-			p.tneeds[l][gi] = canonicalNeeds(c, l, per[gi])
+			p.tneeds[l][gi] = canonicalNeeds(c, l, per[l][gi])
 		}
 	}
-	p.H = 1
-	for _, h := range p.heads {
-		p.H = max(p.H, h)
-	}
+	p.H = max(1, bestH)
 }
 
 // canonicalNeeds orders a group's sources at one layer by how its cone
@@ -268,7 +294,7 @@ func (p *plan) headOf(lo *layout, gi int, l int, u int32) int32 {
 
 // shape is a group's structure with its fetches named by head: groups of
 // one shape run the same units (a kind).
-func (p *plan) shape(lo *layout, gi int) string {
+func (p *plan) shape(lo *layout, gi int, skeleton bool) string {
 	c := p.cones[gi]
 	var b strings.Builder
 	f := func(x float64) { b.WriteString(strconv.FormatUint(math.Float64bits(x), 36)); b.WriteByte(',') }
@@ -276,7 +302,10 @@ func (p *plan) shape(lo *layout, gi int) string {
 		t := make([]string, len(js))
 		for i, j := range js {
 			s := c.fetch[j]
-			h := p.headOf(lo, gi, int(level)-1, s.pos)
+			h := int32(-1)
+			if !skeleton {
+				h = p.headOf(lo, gi, int(level)-1, s.pos)
+			}
 			t[i] = fmt.Sprintf("h%d.%d.%d*%s", level, h, s.b, strconv.FormatUint(math.Float64bits(ws[i]), 36))
 		}
 		slices.Sort(t)
@@ -314,22 +343,50 @@ func (p *plan) shape(lo *layout, gi int) string {
 	return b.String()
 }
 
-// groupKinds numbers the groups' shapes.
+// groupKinds numbers the groups' shapes (kinds) and the kinds' skeletons
+// (families: shapes alike but for the heads some fetches use, as when a
+// schedule reads a word from the prompt in one round and from the working
+// in the next). A kind's code is its family's bits, then its variant's:
+// units alike in every kind of a family are gated by the family bits only.
 func (p *plan) groupKinds(lo *layout) {
 	p.kind = make([]int32, len(p.cones))
 	p.rep = []int32{-1}
+	p.family, p.variant = []int32{-1}, []int32{-1}
 	seen := map[string]int32{}
+	fams := map[string]int32{}
+	var famSize []int32
 	for gi := range p.cones {
-		sh := p.shape(lo, gi)
+		sh := p.shape(lo, gi, false)
 		k, ok := seen[sh]
 		if !ok {
 			k = int32(len(p.rep))
 			seen[sh] = k
 			p.rep = append(p.rep, int32(gi))
+			sk := p.shape(lo, gi, true)
+			f, ok := fams[sk]
+			if !ok {
+				f = int32(len(famSize))
+				fams[sk] = f
+				famSize = append(famSize, 0)
+				p.famRep = append(p.famRep, k)
+			}
+			p.family = append(p.family, f)
+			p.variant = append(p.variant, famSize[f])
+			famSize[f]++
 		}
 		p.kind[gi] = k
 	}
+	most := int32(1)
+	for _, n := range famSize {
+		most = max(most, n)
+	}
+	p.varBits = bits.Len(uint(most - 1))
+	p.famBits = bits.Len(uint(len(famSize) - 1))
+	p.kindBits = p.varBits + p.famBits
 }
+
+// code returns kind k's code: its family, then its variant.
+func (p *plan) code(k int32) int32 { return p.family[k]<<p.varBits | p.variant[k] }
 
 // foldFeatures keeps a feature dimension only for the constants that
 // differ between the groups of a kind (SHA-2's round constants): one the
@@ -337,15 +394,15 @@ func (p *plan) groupKinds(lo *layout) {
 func (p *plan) foldFeatures(g *dag) {
 	p.featDim = make([][]int32, len(p.rep))
 	p.featVal = make([][]float64, len(p.rep))
-	for k := 1; k < len(p.rep); k++ {
-		rc := p.cones[p.rep[k]]
+	for f, fk := range p.famRep {
+		rc := p.cones[p.rep[fk]]
 		n := len(rc.feats)
 		same := make([]bool, n)
 		for j := range n {
 			same[j] = true
 		}
 		for gi, c := range p.cones {
-			if p.kind[gi] != int32(k) {
+			if p.family[p.kind[gi]] != int32(f) {
 				continue
 			}
 			for j := range n {
@@ -354,19 +411,24 @@ func (p *plan) foldFeatures(g *dag) {
 				}
 			}
 		}
-		p.featDim[k] = make([]int32, n)
-		p.featVal[k] = make([]float64, n)
+		dim := make([]int32, n)
+		val := make([]float64, n)
 		next := int32(0)
 		for j := range n {
-			p.featVal[k][j] = g.constValue(rc.feats[j])
+			val[j] = g.constValue(rc.feats[j])
 			if same[j] {
-				p.featDim[k][j] = -1
+				dim[j] = -1
 				continue
 			}
-			p.featDim[k][j] = next
+			dim[j] = next
 			next++
 		}
 		p.nFeat = max(p.nFeat, int(next))
+		for k := range p.rep {
+			if k > 0 && p.family[k] == int32(f) {
+				p.featDim[k], p.featVal[k] = dim, val
+			}
+		}
 	}
 }
 
@@ -379,7 +441,6 @@ func (p *plan) layoutDims(lo *layout) error {
 	for _, c := range p.cones {
 		maxSlots = max(maxSlots, len(c.tokens))
 	}
-	p.kindBits = bits.Len(uint(len(p.rep) - 1))
 	p.slotBits = bits.Len(uint(maxSlots - 1))
 	p.dimSink, p.dimPlus, p.dimMinus = 0, 1, 2
 	p.dimPos = 3

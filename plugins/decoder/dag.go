@@ -22,6 +22,7 @@ type dag struct {
 	level     []int32 // the layered level the node was made on (inputs 0)
 	gate      []int32 // the layered gate (global index) the node is; −1 for inputs
 	tag       []int32 // index into the layered circuit's Tags (−1 for inputs)
+	pos       []int32 // position hint (SHA-2: the bit of its word), circuit.NoPos if none
 	out       []int32 // the output nodes, in output order
 	depth     int
 	family    []int32 // nodes with the same terms (a threshold's steps of one sum) share a family
@@ -57,6 +58,7 @@ func buildDAG(ctx context.Context, l *layered.Circuit) (*dag, error) {
 		g.level = append(g.level, 0)
 		g.gate = append(g.gate, -1)
 		g.tag = append(g.tag, -1)
+		g.pos = append(g.pos, l.PosAt(0, len(g.pos)))
 	}
 	// val[i]: the node holding value i of the current level.
 	val := make([]int32, l.NumInputs)
@@ -115,6 +117,7 @@ func buildDAG(ctx context.Context, l *layered.Circuit) (*dag, error) {
 			g.level = append(g.level, int32(L))
 			g.gate = append(g.gate, int32(gi))
 			g.tag = append(g.tag, l.Tag[gi])
+			g.pos = append(g.pos, l.PosAt(L, i))
 			g.termStart = append(g.termStart, int32(len(g.src)))
 		}
 		val = next

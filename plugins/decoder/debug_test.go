@@ -45,7 +45,7 @@ func TestDebugGroups(t *testing.T) {
 		t.Skip()
 	}
 	ctx := context.Background()
-	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(64)})
+	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(64)})
 	l, _ := reifier.CompileBounded(ctx, c, 1<<16)
 	g, _ := buildDAG(ctx, l)
 	lv := g.alap()
@@ -131,7 +131,7 @@ func TestDebugDiff(t *testing.T) {
 		}
 	}
 	fmt.Println("groups", a, b, pl.kind[a], pl.kind[b], len(cones[a].nodes), len(cones[b].nodes))
-	sa, sb := pl.shape(best, a), pl.shape(best, b)
+	sa, sb := pl.shape(best, a, false), pl.shape(best, b, false)
 	pa, pb := strings.Split(sa, "N"), strings.Split(sb, "N")
 	for i := range min(len(pa), len(pb)) {
 		if pa[i] != pb[i] {
@@ -145,4 +145,111 @@ func TestDebugDiff(t *testing.T) {
 		fmt.Print(j, ":", best.row[j], ",", best.col[j], " ")
 	}
 	fmt.Println()
+}
+
+func TestDebugUnits(t *testing.T) {
+	if os.Getenv("DBG") == "" {
+		t.Skip()
+	}
+	ctx := context.Background()
+	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(64)})
+	l, _ := reifier.CompileBounded(ctx, c, 1<<16)
+	g, _ := buildDAG(ctx, l)
+	lv := g.alap()
+	k := 10
+	var best *layout
+	var bs *schedule
+	var bw *working
+	for first := k; first >= 1; first-- {
+		sc := newSchedule(g, lv, k, first)
+		w, _ := buildWorking(ctx, g, sc)
+		lo := newLayout(g, sc, w, true)
+		if best == nil || len(lo.gen) < len(best.gen) {
+			best, bs, bw = lo, sc, w
+		}
+	}
+	gs := groups(g, bs, bw, best)
+	var cones []*cone
+	for _, ts := range gs {
+		cn, _ := buildCone(g, bs, bw, best, ts)
+		cones = append(cones, cn)
+	}
+	pl, _ := newPlan(g, best, gs, cones)
+	bd := &builder{plan: pl, lo: best, g: g, units: make([][]unit, pl.layers)}
+	fmt.Println("families", len(pl.famRep), "kinds", len(pl.rep)-1)
+	for f := range pl.famRep {
+		before := 0
+		for _, us := range bd.units {
+			before += len(us)
+		}
+		bd.familyUnits(int32(f))
+		after := 0
+		for _, us := range bd.units {
+			after += len(us)
+		}
+		nk := 0
+		for k := range pl.rep {
+			if k > 0 && pl.family[k] == int32(f) {
+				nk++
+			}
+		}
+		cn := pl.cones[pl.rep[pl.famRep[f]]]
+		fmt.Printf("family %d: %d kinds, %d slots, %d nodes, %d units, step %d\n", f, nk, len(cn.tokens), len(cn.nodes), after-before, cn.step)
+	}
+}
+
+func TestDebugSkel(t *testing.T) {
+	if os.Getenv("DBG") == "" {
+		t.Skip()
+	}
+	ctx := context.Background()
+	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(64)})
+	l, _ := reifier.CompileBounded(ctx, c, 1<<16)
+	g, _ := buildDAG(ctx, l)
+	lv := g.alap()
+	k := 10
+	var best *layout
+	var bs *schedule
+	var bw *working
+	for first := k; first >= 1; first-- {
+		sc := newSchedule(g, lv, k, first)
+		w, _ := buildWorking(ctx, g, sc)
+		lo := newLayout(g, sc, w, true)
+		if best == nil || len(lo.gen) < len(best.gen) {
+			best, bs, bw = lo, sc, w
+		}
+	}
+	gs := groups(g, bs, bw, best)
+	var cones []*cone
+	for _, ts := range gs {
+		cn, _ := buildCone(g, bs, bw, best, ts)
+		cones = append(cones, cn)
+	}
+	pl, _ := newPlan(g, best, gs, cones)
+	s1, _ := strconv.Atoi(os.Getenv("S1"))
+	s2, _ := strconv.Atoi(os.Getenv("S2"))
+	pick := func(st int) int {
+		bestG, n := -1, 0
+		for gi, c := range cones {
+			if int(c.step) == st && len(c.nodes) > n {
+				bestG, n = gi, len(c.nodes)
+			}
+		}
+		return bestG
+	}
+	a, b := pick(s1), pick(s2)
+	sa, sb := pl.shape(best, a, true), pl.shape(best, b, true)
+	fmt.Println(len(sa), len(sb))
+	pa, pb := strings.Split(sa, "N"), strings.Split(sb, "N")
+	nd := 0
+	for i := range min(len(pa), len(pb)) {
+		if pa[i] != pb[i] {
+			fmt.Println(i, "A:", pa[i])
+			fmt.Println(i, "B:", pb[i])
+			nd++
+			if nd > 3 {
+				break
+			}
+		}
+	}
 }

@@ -32,7 +32,7 @@ func TestSize(t *testing.T) {
 	switch what {
 	case "sha256", "sha256-reifier":
 		msb = true
-		c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "rounds": int64(rounds)})
+		c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(rounds)})
 		if what == "sha256" {
 			l, err = fusion.Compile(ctx, c, fusion.Options{MaxSum: 1 << 16})
 		} else {

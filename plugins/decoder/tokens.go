@@ -73,13 +73,10 @@ func newLayout(g *dag, sc *schedule, w *working, msb bool) *layout {
 	for s := 1; s < S; s++ {
 		n := len(w.bits[s])
 		lo.where[s] = make([]int32, n)
-		for t := 0; t < (n+7)/8; t++ {
-			var tb [8]tokenBit
-			for b := range 8 {
-				tb[b] = tokenBit{ref: bitRef{-1, -1}, out: -1}
-				if k := 8*t + b; k < n {
-					tb[b].ref = bitRef{int32(s), int32(k)}
-					lo.where[s][k] = int32(8*pos + b)
+		for _, tb := range packBits(g, w.bits[s], int32(s)) {
+			for b, x := range tb {
+				if x.ref.step > 0 {
+					lo.where[s][x.ref.bit] = int32(8*pos + b)
 				}
 			}
 			lo.gen = append(lo.gen, tb)
@@ -113,14 +110,27 @@ func newLayout(g *dag, sc *schedule, w *working, msb bool) *layout {
 func (lo *layout) coordinates(g *dag, sc *schedule, w *working) {
 	T := lo.positions()
 	lo.row, lo.col = make([]int32, T), make([]int32, T)
+	// A generated token's col is its role: tokens of one structure (the
+	// same bits of the same kind of value, say a′'s second byte) share a col
+	// in every step, so that a step finds what it reads at the same (Δ row,
+	// col) wherever the steps before wrote other tokens too.
+	roles := map[string]int32{}
 	maxCol := int32(0)
 	for t := range lo.gen {
 		p := lo.prompt + t
 		lo.row[p] = lo.genStep[t]
-		if t > 0 && lo.genStep[t-1] == lo.genStep[t] {
-			lo.col[p] = lo.col[p-1] + 1
+		sig := lo.role(g, sc, w, t)
+		r, ok := roles[sig]
+		for ok && t > 0 && lo.taken(t, r) { // two tokens of one role in a step
+			sig += "'"
+			r, ok = roles[sig]
 		}
-		maxCol = max(maxCol, lo.col[p]+1)
+		if !ok {
+			r = int32(len(roles))
+			roles[sig] = r
+		}
+		lo.col[p] = r
+		maxCol = max(maxCol, r+1)
 	}
 	// A prompt token's row: one before the first step reading it.
 	first := make([]int32, lo.prompt)
@@ -155,6 +165,113 @@ func (lo *layout) coordinates(g *dag, sc *schedule, w *working) {
 		lo.col[j] = maxCol + next[r]
 		next[r]++
 	}
+}
+
+// packBits packs a step's bits into tokens. A bit whose node has a
+// position hint h (SHA-2: its bit of a word) goes to bit h mod 8 of a
+// token, the first whose that bit is free and whose bits share ⌊h/8⌋, so
+// that a word's bytes are tokens as the prompt's are (a step reads a word
+// alike from the prompt or from the working); bits without a hint fill the
+// free bits in order.
+func packBits(g *dag, bits []bitDef, s int32) [][8]tokenBit {
+	var toks [][8]tokenBit
+	var group []int32 // per token: ⌊h/8⌋ of its hinted bits, −1 if none
+	empty := func() [8]tokenBit {
+		var tb [8]tokenBit
+		for b := range tb {
+			tb[b] = tokenBit{ref: bitRef{-1, -1}, out: -1}
+		}
+		return tb
+	}
+	var loose []int
+	for k, d := range bits {
+		h := g.pos[d.x.node[0]]
+		if h < 0 {
+			loose = append(loose, k)
+			continue
+		}
+		slot, grp := int(h%8), h/8
+		placed := false
+		for t := range toks {
+			if group[t] == grp && toks[t][slot].ref.step < 0 {
+				toks[t][slot].ref = bitRef{s, int32(k)}
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			tb := empty()
+			tb[slot].ref = bitRef{s, int32(k)}
+			toks = append(toks, tb)
+			group = append(group, grp)
+		}
+	}
+	for _, k := range loose {
+		placed := false
+		for t := range toks {
+			for b := range 8 {
+				if toks[t][b].ref.step < 0 && group[t] < 0 {
+					toks[t][b].ref = bitRef{s, int32(k)}
+					placed = true
+					break
+				}
+			}
+			if placed {
+				break
+			}
+		}
+		if !placed {
+			tb := empty()
+			tb[0].ref = bitRef{s, int32(k)}
+			toks = append(toks, tb)
+			group = append(group, -1)
+		}
+	}
+	return toks
+}
+
+// taken reports whether col r is used by an earlier token of t's step.
+func (lo *layout) taken(t int, r int32) bool {
+	for u := t - 1; u >= 0 && lo.genStep[u] == lo.genStep[t]; u-- {
+		if lo.col[lo.prompt+u] == r {
+			return true
+		}
+	}
+	return false
+}
+
+// role describes generated token t by the structure of its bits: for each,
+// its position hint and the nodes that make it (their level in the step,
+// threshold and coefficients), or the output it is.
+func (lo *layout) role(g *dag, sc *schedule, w *working, t int) string {
+	var b []byte
+	for _, tb := range lo.gen[t] {
+		switch {
+		case tb.ref.step > 0:
+			d := w.bits[tb.ref.step][tb.ref.bit]
+			b = append(b, 'w')
+			b = appendInt(b, d.cst)
+			for i, v := range d.x.node {
+				src, coef := g.terms(int(v))
+				b = appendInt(b, int64(g.pos[v]))
+				b = appendInt(b, int64(sc.local[v]))
+				b = appendInt(b, g.theta[v])
+				b = appendInt(b, d.x.coef[i])
+				b = appendInt(b, int64(len(src)))
+				cs := slices.Clone(coef)
+				slices.Sort(cs)
+				for _, c := range cs {
+					b = appendInt(b, c)
+				}
+			}
+		case tb.out >= 0:
+			b = append(b, 'o')
+			b = appendInt(b, int64(tb.out))
+		default:
+			b = append(b, '0')
+		}
+	}
+	return string(b)
 }
 
 // positions returns the sequence length.

@@ -3,6 +3,7 @@ package decoder
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -86,8 +87,8 @@ type builder struct {
 // emit writes the model.
 func (p *plan) emit(g *dag, lo *layout) (*model.Model, error) {
 	bd := &builder{plan: p, lo: lo, g: g, units: make([][]unit, p.layers)}
-	for k := 1; k < len(p.rep); k++ {
-		bd.kindUnits(int32(k))
+	for f := range p.famRep {
+		bd.familyUnits(int32(f))
 	}
 	// Every layer but the last clears the fetched dimensions for the next.
 	for l := 0; l+1 < p.layers; l++ {
@@ -199,8 +200,9 @@ func (bd *builder) embeddings(T int) {
 			continue
 		}
 		kind, slot := p.kind[gi], p.slotOf[t]
+		kc := p.code(kind)
 		for b := range p.kindBits {
-			if kind>>b&1 == 1 {
+			if kc>>b&1 == 1 {
 				pos.add(q, p.dimKind+b, 1)
 			}
 		}
@@ -232,19 +234,53 @@ func (bd *builder) embeddings(T int) {
 	bd.tensors = append(bd.tensors, tok, pos)
 }
 
-// kindUnits adds the units of kind k (its representative group's cone),
-// gated by the kind: two a cone node (a saturated step of its sum) on the
-// node's level, writing its work dimension; where several slots share the
-// cone, two more a (slot, bit) the node feeds, gated by the slot too,
-// writing the out dimension; one clearing a work dimension at its last
-// read; and on the first layer one a fetched bit, feature or constant an
-// output copies.
-func (bd *builder) kindUnits(k int32) {
+// familyUnits adds the units of family f (its kinds' cones are alike but
+// for the heads some fetches use): two a cone node (a saturated step of
+// its sum) on the node's level, writing its forms; where several slots
+// share the cone, two more a (slot, bit) the node feeds, gated by the slot
+// too, writing the out dimension; one or two clearing each form where it
+// is last read; and on the first layer one a fetched bit or feature an
+// output copies and one for the outputs' constants. A unit alike in every
+// kind of the family is gated by the family's code, one that reads
+// fetches whose heads differ by each kind's.
+func (bd *builder) familyUnits(f int32) {
 	p := bd.plan
-	gi := int(p.rep[k])
-	c := p.cones[gi]
-	cf := p.forms[k]
+	var kinds []int32
+	for k := range p.rep {
+		if k > 0 && p.family[k] == f {
+			kinds = append(kinds, int32(k))
+		}
+	}
+	k0 := kinds[0]
+	c := p.cones[p.rep[k0]]
+	cf := p.forms[k0]
 	multi := len(c.tokens) > 1
+	famGate := func(u *unit, G float64) { u.gate(p.dimKind+p.varBits, p.famBits, f, G) }
+	kindGate := func(k int32) func(u *unit, G float64) {
+		return func(u *unit, G float64) { u.gate(p.dimKind, p.kindBits, p.code(k), G) }
+	}
+	// fetchDims returns the fetch dims of fetch list js (read at level) in
+	// kind k's cone.
+	fetchDims := func(k int32, level int32, js []int32) []int {
+		gi := int(p.rep[k])
+		ck := p.cones[gi]
+		out := make([]int, len(js))
+		for i, j := range js {
+			s := ck.fetch[j]
+			out[i] = p.dimFetch + 8*int(p.headOf(bd.lo, gi, int(level)-1, s.pos)) + int(s.b)
+		}
+		return out
+	}
+	// alike reports whether fetch list js reads the same dims in every kind.
+	alike := func(level int32, js []int32) bool {
+		d0 := fetchDims(k0, level, js)
+		for _, k := range kinds[1:] {
+			if !slices.Equal(d0, fetchDims(k, level, js)) {
+				return false
+			}
+		}
+		return true
+	}
 	type use struct {
 		slot, b int
 		w       float64
@@ -257,70 +293,76 @@ func (bd *builder) kindUnits(k int32) {
 			}
 		}
 	}
-	fetchDim := func(level int32, j int32) int {
-		s := c.fetch[j]
-		return p.dimFetch + 8*int(p.headOf(bd.lo, gi, int(level)-1, s.pos)) + int(s.b)
-	}
-	gateBits := p.kindBits + p.slotBits
 	for i, n := range c.nodes {
-		var base unit
 		theta := n.theta
 		for k2, j := range n.ft { // folded constants
-			if p.featDim[k][j] < 0 {
-				theta -= n.ftW[k2] * p.featVal[k][j]
+			if p.featDim[k0][j] < 0 {
+				theta -= n.ftW[k2] * p.featVal[k0][j]
 			}
 		}
 		// bound: |s − θ| at any position, whatever kind's values the dims
 		// it reads hold there (the gate must turn it off everywhere else).
 		bound := math.Abs(theta)
+		var base unit
 		for k2, dim := range cf.readDim[i] {
 			base.read(p.dimWork+int(dim), Steep*cf.readW[i][k2])
 			bound += math.Abs(cf.readW[i][k2]) * p.workMax[dim]
 		}
-		for k2, j := range n.fe {
-			base.read(fetchDim(n.level, j), Steep*n.feW[k2])
-			bound += math.Abs(n.feW[k2])
-		}
 		for k2, j := range n.ft {
-			if fd := p.featDim[k][j]; fd >= 0 {
+			if fd := p.featDim[k0][j]; fd >= 0 {
 				base.read(p.dimFeat+int(fd), Steep*n.ftW[k2])
 				bound += math.Abs(n.ftW[k2])
 			}
 		}
+		for _, w := range n.feW {
+			bound += math.Abs(w)
+		}
 		G := Steep*bound + 4
-		pair := func(extra func(u *unit), writes func(u *unit, sign float64)) {
-			for _, sh := range []float64{2, 1} { // relu(h), relu(h − 1), h = K(s − θ + ½)
-				u := unit{in: append([]int(nil), base.in...), inW: append([]float64(nil), base.inW...), bias: -Steep*theta + sh}
-				sign := 1.0
-				if sh == 1 {
-					sign = -1
+		emit := func(gate func(u *unit, G float64), fdims []int) {
+			pair := func(extra func(u *unit), writes func(u *unit, sign float64)) {
+				for _, sh := range []float64{2, 1} { // relu(h), relu(h − 1), h = K(s − θ + ½)
+					u := unit{in: append([]int(nil), base.in...), inW: append([]float64(nil), base.inW...), bias: -Steep*theta + sh}
+					for k2, dim := range fdims {
+						u.read(dim, Steep*n.feW[k2])
+					}
+					sign := 1.0
+					if sh == 1 {
+						sign = -1
+					}
+					writes(&u, sign)
+					gate(&u, G)
+					extra(&u)
+					bd.units[n.level-1] = append(bd.units[n.level-1], u)
 				}
-				writes(&u, sign)
-				u.gate(p.dimKind, p.kindBits, k, G)
-				extra(&u)
-				bd.units[n.level-1] = append(bd.units[n.level-1], u)
 			}
-		}
-		none := func(*unit) {}
-		toForms := func(u *unit, sign float64) {
-			for k2, dim := range cf.writeDim[i] {
-				u.write(p.dimWork+int(dim), sign*cf.writeW[i][k2])
-			}
-		}
-		if !multi {
-			pair(none, func(u *unit, sign float64) {
-				toForms(u, sign)
-				for _, us := range uses[i] {
-					u.write(p.dimOut+us.b, sign*us.w)
+			none := func(*unit) {}
+			toForms := func(u *unit, sign float64) {
+				for k2, dim := range cf.writeDim[i] {
+					u.write(p.dimWork+int(dim), sign*cf.writeW[i][k2])
 				}
-			})
-		} else {
+			}
+			if !multi {
+				pair(none, func(u *unit, sign float64) {
+					toForms(u, sign)
+					for _, us := range uses[i] {
+						u.write(p.dimOut+us.b, sign*us.w)
+					}
+				})
+				return
+			}
 			if len(cf.writeDim[i]) > 0 {
 				pair(none, toForms)
 			}
 			for _, us := range uses[i] {
 				pair(func(u *unit) { u.gate(p.dimSlot, p.slotBits, int32(us.slot), G) },
 					func(u *unit, sign float64) { u.write(p.dimOut+us.b, sign*us.w) })
+			}
+		}
+		if alike(n.level, n.fe) {
+			emit(famGate, fetchDims(k0, n.level, n.fe))
+		} else {
+			for _, k := range kinds {
+				emit(kindGate(k), fetchDims(k, n.level, n.fe))
 			}
 		}
 	}
@@ -334,45 +376,54 @@ func (bd *builder) kindUnits(k int32) {
 			u := unit{}
 			u.read(p.dimWork+int(fc.dim), sign)
 			u.write(p.dimWork+int(fc.dim), -sign)
-			u.gate(p.dimKind, p.kindBits, k, G)
+			famGate(&u, G)
 			bd.units[fc.layer] = append(bd.units[fc.layer], u)
 		}
 	}
-	_ = gateBits
 	// Outputs' copies of fetched bits and features, and their constants.
 	for slot, os := range c.outs {
 		var cst unit
 		anyCst := false
 		for b, o := range os {
 			for k2, j := range o.fe {
-				u := unit{}
-				u.read(fetchDim(1, j), 1)
-				u.write(p.dimOut+b, o.feW[k2])
-				u.gate(p.dimKind, p.kindBits, k, 2)
-				u.gate(p.dimSlot, p.slotBits, int32(slot), 2)
-				bd.units[0] = append(bd.units[0], u)
+				copyUnit := func(gate func(u *unit, G float64), dim int) {
+					u := unit{}
+					u.read(dim, 1)
+					u.write(p.dimOut+b, o.feW[k2])
+					gate(&u, 2)
+					u.gate(p.dimSlot, p.slotBits, int32(slot), 2)
+					bd.units[0] = append(bd.units[0], u)
+				}
+				if alike(1, []int32{j}) {
+					copyUnit(famGate, fetchDims(k0, 1, []int32{j})[0])
+				} else {
+					for _, k := range kinds {
+						copyUnit(kindGate(k), fetchDims(k, 1, []int32{j})[0])
+					}
+				}
 			}
+			cst0 := o.cst
 			for k2, j := range o.ft {
-				fd := p.featDim[k][j]
+				fd := p.featDim[k0][j]
 				if fd < 0 {
-					o.cst += o.ftW[k2] * p.featVal[k][j]
+					cst0 += o.ftW[k2] * p.featVal[k0][j]
 					continue
 				}
 				u := unit{}
 				u.read(p.dimFeat+int(fd), 1)
 				u.write(p.dimOut+b, o.ftW[k2])
-				u.gate(p.dimKind, p.kindBits, k, 2)
+				famGate(&u, 2)
 				u.gate(p.dimSlot, p.slotBits, int32(slot), 2)
 				bd.units[0] = append(bd.units[0], u)
 			}
-			if o.cst != 0 {
-				cst.write(p.dimOut+b, o.cst)
+			if cst0 != 0 {
+				cst.write(p.dimOut+b, cst0)
 				anyCst = true
 			}
 		}
 		if anyCst {
 			cst.bias = 1
-			cst.gate(p.dimKind, p.kindBits, k, 2)
+			famGate(&cst, 2)
 			cst.gate(p.dimSlot, p.slotBits, int32(slot), 2)
 			bd.units[0] = append(bd.units[0], cst)
 		}

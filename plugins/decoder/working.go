@@ -184,9 +184,47 @@ func buildWorking(ctx context.Context, g *dag, sc *schedule) (*working, error) {
 		}
 		if b != nil {
 			w.bits[s] = b.bits // with the single nodes coords added
+			w.canonicalOrder(int32(s))
 		}
 	}
 	return w, nil
+}
+
+// canonicalOrder orders step s's bits by the nodes that make them (the
+// order the construction built them in), not by the readers that chose
+// them, so that alike steps pack alike tokens; the readers' coordinates
+// follow.
+func (w *working) canonicalOrder(s int32) {
+	bits := w.bits[s]
+	perm := make([]int, len(bits)) // new position → old index
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int {
+		return slices.Compare(bits[a].x.node, bits[b].x.node)
+	})
+	newOf := make([]int32, len(bits))
+	sorted := make([]bitDef, len(bits))
+	for ni, oi := range perm {
+		newOf[oi] = int32(ni)
+		sorted[ni] = bits[oi]
+	}
+	w.bits[s] = sorted
+	remap := func(c *coord) {
+		for i, k := range c.bit {
+			c.bit[i] = newOf[k]
+		}
+	}
+	for _, rd := range w.reads {
+		if c := rd[s]; c != nil {
+			remap(c)
+		}
+	}
+	for o, c := range w.outs {
+		if c != nil && w.outStep[o] == s {
+			remap(c)
+		}
+	}
 }
 
 // basis collects a step's bits: each offered sum that is 0/1 (or constant)
