@@ -131,7 +131,13 @@ type decProgram struct {
 	headB        []float64
 	layers       []stockLayer
 	scale        float64
+	// live[l] lists, per head of layer l, the dims of its queries and keys
+	// that can both be nonzero (a product over the rest is an exact 0) and
+	// the dims of its values that can be nonzero.
+	live []liveDims
 }
+
+type liveDims struct{ qk, v [][]int }
 
 func compileDecoder(m *model.Model) (*decProgram, error) {
 	sp, err := compileStockLayers(m)
@@ -148,6 +154,28 @@ func compileDecoder(m *model.Model) (*decProgram, error) {
 	if v, ok := m.Attrs["head_scale"]; ok && v > 0 {
 		p.scale = float64(v)
 	}
+	d := m.DModel
+	for _, l := range p.layers {
+		hd := d / l.heads
+		nz := func(r int) bool { // row r of the in-projection or its bias can be nonzero
+			cols, _ := l.inW.Row(r)
+			return len(cols) > 0 || l.inB[r] != 0
+		}
+		var ld liveDims
+		for h := range l.heads {
+			var qk, v []int
+			for c := range hd {
+				if nz(h*hd+c) && nz(d+h*hd+c) {
+					qk = append(qk, c)
+				}
+				if nz(2*d + h*hd + c) {
+					v = append(v, c)
+				}
+			}
+			ld.qk, ld.v = append(ld.qk, qk), append(ld.v, v)
+		}
+		p.live = append(p.live, ld)
+	}
 	return p, nil
 }
 
@@ -158,6 +186,10 @@ type decState[F Float] struct {
 	k, v               [][]F // per layer: Positions × d
 	scores             []F
 	logits             []F
+	// expFloor: below it exp(x) rounds to 0 in F (e⁻¹⁰⁴ is under half of
+	// float32's least denormal, e⁻⁷⁴⁶ under float64's), so skipping it
+	// changes nothing.
+	expFloor F
 }
 
 func newDecState[F Float](p *decProgram) *decState[F] {
@@ -167,7 +199,10 @@ func newDecState[F Float](p *decProgram) *decState[F] {
 		mf = max(mf, l.ffn)
 	}
 	st := &decState[F]{p: p, x: make([]F, d), h: make([]F, d), qkv: make([]F, 3*d), att: make([]F, d),
-		hd: make([]F, mf), scores: make([]F, T), logits: make([]F, p.m.Decoder.Vocab)}
+		hd: make([]F, mf), scores: make([]F, T), logits: make([]F, p.m.Decoder.Vocab), expFloor: -104}
+	if _, f64 := any(st.expFloor).(float64); f64 {
+		st.expFloor = -746
+	}
 	for range p.layers {
 		st.k = append(st.k, make([]F, T*d))
 		st.v = append(st.v, make([]F, T*d))
@@ -229,14 +264,21 @@ func (st *decState[F]) step(pos int, tok int32) {
 		copy(V, st.qkv[2*d:])
 		hd := d / l.heads
 		scale := F(1 / math.Sqrt(float64(hd)))
+		lp := p.live[li]
 		for hh := range l.heads {
 			q := st.qkv[hh*hd:][:hd]
+			o := st.att[hh*hd:][:hd]
+			clear(o)
+			qk, vs := lp.qk[hh], lp.v[hh]
+			if len(vs) == 0 {
+				continue // the head adds nothing
+			}
 			mx := F(math.Inf(-1))
 			sc := st.scores[:pos+1]
 			for j := range sc {
 				k := st.k[li][j*d+hh*hd:][:hd]
 				var s F
-				for c := range hd {
+				for _, c := range qk {
 					s += q[c] * k[c]
 				}
 				s *= scale
@@ -245,19 +287,25 @@ func (st *decState[F]) step(pos int, tok int32) {
 			}
 			var z F
 			for j := range sc {
-				e := F(math.Exp(float64(sc[j] - mx)))
+				x := sc[j] - mx
+				if x < st.expFloor {
+					sc[j] = 0 // exp underflows to 0 in F: skipping it is exact
+					continue
+				}
+				e := F(math.Exp(float64(x)))
 				sc[j] = e
 				z += e
 			}
-			o := st.att[hh*hd:][:hd]
-			clear(o)
 			for j, e := range sc {
+				if e == 0 {
+					continue
+				}
 				a := e / z
 				if a == 0 {
 					continue
 				}
 				v := st.v[li][j*d+hh*hd:][:hd]
-				for c := range hd {
+				for _, c := range vs {
 					o[c] += a * v[c]
 				}
 			}

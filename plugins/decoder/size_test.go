@@ -3,16 +3,19 @@ package decoder_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/tcforge/tcforge/internal/tokencheck"
 	"github.com/tcforge/tcforge/plugins/decoder"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/sha2"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
@@ -56,4 +59,37 @@ func TestSize(t *testing.T) {
 	s := m.Stats()
 	fmt.Printf("%s r%d k%d: depth %d, layers %d, d_model %d, heads %d, ffn %d, prompt %d, generated %d, kinds %d, params %d nz %d (map %v)\n",
 		what, rounds, k, l.Depth(), s.Blocks, s.DModel, s.Heads, s.FFNHidden, m.Decoder.Prompt, m.Decoder.Generated(), m.Attrs["kinds"], s.ParamsDense, s.ParamsNonzero, time.Since(t0))
+}
+
+// TestSizeCheck maps like TestSize and checks N samples token by token.
+func TestSizeCheck(t *testing.T) {
+	if os.Getenv("DEC") == "" || os.Getenv("N") == "" {
+		t.Skip("DEC or N not set")
+	}
+	ctx := context.Background()
+	rounds, _ := strconv.Atoi(os.Getenv("ROUNDS"))
+	k, _ := strconv.Atoi(os.Getenv("K"))
+	n, _ := strconv.Atoi(os.Getenv("N"))
+	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(rounds)})
+	var l *layered.Circuit
+	var err error
+	if os.Getenv("DEC") == "sha256-reifier" {
+		l, err = reifier.CompileBounded(ctx, c, 1<<16)
+	} else {
+		l, err = fusion.Compile(ctx, c, fusion.Options{MaxSum: 1 << 16})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, MSBFirst: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	in := bitvec.Random(rand.New(rand.NewPCG(3, 4)), n, l.NumInputs)
+	res, err := tokencheck.Check(ctx, m, l, in, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("checked %d samples, %d tokens, margin %.4f in %v\n", n, res.Tokens, res.MinMargin, time.Since(t0))
 }

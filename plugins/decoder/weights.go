@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -259,23 +260,40 @@ func (bd *builder) familyUnits(f int32) {
 	kindGate := func(k int32) func(u *unit, G float64) {
 		return func(u *unit, G float64) { u.gate(p.dimKind, p.kindBits, p.code(k), G) }
 	}
-	// fetchDims returns the fetch dims of fetch list js (read at level) in
-	// kind k's cone.
-	fetchDims := func(k int32, level int32, js []int32) []int {
+	// fetchTerms returns, in kind k's cone, the fetched terms of node i
+	// (out < 0) or of output bit (slot, b) = out: their dims and weights,
+	// sorted by dim, as read at level.
+	type fterm struct {
+		dim int
+		w   float64
+	}
+	fetchTerms := func(k int32, i int, slot, b int) []fterm {
 		gi := int(p.rep[k])
 		ck := p.cones[gi]
-		out := make([]int, len(js))
-		for i, j := range js {
-			s := ck.fetch[j]
-			out[i] = p.dimFetch + 8*int(p.headOf(bd.lo, gi, int(level)-1, s.pos)) + int(s.b)
+		js, ws, level := []int32(nil), []float64(nil), int32(1)
+		if i >= 0 {
+			js, ws, level = ck.nodes[i].fe, ck.nodes[i].feW, ck.nodes[i].level
+		} else {
+			js, ws = ck.outs[slot][b].fe, ck.outs[slot][b].feW
 		}
+		out := make([]fterm, len(js))
+		for x, j := range js {
+			s := ck.fetch[j]
+			out[x] = fterm{p.dimFetch + 8*int(p.headOf(bd.lo, gi, int(level)-1, s.pos)) + int(s.b), ws[x]}
+		}
+		slices.SortFunc(out, func(a, b fterm) int {
+			if a.dim != b.dim {
+				return a.dim - b.dim
+			}
+			return cmp.Compare(a.w, b.w)
+		})
 		return out
 	}
-	// alike reports whether fetch list js reads the same dims in every kind.
-	alike := func(level int32, js []int32) bool {
-		d0 := fetchDims(k0, level, js)
+	// alike reports whether those terms are the same in every kind.
+	alike := func(i, slot, b int) bool {
+		t0 := fetchTerms(k0, i, slot, b)
 		for _, k := range kinds[1:] {
-			if !slices.Equal(d0, fetchDims(k, level, js)) {
+			if !slices.Equal(t0, fetchTerms(k, i, slot, b)) {
 				return false
 			}
 		}
@@ -318,12 +336,12 @@ func (bd *builder) familyUnits(f int32) {
 			bound += math.Abs(w)
 		}
 		G := Steep*bound + 4
-		emit := func(gate func(u *unit, G float64), fdims []int) {
+		emit := func(gate func(u *unit, G float64), fts []fterm) {
 			pair := func(extra func(u *unit), writes func(u *unit, sign float64)) {
 				for _, sh := range []float64{2, 1} { // relu(h), relu(h − 1), h = K(s − θ + ½)
 					u := unit{in: append([]int(nil), base.in...), inW: append([]float64(nil), base.inW...), bias: -Steep*theta + sh}
-					for k2, dim := range fdims {
-						u.read(dim, Steep*n.feW[k2])
+					for _, ft := range fts {
+						u.read(ft.dim, Steep*ft.w)
 					}
 					sign := 1.0
 					if sh == 1 {
@@ -358,11 +376,11 @@ func (bd *builder) familyUnits(f int32) {
 					func(u *unit, sign float64) { u.write(p.dimOut+us.b, sign*us.w) })
 			}
 		}
-		if alike(n.level, n.fe) {
-			emit(famGate, fetchDims(k0, n.level, n.fe))
+		if alike(i, 0, 0) {
+			emit(famGate, fetchTerms(k0, i, 0, 0))
 		} else {
 			for _, k := range kinds {
-				emit(kindGate(k), fetchDims(k, n.level, n.fe))
+				emit(kindGate(k), fetchTerms(k, i, 0, 0))
 			}
 		}
 	}
@@ -385,21 +403,21 @@ func (bd *builder) familyUnits(f int32) {
 		var cst unit
 		anyCst := false
 		for b, o := range os {
-			for k2, j := range o.fe {
-				copyUnit := func(gate func(u *unit, G float64), dim int) {
+			copyUnits := func(gate func(u *unit, G float64), fts []fterm) {
+				for _, ft := range fts {
 					u := unit{}
-					u.read(dim, 1)
-					u.write(p.dimOut+b, o.feW[k2])
+					u.read(ft.dim, 1)
+					u.write(p.dimOut+b, ft.w)
 					gate(&u, 2)
 					u.gate(p.dimSlot, p.slotBits, int32(slot), 2)
 					bd.units[0] = append(bd.units[0], u)
 				}
-				if alike(1, []int32{j}) {
-					copyUnit(famGate, fetchDims(k0, 1, []int32{j})[0])
-				} else {
-					for _, k := range kinds {
-						copyUnit(kindGate(k), fetchDims(k, 1, []int32{j})[0])
-					}
+			}
+			if alike(-1, slot, b) {
+				copyUnits(famGate, fetchTerms(k0, -1, slot, b))
+			} else {
+				for _, k := range kinds {
+					copyUnits(kindGate(k), fetchTerms(k, -1, slot, b))
 				}
 			}
 			cst0 := o.cst
