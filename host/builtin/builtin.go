@@ -5,6 +5,7 @@ package builtin
 
 import (
 	"github.com/tcforge/tcforge/plugins/bristol"
+	"github.com/tcforge/tcforge/plugins/decoder"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
@@ -24,6 +25,7 @@ func Plugins() map[string]sdk.Plugin {
 	out := map[string]sdk.Plugin{}
 	for _, p := range []sdk.Plugin{
 		bristol.Plugin,
+		decoder.Plugin,
 		fusion.Plugin,
 		keccak.Plugin,
 		md.Plugin,
