@@ -54,4 +54,3 @@ func (r *Runner) checkDecoder(ctx context.Context, p *config.Pipeline, pt config
 		Int64("params_nonzero", mr.Stats.ParamsNonzero).Float64("min_margin", mr.MinMargin).
 		Dur("map_ms", mr.MapTime).Dur("verify_ms", mr.VerifyTime).Msg("decoder verified, every generated token")
 }
-

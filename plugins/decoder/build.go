@@ -133,7 +133,7 @@ type plan struct {
 	family, variant  []int32
 	famRep           []int32
 	famBits, varBits int
-	forms                               []*coneForms // per kind
+	forms            []*coneForms // per kind
 	// workMax[i] bounds |work dim i| at any position (any kind's forms).
 	workMax []float64
 	// featDim[k][j] is the feature dimension (relative to dimFeat) of
@@ -494,4 +494,3 @@ func (p *plan) layoutDims(lo *layout) error {
 	}
 	return nil
 }
-

@@ -83,7 +83,6 @@ func TestDebugGroups(t *testing.T) {
 	}
 }
 
-
 func TestDebugDiff(t *testing.T) {
 	if os.Getenv("DBG") == "" {
 		t.Skip()
