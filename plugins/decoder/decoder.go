@@ -158,7 +158,7 @@ func mapK(ctx context.Context, c *layered.Circuit, g *dag, lv []int32, cfg Confi
 	if err != nil {
 		return nil, err
 	}
-	m, err := pl.emit(g, lo)
+	m, err := pl.emit(g, lo, c.Tags)
 	if err != nil {
 		return nil, err
 	}
@@ -198,13 +198,17 @@ func setWorking(d *model.Decoder, g *dag, w *working, lo *layout, c *layered.Cir
 			d.Names[t] = fmt.Sprintf("digest · byte %d", t-lo.working)
 			continue
 		}
-		// The scope of the token's first bit.
+		// The scope of the token's first bit, and which byte of a word
+		// its position hints make it.
 		name := fmt.Sprintf("step %d", lo.genStep[t])
 		for _, tb := range lo.gen[t] {
 			if tb.ref.step > 0 {
 				v := w.bits[tb.ref.step][tb.ref.bit].x.node[0]
 				if tg := g.tag[v]; tg >= 0 && int(tg) < len(c.Tags) && c.Tags[tg] != "" {
 					name += " · " + c.Tags[tg]
+				}
+				if h := g.pos[v]; h >= 0 {
+					name += fmt.Sprintf(" · byte %d", h/8)
 				}
 				break
 			}
