@@ -69,6 +69,7 @@ func tables() []table {
 		{name: "sha3-instances", configs: sha3, render: sha3Instances},
 		{name: "sha3-current", configs: sha3, render: sha3Current},
 		{name: "sha2", configs: res, render: sha2},
+		{name: "hashes", configs: res, render: hashes},
 		{name: "md-merkle-full", configs: []string{"../configs/constructions.hcl"}, heavy: true, render: mdMerkle},
 		{name: "transformers-sha3-256", configs: []string{"../configs/transformers.hcl"}, heavy: true, render: transformers},
 	}
@@ -385,6 +386,26 @@ func sha2(res result) ([]string, error) {
 				return nil, err
 			}
 			out = append(out, line(strings.ToUpper(p[:3])+"-"+p[3:], l, n(r.Depth), n(r.Width), n(r.Gates), n(r.Copies), n(r.Edges)))
+		}
+	}
+	return out, nil
+}
+
+// hashes: BLAKE2s, BLAKE3 and Ascon-Hash256, one block each, both
+// backends.
+func hashes(res result) ([]string, error) {
+	out := []string{line("instance (one block)", "layerer", "depth", "width", "gates", "copies", "edges"), "|---|---|---:|---:|---:|---:|---:|"}
+	for _, h := range []struct{ pipeline, label string }{
+		{"results-blake2s", "BLAKE2s-256, 64 bytes"},
+		{"results-blake3", "BLAKE3, 64 bytes"},
+		{"results-ascon", "Ascon-Hash256, 7 bytes"},
+	} {
+		for _, l := range []string{"reifier", "fusion"} {
+			r, err := res.rows.find(h.pipeline, l)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, line(h.label, l, n(r.Depth), n(r.Width), n(r.Gates), n(r.Copies), n(r.Edges)))
 		}
 	}
 	return out, nil

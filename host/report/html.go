@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/internal/safefile"
 )
 
 // Section is what report.html shows of one pipeline.
@@ -65,7 +66,7 @@ func WriteReports(dir string, res *run.Result, png bool) (*Section, error) {
 		name string
 		b    []byte
 	}{{name + ".json", jb.Bytes()}, {name + ".md", mb.Bytes()}} {
-		if err := WriteFileAtomic(filepath.Join(dir, f.name), f.b); err != nil {
+		if err := WriteFileAtomic(dir, f.name, f.b); err != nil {
 			return nil, fmt.Errorf("writing report: %w", err)
 		}
 		sec.Files = append(sec.Files, f.name)
@@ -140,6 +141,9 @@ type htmlDrawing struct {
 
 var idClean = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
+// maxEmbedded bounds a plot or drawing report.html embeds.
+const maxEmbedded = 256 << 20
+
 // WriteHTML writes DIR/report.html atomically: one self-contained page
 // (inline CSS and SVG, no network) with a summary, and for every pipeline
 // its expectations, its paper-style table (misses highlighted), its plots
@@ -156,6 +160,11 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 	for _, sec := range sections {
 		results = append(results, sec.Result)
 	}
+	d, err := safefile.OpenDir(dir, true)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
 	if page.Frontier = AllShapes(results); page.Frontier != nil {
 		page.FrontierPlot = ShapesSVG(page.Frontier)
 		page.FrontierTokens = TokensSVG(page.Frontier)
@@ -209,7 +218,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		}
 		for _, ch := range sec.Charts {
 			svgRel := filepath.Join("plots", ch.Name()+".svg")
-			b, err := os.ReadFile(filepath.Join(dir, svgRel))
+			b, err := d.ReadFile(svgRel, maxEmbedded)
 			if err != nil {
 				return "", fmt.Errorf("reading plot for report.html: %w", err)
 			}
@@ -220,13 +229,13 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 			}
 			hs.Plots = append(hs.Plots, hp)
 		}
-		for _, d := range sec.Drawings {
-			b, err := os.ReadFile(filepath.Join(dir, d.File))
+		for _, dr := range sec.Drawings {
+			b, err := d.ReadFile(dr.File, maxEmbedded)
 			if err != nil {
 				return "", fmt.Errorf("reading circuit drawing for report.html: %w", err)
 			}
 			hs.Drawings = append(hs.Drawings, htmlDrawing{
-				Title: d.Title, File: filepath.ToSlash(d.File), Levels: d.Levels,
+				Title: dr.Title, File: filepath.ToSlash(dr.File), Levels: dr.Levels,
 				// A data: URL keeps a large drawing out of the page's DOM.
 				Src: template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(b)),
 			})
@@ -240,7 +249,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		return "", fmt.Errorf("rendering report.html: %w", err)
 	}
 	path := filepath.Join(dir, "report.html")
-	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := WriteFileAtomic(dir, "report.html", buf.Bytes()); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -47,7 +47,7 @@ func (r *Runner) checkDecoder(ctx context.Context, p *config.Pipeline, pt config
 	mr.Exact = map[string]bool{"fp32": true, "fp64": err64 == nil}
 	mr.ExactIn = exactIn(mr.Exact)
 	if r.Export != "" {
-		r.exportModel(ctx, p, pt, layerer, m, l, in, want, cp, mr, log)
+		r.exportModel(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
 	}
 	log.Info().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Int("positions", mr.Stats.Tokens).
 		Int("generated", mr.Stats.Generated).Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).

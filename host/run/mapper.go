@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tcforge/tcforge/internal/forward"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/internal/forward"
+	"github.com/tcforge/tcforge/internal/interrupt"
 	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/sdk"
@@ -119,7 +119,7 @@ func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins
 		return nil
 	}
 	out := make([]ModelRow, len(p.Mappers))
-	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
+	want, err := interrupt.Do(ctx, func() ([]bitvec.Vec, error) { return bitvec.EvalSliced(in, l.NumInputs, l.Eval) })
 	for i, b := range p.Mappers {
 		out[i] = ModelRow{Mapper: b.Name, MinMargin: math.NaN()}
 		if err != nil {
@@ -153,12 +153,23 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	if mr.Arch == "" {
 		mr.Arch = b.Name
 	}
-	if err := m.Validate(); err != nil {
-		mr.Err = fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
+	// Validating a model of hundreds of MB takes seconds: a signal does
+	// not wait for it (nor for the figures).
+	type figures struct {
+		stats  model.Stats
+		maxInt int64
+	}
+	fig, err := interrupt.Do(ctx, func() (figures, error) {
+		if err := m.Validate(); err != nil {
+			return figures{}, fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
+		}
+		return figures{m.Stats(), max(int64(math.Ceil(m.MaxRowSum())), l.MaxPreActivation())}, nil
+	})
+	if err != nil {
+		mr.Err = err
 		return
 	}
-	mr.Stats = m.Stats()
-	mr.MaxInt = max(int64(math.Ceil(m.MaxRowSum())), l.MaxPreActivation())
+	mr.Stats, mr.MaxInt = fig.stats, fig.maxInt
 	if beta, ok := m.SoftmaxBeta(); ok {
 		mr.Beta = beta
 	}
@@ -206,7 +217,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		}
 	}
 	if r.Export != "" {
-		r.exportModel(ctx, p, pt, layerer, m, l, in, want, cp, mr, log)
+		r.exportModel(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
 		if mr.Err != nil {
 			return
 		}
@@ -220,19 +231,15 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // exportModel writes verified model m of row mr (--export): safetensors
 // and config, its labels, and its byte module where it has one; a failure
 // is the row's error.
-func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, m *model.Model, l *layered.Circuit,
+func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, b *config.Block, m *model.Model, l *layered.Circuit,
 	in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow, log zerolog.Logger) {
-	info, err := safetensors.ExportDescribed(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit,
-		&safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
+	name := exportName(p, pt, layerer, mr.Arch)
+	info, err := r.export(ctx, m, name, describeModel(p, pt, layerer, b), &safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
 	if err != nil {
 		mr.Err = err
 		return
 	}
 	mr.Export = info.Config
-	if _, err := exportLabels(m, r.Export, exportName(p, pt, layerer, mr.Arch)); err != nil {
-		mr.Err = err
-		return
-	}
 	ev := log.Info()
 	if info.Note != "" {
 		ev = log.Warn().Str("note", info.Note)
@@ -320,7 +327,7 @@ func verifyModel(ctx context.Context, m *model.Model, l *layered.Circuit, in, wa
 		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
 			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
 	}
-	prog, err := forward.Compile(m)
+	prog, err := interrupt.Do(ctx, func() (*forward.Program, error) { return forward.Compile(m) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -412,16 +419,6 @@ func betaSearch(ctx context.Context, prog *forward.Program, in, want []bitvec.Ve
 		}
 	}
 	return hi, hi - lo, nil
-}
-
-// exportName names a model's files: pipeline[.point].layerer.arch.
-func exportName(p *config.Pipeline, pt config.Point, layerer, arch string) string {
-	parts := []string{p.Name}
-	if s := pt.String(); s != "" {
-		parts = append(parts, strings.NewReplacer("=", "-", " ", "_").Replace(s))
-	}
-	parts = append(parts, layerer, strings.ReplaceAll(arch, "/", "-"))
-	return safeName(filepath.Base(strings.Join(parts, ".")))
 }
 
 // safeName turns s into a file-name-safe string.

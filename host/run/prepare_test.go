@@ -50,6 +50,18 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "sha1" { steps = 79 + matrix.rate }` + "\nlayerer \"reifier\" {}", "steps", "at most 80"},
 		{`construction "sha1" { blocks = 1, message_bits = matrix.rate == 2 ? 8 : null }` + "\nlayerer \"reifier\" {}", "message_bits", "not both"},
 	},
+	"ascon": {
+		{`construction "ascon" { rounds = 11 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 12"},
+		{`construction "ascon" { output_bits = 255 + matrix.rate }` + "\nlayerer \"reifier\" {}", "output_bits", "256 bits"},
+	},
+	"blake2s": {
+		{`construction "blake2s" { rounds = 9 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 10"},
+		{`construction "blake2s" { message_bits = 7 + matrix.rate }` + "\nlayerer \"reifier\" {}", "message_bits", "not a whole number of bytes"},
+	},
+	"blake3": {
+		{`construction "blake3" { rounds = 6 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 7"},
+		{`construction "blake3" { blocks = 1023 + matrix.rate }` + "\nlayerer \"reifier\" {}", "blocks", "at most 1024 blocks"},
+	},
 	"sha2": {
 		{`construction "sha2" { preset = "sha256", rounds = 63 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 64 rounds"},
 		{`construction "sha2" { preset = "sha256", rounds = matrix.rate - 1 }` + "\nlayerer \"reifier\" {}", "rounds", "must be at least 1"},

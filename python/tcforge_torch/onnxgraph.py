@@ -10,6 +10,7 @@ TensorProto, ValueInfoProto). Opset 14, standard operators only; time
 and size linear in the layers.
 """
 
+import os
 import struct
 
 import torch
@@ -117,6 +118,13 @@ class _Graph:
         y = self.op("Div", xc, self.op("Sqrt", self.op("Add", var, eps)))
         return self.op("Add", self.op("Mul", y, self.const(ln.weight.detach())), self.const(ln.bias.detach()))
 
+    def sum_last(self, x, shape):
+        """x summed over its last dimension, reshaped to shape (0: the
+        batch). Not ReduceSum(keepdims=0) alone: ONNX Runtime 1.30 returns
+        an empty input unreduced, which breaks the shapes after it; kept,
+        the reduced dimension is reshaped away whatever the batch."""
+        return self.op("Reshape", self.op("ReduceSum", x, self.i64([-1]), keepdims=1), self.i64(shape))
+
     def i64(self, values):
         return self.const(torch.tensor(values, dtype=torch.int64))
 
@@ -139,11 +147,15 @@ def _encoder_layer(g, x, layer, T, d, H):
     return g.op("Add", x, g.linear(h, layer.linear2.weight, layer.linear2.bias))
 
 
-def write_onnx(mod, path):
-    """Writes DigestModule mod's digest (its checked-input path) as an ONNX
-    model: inputs msg (uint8 [batch, n − msg_start], zeros past each
-    length) and lengths (int64 [batch]), output digest (uint8 [batch,
-    digest bytes]). Each node computes what the module's step does."""
+def write_onnx(mod, out, metadata=None):
+    """Writes DigestModule mod's digest as an ONNX model to out (a path or
+    a binary file): inputs msg (uint8 [batch, n − msg_start], zeros past
+    each length) and lengths (int64 [batch]), outputs digest (uint8
+    [batch, digest bytes]) and valid (bool [batch]: the length in the
+    module's range; ONNX has no exceptions, so a row out of range gets
+    valid false and an all-zero digest, never the digest of another
+    input). Each node computes what the module's step does; metadata
+    (str → str) goes into the model's metadata_props."""
     g = _Graph()
     n, s0, T, k, d = mod.n_bytes, mod.msg_start, mod.tokens, mod.slots, mod.d_model
     N = n - s0
@@ -166,35 +178,49 @@ def write_onnx(mod, path):
     mha = mod.gather
     width = mha.embed_dim
     Wg, bg = mha.in_proj_weight.detach(), mha.in_proj_bias.detach()
-    q = g.const(((mod.gather_queries.detach() @ Wg[:width].T + bg[:width]) * width ** -0.5).contiguous())  # [S, width]
-    keys = g.op("Transpose", g.linear(tokens, Wg[width:2 * width], bg[width:2 * width]), perm=[0, 2, 1])
+    qT = g.const(((mod.gather_queries.detach() @ Wg[:width].T + bg[:width]) * width ** -0.5).T.contiguous())  # [width, S]
+    keys = g.linear(tokens, Wg[width:2 * width], bg[width:2 * width])  # [B, n, width]
     values = g.linear(tokens, Wg[2 * width:], bg[2 * width:])
-    att = g.op("Softmax", g.op("MatMul", q, keys), axis=-1)  # [B, S, n]: one-hot rows
+    # Scores as keys · qᵀ, [B, n, S] (a constant right operand: ONNX
+    # Runtime cannot broadcast a constant left one over an empty batch),
+    # softmax over the bytes, then [B, S, n]: one-hot rows.
+    att = g.op("Transpose", g.op("Softmax", g.op("MatMul", keys, qT), axis=1), perm=[0, 2, 1])
     got = g.linear(g.op("MatMul", att, values), mha.out_proj.weight, mha.out_proj.bias)
     bits8 = g.op("Reshape", g.op("MatMul", got, g.const(torch.eye(width)[:, :8].contiguous())), g.i64([0, T, k, 8]))
-    token_bits = g.op("ReduceSum", g.op("Mul", bits8, g.const(mod.select.detach())), g.i64([-1]), keepdims=0)
+    token_bits = g.sum_last(g.op("Mul", bits8, g.const(mod.select.detach())), [0, T, k])
     # The encoder and the readout.
     x = g.op("Add", g.linear(token_bits, mod.input_map.weight), g.const(mod.position.detach()))
     for layer in mod.encoder.layers:
         x = _encoder_layer(g, x, layer, T, d, layer.self_attn.num_heads)
     r = g.linear(x, mod.readout.weight, mod.readout.bias)
     fired = g.op("Cast", g.op("GreaterOrEqual", r, g.const(torch.tensor(0.0))), to=INT64)
-    fired = g.op("Reshape", fired, g.i64([0, -1]))
+    fired = g.op("Reshape", fired, g.i64([0, T * mod.readout.out_features]))  # no −1: an empty batch has no size to infer
     bits = g.op("Reshape", g.op("Gather", fired, g.const(mod.out_perm.clone()), axis=1), g.i64([0, mod.out_bits // 8, 8]))
-    packed = g.op("ReduceSum", g.op("Mul", bits, g.const(mod.bit_weights.clone())), g.i64([-1]), keepdims=0)
+    packed = g.sum_last(g.op("Mul", bits, g.const(mod.bit_weights.clone())), [0, mod.out_bits // 8])
+    # valid: min_len ≤ length ≤ max_len (a length the TorchScript module
+    # refuses); an invalid row's digest is all zeros.
+    valid = g.op("And", g.op("GreaterOrEqual", "lengths", g.i64(mod.min_len)), g.op("LessOrEqual", "lengths", g.i64(mod.max_len)))
+    packed = g.op("Where", g.op("Unsqueeze", valid, g.i64([1])), packed, g.i64(0))
     digest = g.op("Cast", packed, to=UINT8)
     g.nodes.append(_bytes(1, digest) + _bytes(2, "digest") + _bytes(3, "Identity_out") + _bytes(4, "Identity"))
+    g.nodes.append(_bytes(1, valid) + _bytes(2, "valid") + _bytes(3, "Identity_valid") + _bytes(4, "Identity"))
     # The file, streamed: the graph's length first (protobuf), then each
     # initializer's bytes made and written one at a time.
     nodes = b"".join(_bytes(1, nd) for nd in g.nodes) + _bytes(2, "tcforge_byte_module")
     tail = _bytes(11, _value_info("msg", UINT8, ["batch", N])) + _bytes(11, _value_info("lengths", INT64, ["batch"]))
-    tail += _bytes(12, _value_info("digest", UINT8, ["batch", mod.out_bits // 8]))
+    tail += _bytes(12, _value_info("digest", UINT8, ["batch", mod.out_bits // 8])) + _bytes(12, _value_info("valid", BOOL, ["batch"]))
     heads = [_tensor_head(name, t) for name, t in g.inits]
     inits_len = sum(len(_varint(5 << 3 | 2)) + len(_varint(len(h) + nb)) + len(h) + nb for h, nb in heads)
     graph_len = len(nodes) + inits_len + len(tail)
-    with open(path, "wb") as f:
+    # ModelProto.metadata_props (14): StringStringEntryProto {key 1, value 2}.
+    props = b"".join(_bytes(14, _bytes(1, k) + _bytes(2, v)) for k, v in sorted((metadata or {}).items()))
+    f = open(out, "wb") if isinstance(out, (str, bytes, os.PathLike)) else out
+    try:
         f.write(_int(1, IR_VERSION) + _bytes(2, "tcforge_torch") + _varint(7 << 3 | 2) + _varint(graph_len) + nodes)
         for (name, t), (h, nb) in zip(g.inits, heads):
             f.write(_varint(5 << 3 | 2) + _varint(len(h) + nb) + h)
             f.write(_raw(t))
-        f.write(tail + _bytes(8, _bytes(1, "") + _int(2, OPSET)))
+        f.write(tail + _bytes(8, _bytes(1, "") + _int(2, OPSET)) + props)
+    finally:
+        if f is not out:
+            f.close()
