@@ -26,13 +26,12 @@ pipeline "decoder-sha256" {
     rounds = 2
   }
 
-  layerer "reifier" {
-    max_weight = 65536
-  }
+  # The decoder's max_weight, 2^16 (sums in 8-bit chunks, a byte of a
+  # word a token), is the reifier's default here.
+  layerer "reifier" {}
 
   mapper "decoder" {
     levels_per_step = matrix.k
-    bit_order       = "msb-first"
   }
 }
 

@@ -56,7 +56,7 @@ func TestDebugGroups(t *testing.T) {
 	for first := k; first >= 1; first-- {
 		sc := newSchedule(g, lv, k, first)
 		w, _ := buildWorking(ctx, g, sc)
-		lo := newLayout(g, sc, w, true)
+		lo := newLayout(g, sc, w, "msb-first")
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bs, bw = lo, sc, w
 		}
@@ -99,7 +99,7 @@ func TestDebugDiff(t *testing.T) {
 	for first := k; first >= 1; first-- {
 		sc := newSchedule(g, lv, k, first)
 		w, _ := buildWorking(ctx, g, sc)
-		lo := newLayout(g, sc, w, true)
+		lo := newLayout(g, sc, w, "msb-first")
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bs, bw = lo, sc, w
 		}
@@ -162,7 +162,7 @@ func TestDebugUnits(t *testing.T) {
 	for first := k; first >= 1; first-- {
 		sc := newSchedule(g, lv, k, first)
 		w, _ := buildWorking(ctx, g, sc)
-		lo := newLayout(g, sc, w, true)
+		lo := newLayout(g, sc, w, "msb-first")
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bs, bw = lo, sc, w
 		}
@@ -213,7 +213,7 @@ func TestDebugSkel(t *testing.T) {
 	for first := k; first >= 1; first-- {
 		sc := newSchedule(g, lv, k, first)
 		w, _ := buildWorking(ctx, g, sc)
-		lo := newLayout(g, sc, w, true)
+		lo := newLayout(g, sc, w, "msb-first")
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bs, bw = lo, sc, w
 		}
@@ -280,7 +280,7 @@ func TestDebugRetime(t *testing.T) {
 		for first := k; first >= 1; first-- {
 			sc := newSchedule(g, lv, int(k), int(first))
 			w, _ := buildWorking(ctx, g, sc)
-			lo := newLayout(g, sc, w, true)
+			lo := newLayout(g, sc, w, "msb-first")
 			bestTok = min(bestTok, len(lo.gen))
 		}
 		fmt.Println(name, bestTok)

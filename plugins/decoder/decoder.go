@@ -61,12 +61,16 @@ var Plugin = &sdk.Mapper{
 			Doc: "circuit levels a step computes, hence the model's layers (more levels: more layers, fewer generated tokens); 0: a round's levels (the circuit's depth over the rounds its scopes name, at most 12), or fewer until d_model fits max_d_model"},
 		{Name: "max_d_model", Type: sdk.Int, Default: 1024, Min: sdk.Bound(16),
 			Doc: "the widest residual stream levels_per_step = 0 accepts"},
-		{Name: "bit_order", Type: sdk.String, Default: "lsb-first", Enum: []string{"lsb-first", "msb-first"},
-			Doc: "how a token's bits map to circuit bits: \"lsb-first\" (token bit b is input or output bit 8j+b: Keccak's bytes) or \"msb-first\" (bit 8j+7−b: SHA-2's)"},
+		{Name: "bit_order", Type: sdk.String, Default: "auto", Enum: []string{"auto", "lsb-first", "msb-first"},
+			Doc: "how a token's bits map to circuit bits 8j … 8j+7: \"lsb-first\" (token bit b is bit 8j+b: Keccak's bytes), \"msb-first\" (bit 8j+7−b: SHA-2's), or \"auto\": by the bits' position hints (bit h of a word is token bit h mod 8, which gives both), lsb-first without them"},
 	},
+	// Additions in 8-bit chunks: a sum's bits then come a byte a chunk,
+	// as the working's tokens do (and SHA-256's round at 10 reifier
+	// levels, 1,234 generated tokens).
+	MaxWeight: 1 << 16,
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
 		return Config{LevelsPerStep: pass.Params.Int("levels_per_step"), MaxDModel: pass.Params.Int("max_d_model"),
-			MSBFirst: pass.Params.String("bit_order") == "msb-first"}, nil
+			BitOrder: pass.Params.String("bit_order")}, nil
 	},
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
 		return Map(ctx, c, pass.Prepared.(Config))
@@ -79,8 +83,9 @@ type Config struct {
 	LevelsPerStep int
 	// MaxDModel bounds the residual stream the automatic choice accepts.
 	MaxDModel int
-	// MSBFirst maps token bit b to circuit bit 8j+7−b.
-	MSBFirst bool
+	// BitOrder is "auto" (or ""), "lsb-first" or "msb-first" (see the
+	// parameter).
+	BitOrder string
 }
 
 // Map maps layered circuit c to a decoder.
@@ -153,7 +158,7 @@ func mapK(ctx context.Context, c *layered.Circuit, g *dag, lv []int32, cfg Confi
 	if err != nil {
 		return nil, err
 	}
-	lo := newLayout(g, sc, w, cfg.MSBFirst)
+	lo := newLayout(g, sc, w, cfg.BitOrder)
 	gs := groups(g, sc, w, lo)
 	cones := make([]*cone, len(gs))
 	for i, ts := range gs {

@@ -52,7 +52,7 @@ func TestSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, MSBFirst: msb})
+	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, BitOrder: map[bool]string{true: "msb-first", false: "lsb-first"}[msb]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestSizeCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, MSBFirst: msb})
+	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, BitOrder: map[bool]string{true: "msb-first", false: "lsb-first"}[msb]})
 	if err != nil {
 		t.Fatal(err)
 	}
