@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // TestDecodersConfig runs configs/decoders.hcl end to end (tokens as
@@ -61,6 +63,53 @@ func TestDecodersConfig(t *testing.T) {
 				t.Errorf("%s row %d: %d generated tokens after %d: more levels a step, fewer tokens", pipeline, i, m.Generated, prev)
 			}
 			prev = m.Generated
+		}
+	}
+}
+
+// TestDecodersFull runs configs/decoders-full.hcl (heavy: minutes): full
+// SHA-256 and SHA3-256 with the decoder's defaults, 64 random messages each,
+// every generated token exact in float32 and float64, within issue 35's
+// shapes: at most 12 layers and d_model 1,024, a byte vocabulary, and for
+// SHA-256 at most 2,048 generated tokens.
+func TestDecodersFull(t *testing.T) {
+	sdktest.Heavy(t, "maps and checks full SHA-256 and SHA3-256 decoders on 64 messages each (minutes)")
+	out := t.TempDir()
+	r := tcforge(t, "run", "--log-level", "warn", "--out", out, filepath.Join("..", "..", "configs", "decoders-full.hcl"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, tc := range []struct {
+		pipeline  string
+		generated int // at most
+	}{{"decoder-sha256-full", 2048}, {"decoder-sha3-256-full", 1 << 20}} {
+		data, err := os.ReadFile(filepath.Join(out, tc.pipeline+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Rows []struct {
+				Models []struct {
+					Blocks    int    `json:"blocks"`
+					DModel    int    `json:"d_model"`
+					Generated int    `json:"generated_tokens"`
+					Vocab     int    `json:"vocab"`
+					Samples   int    `json:"samples"`
+					Verified  bool   `json:"model_verified"`
+					ExactIn   string `json:"exact_in"`
+				} `json:"models"`
+			} `json:"rows"`
+		}
+		if err := json.Unmarshal(data, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Rows) != 1 || len(res.Rows[0].Models) != 1 {
+			t.Fatalf("%s: want one row with one model", tc.pipeline)
+		}
+		m := res.Rows[0].Models[0]
+		if !m.Verified || m.ExactIn != "fp64 fp32" || m.Samples < 64 || m.Vocab > 260 || m.Blocks > 12 || m.DModel > 1024 || m.Generated > tc.generated {
+			t.Errorf("%s: verified %v, exact in %q on %d samples, vocabulary %d, %d layers, d_model %d, %d generated tokens; want verified, fp64 fp32 on ≥ 64, ≤ 260, ≤ 12, ≤ 1,024, ≤ %d",
+				tc.pipeline, m.Verified, m.ExactIn, m.Samples, m.Vocab, m.Blocks, m.DModel, m.Generated, tc.generated)
 		}
 	}
 }
