@@ -96,6 +96,9 @@ type htmlPage struct {
 	// (AllShapes) and its plot, when two or more pipelines have models.
 	Frontier     []ShapeRow
 	FrontierPlot template.HTML
+	// FrontierTokens plots the frontier's layers against generated tokens
+	// (TokensSVG; "" without decoders).
+	FrontierTokens template.HTML
 }
 
 type htmlSection struct {
@@ -115,8 +118,9 @@ type htmlSection struct {
 	Drawings     []htmlDrawing
 	// Shapes is the shape comparison (Shapes), nil without models.
 	Shapes []ShapeRow
-	// ShapesPlot is its plot (ShapesSVG).
-	ShapesPlot template.HTML
+	// ShapesPlot is its plot (ShapesSVG); TokensPlot its layers against
+	// generated tokens (TokensSVG, "" without decoders).
+	ShapesPlot, TokensPlot template.HTML
 	// Plugins are the pipeline's plugins (see provenancePlugins).
 	Plugins []run.PluginInfo
 }
@@ -163,6 +167,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 	defer d.Close()
 	if page.Frontier = AllShapes(results); page.Frontier != nil {
 		page.FrontierPlot = ShapesSVG(page.Frontier)
+		page.FrontierTokens = TokensSVG(page.Frontier)
 	}
 	for _, sec := range sections {
 		res := sec.Result
@@ -184,6 +189,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		hs.Columns = cols
 		hs.Shapes = Shapes(res)
 		hs.ShapesPlot = ShapesSVG(hs.Shapes)
+		hs.TokensPlot = TokensSVG(hs.Shapes)
 		for _, r := range rows {
 			cells := make([]htmlCell, len(r))
 			for i, c := range r {
@@ -291,7 +297,8 @@ details { margin: 6px 0 18px; }
 <table class="results shapes"><tr><th></th><th>model</th><th>tokens</th><th>d_model</th><th>blocks</th><th>heads</th><th>FFN width</th><th>params dense</th><th>params nonzero</th><th>verified</th></tr>
 {{range $i, $r := .Frontier}}<tr{{if .Reference}} class="reference"{{end}}><td class="num">{{if not .Reference}}{{inc $i}}{{end}}</td><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
 {{end}}</table>
-<figure class="plot">{{.FrontierPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: every verified model of the run (dots, numbered as in the table), the reference shapes (rings)</figcaption></figure></section>
+<figure class="plot">{{.FrontierPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: every verified model of the run (dots, numbered as in the table), the reference shapes (rings)</figcaption></figure>
+{{if .FrontierTokens}}<figure class="plot">{{.FrontierTokens}}<figcaption>Layers against the tokens a model writes before its digest: decoders (blue) trade layers for generated tokens; single-pass models (orange) at one pass</figcaption></figure>{{end}}</section>
 {{end}}
 {{range .Sections}}
 <section id="{{.ID}}">
@@ -313,7 +320,7 @@ details { margin: 6px 0 18px; }
 {{range .Shapes}}<tr{{if .Reference}} class="reference"{{end}}><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
 {{end}}</table>
 <p class="meta">Reference rows are published shapes; their parameters are computed from the shapes (embeddings included).</p>
-{{if .ShapesPlot}}<figure class="plot">{{.ShapesPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: the run's verified models numbered in the table's order (dots), the reference shapes (rings)</figcaption></figure>{{end}}{{end}}
+{{if .ShapesPlot}}<figure class="plot">{{.ShapesPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: the run's verified models numbered in the table's order (dots), the reference shapes (rings)</figcaption></figure>{{end}}{{if .TokensPlot}}<figure class="plot">{{.TokensPlot}}<figcaption>Layers against the tokens a model writes before its digest: decoders (blue), single-pass models (orange) at one pass</figcaption></figure>{{end}}{{end}}
 {{template "plugins" .}}
 {{if .Plots}}<h3>Plots</h3>
 <div class="plots">

@@ -181,6 +181,10 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	if log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel {
 		ctx = forward.WithTrace(ctx, r.passLogger(ctx, log.With().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Logger()))
 	}
+	if m.IsDecoder() {
+		r.checkDecoder(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
+		return
+	}
 	t0 = time.Now()
 	mr.Samples = len(in)
 	maxBytes := r.modelBytes(p)
@@ -213,26 +217,37 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		}
 	}
 	if r.Export != "" {
-		name := exportName(p, pt, layerer, mr.Arch)
-		info, err := r.export(ctx, m, name, describeModel(p, pt, layerer, b), &safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
-		if err != nil {
-			mr.Err = err
+		r.exportModel(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
+		if mr.Err != nil {
 			return
-		}
-		mr.Export = info.Config
-		ev := log.Info()
-		if info.Note != "" {
-			ev = log.Warn().Str("note", info.Note)
-		}
-		ev.Str("file", info.Weights).Str("layout", info.Layout).Int64("bytes", info.Bytes).Msg("exported model")
-		if r.Modules != nil && ByteInterface(mr.Arch, cp) {
-			r.writeModule(ctx, info.Config, log)
 		}
 	}
 	log.Info().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Int("tokens", mr.Stats.Tokens).
 		Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).Int64("params_nonzero", mr.Stats.ParamsNonzero).
 		Float64("min_margin", mr.MinMargin).Float64("beta", mr.Beta).Float64("beta_min", mr.BetaMin).Float64("beta_bound", mr.BetaBound).Str("beta_method", mr.BetaMethod).
 		Dur("map_ms", mr.MapTime).Dur("verify_ms", mr.VerifyTime).Dur("search_ms", mr.SearchTime).Msg("model verified")
+}
+
+// exportModel writes verified model m of row mr (--export): safetensors
+// and config, its labels, and its byte module where it has one; a failure
+// is the row's error.
+func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, b *config.Block, m *model.Model, l *layered.Circuit,
+	in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow, log zerolog.Logger) {
+	name := exportName(p, pt, layerer, mr.Arch)
+	info, err := r.export(ctx, m, name, describeModel(p, pt, layerer, b), &safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
+	if err != nil {
+		mr.Err = err
+		return
+	}
+	mr.Export = info.Config
+	ev := log.Info()
+	if info.Note != "" {
+		ev = log.Warn().Str("note", info.Note)
+	}
+	ev.Str("file", info.Weights).Str("layout", info.Layout).Int64("bytes", info.Bytes).Msg("exported model")
+	if r.Modules != nil && ByteInterface(mr.Arch, cp) {
+		r.writeModule(ctx, info.Config, log)
+	}
 }
 
 // passLogger returns the forward.WithTrace hook that logs each forward
@@ -289,6 +304,9 @@ func (r *Runner) modelBytes(p *config.Pipeline) int64 {
 // Keccak-f[1600] (2, 4 and 8 rounds over 1000 message bits: 65 k to
 // 238 k tokens) the host's whole peak stays under this figure.
 func programBytes(s model.Stats) int64 {
+	if s.Generated > 0 { // a decoder: a KV cache per worker, and the weights
+		return 4*int64(s.Tokens)*int64(s.DModel)*int64(s.Blocks)*2*8 + 32*s.ParamsNonzero
+	}
 	return 2048*int64(s.Tokens) + 32*s.ParamsNonzero
 }
 

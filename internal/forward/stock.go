@@ -52,15 +52,28 @@ func compileStock(m *model.Model) (*stockProgram, error) {
 	}
 	idx := m.TensorIndex()
 	p := &stockProgram{m: m, T: m.Tokens, d: m.DModel, base: denseVec(idx[m.Embed.Base]), in: idx[m.Embed.Input], inTok: m.Embed.InputToken}
+	var err error
+	p.layers, err = compileStockLayers(m)
+	return p, err
+}
+
+// compileStockLayers prepares the stock layers of a model (validated by the
+// caller) whose blocks are all stock layers.
+func compileStockLayers(m *model.Model) ([]stockLayer, error) {
+	if !m.IsStock() {
+		return nil, fmt.Errorf("model: stock encoder layers cannot be mixed with other blocks")
+	}
+	idx := m.TensorIndex()
+	var layers []stockLayer
 	for _, b := range m.Blocks {
 		l := b.Layer
 		v := func(n string) []float64 { return denseVec(idx[n]) }
-		p.layers = append(p.layers, stockLayer{heads: l.Heads, eps: l.Eps,
+		layers = append(layers, stockLayer{heads: l.Heads, eps: l.Eps,
 			n1w: v(l.Norm1W), n1b: v(l.Norm1B), n2w: v(l.Norm2W), n2b: v(l.Norm2B),
 			inW: idx[l.InProjW], outW: idx[l.OutProjW], l1W: idx[l.Linear1W], l2W: idx[l.Linear2W],
 			inB: v(l.InProjB), outB: v(l.OutProjB), l1B: v(l.Linear1B), l2B: v(l.Linear2B), ffn: l.FFNWidth(idx)})
 	}
-	return p, nil
+	return layers, nil
 }
 
 // stockRun runs the stock pass over every sample.
