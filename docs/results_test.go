@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ var update = flag.Bool("update", false, "rewrite the result tables of README.md 
 
 // files are the documents whose result tables are checked, from this
 // package's folder.
-func files() []string { return []string{"../README.md", "results.md"} }
+func files() []string { return []string{"../README.md", "results.md", "mappers.md"} }
 
 // rows are a run's JSON rows by pipeline.
 type rows map[string][]report.JSONRow
@@ -72,6 +73,8 @@ func tables() []table {
 		{name: "hashes", configs: res, render: hashes},
 		{name: "md-merkle-full", configs: []string{"../configs/constructions.hcl"}, heavy: true, render: mdMerkle},
 		{name: "transformers-sha3-256", configs: []string{"../configs/transformers.hcl"}, heavy: true, render: transformers},
+		{name: "decoders", configs: []string{"../configs/decoders.hcl"}, render: decoders},
+		{name: "decoders-full", configs: []string{"../configs/decoders-full.hcl"}, heavy: true, render: decoders},
 	}
 }
 
@@ -504,4 +507,33 @@ func TestReadmeFigures(t *testing.T) {
 			t.Errorf("README.md lacks %q", want)
 		}
 	}
+}
+
+// decoders: every decoder of the configs' pipelines (tokens as time), in
+// pipeline and point order: its levels a step, layers, d_model, heads,
+// widest FFN, vocabulary, generated tokens, parameters and the formats
+// whose greedy generation reproduced every token.
+func decoders(res result) ([]string, error) {
+	out := []string{line("pipeline", "layers (levels a step)", "d_model", "heads", "FFN (widest)", "vocab", "prompt", "generated", "params (dense)", "params (nonzero)", "exact in"),
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"}
+	names := make([]string, 0, len(res.rows))
+	for p := range res.rows {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	for _, p := range names {
+		for _, r := range res.rows[p] {
+			for _, m := range r.Models {
+				if m.Generated == 0 {
+					continue
+				}
+				out = append(out, line(p, n(m.Blocks), n(m.DModel), n(m.Heads), n(m.FFNHidden), n(m.Vocab),
+					n(m.Tokens-m.Generated), n(m.Generated), n(m.ParamsDense), n(m.ParamsNonzero), m.ExactIn))
+			}
+		}
+	}
+	if len(out) == 2 {
+		return nil, fmt.Errorf("no decoder in the run")
+	}
+	return out, nil
 }

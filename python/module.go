@@ -243,6 +243,9 @@ func (w *ModuleWriter) WriteModule(ctx context.Context, config string) ([]string
 	return files, nil
 }
 
+// ClearModule is the package's ClearModule, for host/run's ModuleWriter.
+func (w *ModuleWriter) ClearModule(config string) ([]string, error) { return ClearModule(config) }
+
 // ModuleExts are the files of a byte module, config without .json plus
 // each.
 var ModuleExts = []string{".pt", ".onnx"}

@@ -8,6 +8,7 @@ import (
 	"github.com/tcforge/tcforge/plugins/blake2s"
 	"github.com/tcforge/tcforge/plugins/blake3"
 	"github.com/tcforge/tcforge/plugins/bristol"
+	"github.com/tcforge/tcforge/plugins/decoder"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/md"
@@ -30,6 +31,7 @@ func Plugins() map[string]sdk.Plugin {
 		blake2s.Plugin,
 		blake3.Plugin,
 		bristol.Plugin,
+		decoder.Plugin,
 		fusion.Plugin,
 		keccak.Plugin,
 		md.Plugin,

@@ -55,6 +55,9 @@ type pointPasses struct {
 // before anything runs.
 func (r *Runner) Check(ctx context.Context, p *config.Pipeline) hcl.Diagnostics {
 	pl, diags := r.open(ctx, p)
+	if pl != nil && !diags.HasErrors() && r.Export != "" {
+		diags = append(diags, sameMappers(p, pl)...)
+	}
 	if pl != nil && !diags.HasErrors() {
 		r.checkedMu.Lock()
 		if r.checked == nil {

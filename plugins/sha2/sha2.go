@@ -36,8 +36,8 @@ var Plugin = &sdk.Construction{
 		{Name: "rounds", Type: sdk.Int, Min: sdk.Bound(1), Max: sdk.Bound(80),
 			Doc: "rounds per compression: 1…64 (32-bit words) or 1…80 (64-bit words); default the standard 64 or 80"},
 		mdpad.Params()[0], mdpad.Params()[1],
-		{Name: "mode", Type: sdk.String, Default: "hash", Enum: []string{"hash", "compress"},
-			Doc: "\"hash\": message in, digest out; \"compress\": chaining value (8 words) and one block (16 words) in, new chaining value out"},
+		{Name: "mode", Type: sdk.String, Default: "hash", Enum: []string{"hash", "compress", "block"},
+			Doc: "\"hash\": message in, digest out; \"compress\": chaining value (8 words) and one block (16 words) in, new chaining value out; \"block\": one block the caller padded in (any message that pads to one block: 0–55 bytes for SHA-256), digest out"},
 	},
 	Prepare:   prepare,
 	Build:     build,
@@ -50,6 +50,7 @@ type config struct {
 	v        sha2ref.Variant
 	rounds   int
 	compress bool
+	block    bool // one padded block in, the IV constant
 	msgBits  int
 	blocks   int
 }
@@ -62,7 +63,7 @@ var presets = map[string]sha2ref.Variant{
 // resolve checks what the schema cannot (rounds past the variant's, a
 // message with compress, both lengths) and fills the defaults.
 func resolve(p sdk.Params) (config, error) {
-	cfg := config{v: presets[p.String("preset")], compress: p.String("mode") == "compress"}
+	cfg := config{v: presets[p.String("preset")], compress: p.String("mode") == "compress", block: p.String("mode") == "block"}
 	cfg.rounds = cfg.v.Rounds()
 	if p.Has("rounds") {
 		cfg.rounds = p.Int("rounds")
@@ -70,10 +71,10 @@ func resolve(p sdk.Params) (config, error) {
 			return cfg, p.Errorf("rounds", "%s has %d-bit words and at most %d rounds, got %d", cfg.v.Name, cfg.v.WordBits, cfg.v.Rounds(), cfg.rounds)
 		}
 	}
-	if cfg.compress {
+	if cfg.compress || cfg.block {
 		for _, name := range []string{"message_bits", "blocks"} {
 			if p.Has(name) {
-				return cfg, p.Errorf(name, "mode \"compress\" takes one block and no message; %s does not apply", name)
+				return cfg, p.Errorf(name, "mode %q takes one block and no message; %s does not apply", p.String("mode"), name)
 			}
 		}
 		cfg.blocks = 1
@@ -117,7 +118,10 @@ func estimate(_ context.Context, pass *sdk.Pass) (sdk.Size, error) {
 	nodes := steps*(3*w+int64(rot.s0[2]+rot.s1[2])) + r*8*w + 8*w
 	edges := steps*(6*w+4*T) + r*(13*w+15*T) + 16*T
 	fixed := sdk.Size{Nodes: 24 * w}
-	if !cfg.compress {
+	if cfg.block {
+		fixed.Nodes = 16*w + 8*w // the block, the IV
+	}
+	if !cfg.compress && !cfg.block {
 		fixed.Nodes = int64(cfg.blocks)*int64(cfg.v.BlockBits()) + 8*w // message and padding bits, IV
 	}
 	return sdk.BlockLinear(fixed, sdk.Size{Nodes: nodes, Edges: edges}, int64(cfg.blocks))
@@ -178,6 +182,13 @@ func build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, error) {
 		h := b.BigEndianWords(b.Input("chain", 8*w), w)
 		m := b.BigEndianWords(b.Input("block", 16*w), w)
 		b.Output("chain", circuit.BigEndianBits(compress(b, w, cfg.rounds, h, m)))
+	} else if cfg.block {
+		h := make([]circuit.Word, 8)
+		for i := range h {
+			h[i] = b.ConstWord(cfg.v.IV[i], w)
+		}
+		m := b.BigEndianWords(b.Input("block", 16*w), w)
+		b.Output("digest", circuit.BigEndianBits(compress(b, w, cfg.rounds, h, m))[:cfg.v.DigestBits])
 	} else {
 		h, err := padding(cfg.v).Chain(ctx, b, mdpad.Message{Bits: cfg.msgBits, Blocks: cfg.blocks}, cfg.v.IV[:], w,
 			func(b *circuit.Builder, h, block []circuit.Word) []circuit.Word {
@@ -204,6 +215,15 @@ func reference(ctx context.Context, pass *sdk.Pass, inputs []bitvec.Vec) ([]bitv
 		if cfg.compress {
 			all := in.Bytes(24 * w)
 			return bitvec.FromBytes(cfg.v.Compress(all[:8*w], all[8*w:], cfg.rounds)), nil
+		}
+		if cfg.block {
+			iv := bitvec.NewVec(8 * w)
+			for i, x := range cfg.v.IV {
+				for k := range w {
+					iv.Set(i*w+k, uint(x>>(w-1-k))&1)
+				}
+			}
+			return bitvec.FromBytes(cfg.v.Compress(iv.Bytes(8*w), in.Bytes(16*w), cfg.rounds)[:cfg.v.DigestBits]), nil
 		}
 		if cfg.rounds == cfg.v.Rounds() && cfg.msgBits%8 == 0 {
 			return bitvec.FromPackedMSB(stdlib(cfg.v, in.PackMSB(cfg.msgBits)), cfg.v.DigestBits), nil

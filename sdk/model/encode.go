@@ -15,6 +15,9 @@ const (
 	// own record); a model without labels is written as version 3, byte
 	// for byte as before.
 	versionLabels = 4
+	// versionDecoder is version 4's layout with an optional labels record
+	// (a flag first) and then the decoder section (decoder.go).
+	versionDecoder = 5
 )
 
 // MarshalBinary encodes the model in tcforge's compact binary form (packed
@@ -27,6 +30,9 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	v := uint32(version)
 	if m.Labels != nil {
 		v = versionLabels
+	}
+	if m.Decoder != nil {
+		v = versionDecoder
 	}
 	w := binenc.NewWriter(magic, v, size)
 	w.String(m.Arch)
@@ -98,12 +104,18 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		w.I32s(t.Col)
 		w.F32s(t.Val)
 	}
+	if v == versionDecoder {
+		w.U32(boolU32(m.Labels != nil))
+	}
 	if m.Labels != nil {
 		lb, err := m.Labels.MarshalBinary()
 		if err != nil {
 			return nil, fmt.Errorf("encoding model: %w", err)
 		}
 		w.U8s(lb)
+	}
+	if d := m.Decoder; d != nil {
+		writeDecoder(w, d)
 	}
 	return w.Bytes(), nil
 }
@@ -135,7 +147,7 @@ func readNorm(r *binenc.Reader) *RMSNorm {
 // UnmarshalBinary decodes a model written by MarshalBinary. It checks the
 // encoding, not the model: call Validate before using it.
 func (m *Model) UnmarshalBinary(data []byte) error {
-	r := binenc.NewReaderVersions(data, magic, version, versionLabels)
+	r := binenc.NewReaderVersions(data, magic, version, versionDecoder)
 	var d Model
 	d.Arch = r.String()
 	n := r.U32()
@@ -228,7 +240,11 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		}
 		d.Tensors = append(d.Tensors, t)
 	}
-	if r.Version() == versionLabels && r.Err() == nil {
+	hasLabels := r.Version() == versionLabels
+	if r.Version() == versionDecoder {
+		hasLabels = r.U32() == 1
+	}
+	if hasLabels && r.Err() == nil {
 		lb := r.U8s()
 		if r.Err() == nil {
 			d.Labels = &Labels{}
@@ -236,6 +252,9 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 				return fmt.Errorf("decoding model: %w", err)
 			}
 		}
+	}
+	if r.Version() == versionDecoder && r.Err() == nil {
+		d.Decoder = readDecoder(r)
 	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("decoding model: %w", err)
@@ -262,4 +281,43 @@ func nilIfEmpty(xs []int32) []int32 {
 		return nil
 	}
 	return xs
+}
+
+func writeDecoder(w *binenc.Writer, d *Decoder) {
+	for _, v := range []int{d.Vocab, d.Positions, d.Prompt, d.Working, d.Digest} {
+		w.I64(int64(v))
+	}
+	w.Strings([]string{d.TokEmbed, d.PosEmbed, d.NormW, d.NormB, d.HeadW, d.HeadB})
+	w.I64(int64(math.Float64bits(d.NormEps)))
+	w.I32s(d.PromptBits)
+	w.I32s(d.DigestBits)
+	w.I32s(d.WorkStart)
+	w.I32s(d.WorkSrc)
+	w.I32s(d.WorkCoef)
+	w.I32s(d.WorkConst)
+	w.I32s(d.Step)
+	w.Strings(d.Names)
+}
+
+func readDecoder(r *binenc.Reader) *Decoder {
+	d := &Decoder{}
+	for _, p := range []*int{&d.Vocab, &d.Positions, &d.Prompt, &d.Working, &d.Digest} {
+		*p = int(r.I64())
+	}
+	names := r.Strings()
+	if r.Err() == nil && len(names) == 6 {
+		d.TokEmbed, d.PosEmbed, d.NormW, d.NormB, d.HeadW, d.HeadB = names[0], names[1], names[2], names[3], names[4], names[5]
+	}
+	d.NormEps = math.Float64frombits(uint64(r.I64()))
+	d.PromptBits = r.I32s()
+	d.DigestBits = r.I32s()
+	d.WorkStart = r.I32s()
+	d.WorkSrc = nilIfEmpty(r.I32s())
+	d.WorkCoef = nilIfEmpty(r.I32s())
+	d.WorkConst = r.I32s()
+	d.Step = r.I32s()
+	if n := r.Strings(); len(n) > 0 {
+		d.Names = n
+	}
+	return d
 }

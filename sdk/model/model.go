@@ -203,11 +203,22 @@ type Model struct {
 	// Labels, optional, name what the residual dimensions, units and
 	// heads hold (labels.go); the forward pass ignores them.
 	Labels *Labels
+	// Decoder, when set, makes the model a causal language model over
+	// bytes that writes the circuit's working before its digest
+	// (decoder.go); then Embed and Readout are empty.
+	Decoder *Decoder
 }
 
 // NumInputs returns the number of input bits (rows of the input embedding),
 // or 0 if the embedding is missing.
 func (m *Model) NumInputs() int {
+	if d := m.Decoder; d != nil {
+		n := 0
+		for _, b := range d.PromptBits {
+			n = max(n, int(b)+1)
+		}
+		return n
+	}
 	if t := m.Tensor(m.Embed.Input); t != nil {
 		return t.Rows
 	}
@@ -215,7 +226,16 @@ func (m *Model) NumInputs() int {
 }
 
 // NumOutputs returns the number of output bits.
-func (m *Model) NumOutputs() int { return len(m.Readout.Token) }
+func (m *Model) NumOutputs() int {
+	if d := m.Decoder; d != nil {
+		n := 0
+		for _, b := range d.DigestBits {
+			n = max(n, int(b)+1)
+		}
+		return n
+	}
+	return len(m.Readout.Token)
+}
 
 // Tensor returns the tensor of that name, or nil.
 func (m *Model) Tensor(name string) *Tensor {
@@ -266,6 +286,20 @@ func (m *Model) Validate() error {
 			return nil, fmt.Errorf("model: %s: tensor %q is %d×%d, want %s×%s", where, name, t.Rows, t.Cols, dimStr(rows), dimStr(cols))
 		}
 		return t, nil
+	}
+	if m.Decoder != nil {
+		if err := m.validateDecoder(get); err != nil {
+			return err
+		}
+		for bi, b := range m.Blocks {
+			if err := validateLayer(fmt.Sprintf("block %d layer", bi), b.Layer, m.DModel, get); err != nil {
+				return err
+			}
+		}
+		if m.Labels != nil {
+			return m.Labels.Validate(m)
+		}
+		return nil
 	}
 	if _, err := get("embedding base", m.Embed.Base, m.Tokens, m.DModel); err != nil {
 		return err
@@ -392,11 +426,18 @@ type Stats struct {
 	// ParamsDense counts the entries of all tensors as dense matrices
 	// (each shared tensor once).
 	ParamsDense int64 `json:"params_dense"`
+	// Vocab and Generated are a decoder's vocabulary and the number of
+	// tokens it writes (working and digest); 0 for other models.
+	Vocab     int `json:"vocab,omitempty"`
+	Generated int `json:"generated_tokens,omitempty"`
 }
 
 // Stats computes the model's figures.
 func (m *Model) Stats() Stats {
 	s := Stats{Tokens: m.Tokens, DModel: m.DModel, Blocks: len(m.Blocks)}
+	if d := m.Decoder; d != nil {
+		s.Vocab, s.Generated = d.Vocab, d.Generated()
+	}
 	idx := m.TensorIndex()
 	for _, b := range m.Blocks {
 		if b.Attn != nil && len(b.Attn.Heads) > s.Heads {
