@@ -166,15 +166,58 @@ class GPT(torch.nn.Module):
             x = layer(x, src_mask=m)
         return self.head(self.norm(x))
 
-    def generate(self, prompt, count):
-        """Greedy decoding: count tokens after prompt [n, p], each the argmax
-        given the ones before, fed back. Returns [n, count]."""
+    def generate_slow(self, prompt, count):
+        """Greedy decoding by a full forward pass a token (the reference
+        generate is checked against)."""
         seq = prompt
         with torch.no_grad():
             for _ in range(count):
                 nxt = self.forward(seq)[:, -1].argmax(-1, keepdim=True)
                 seq = torch.cat([seq, nxt], dim=1)
         return seq[:, prompt.shape[1]:]
+
+    def _layer_step(self, layer, x, cache, causal):
+        """One norm-first layer on the new positions x [n, t, d], the keys
+        and values of the positions before them in cache (a [k, v] pair,
+        extended here): nn.TransformerEncoderLayer's computation with a
+        key/value cache."""
+        a = layer.self_attn
+        n, t, d = x.shape
+        H = a.num_heads
+        hd = d // H
+        q, k, v = torch.nn.functional.linear(layer.norm1(x), a.in_proj_weight, a.in_proj_bias).chunk(3, dim=-1)
+        split = lambda z: z.reshape(n, z.shape[1], H, hd).transpose(1, 2)  # noqa: E731
+        q, k, v = split(q), split(k), split(v)
+        if cache[0] is not None:
+            k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+        cache[0], cache[1] = k, v
+        w = (q / math.sqrt(hd)) @ k.transpose(-2, -1)
+        if causal:
+            w = w + self.mask[:t, :t]
+        y = (torch.softmax(w, dim=-1) @ v).transpose(1, 2).reshape(n, t, d)
+        x = x + a.out_proj(y)
+        return x + layer.linear2(layer.activation(layer.linear1(layer.norm2(x))))
+
+    def generate(self, prompt, count):
+        """Greedy decoding: count tokens after prompt [n, p], each the argmax
+        given the ones before, fed back (a key/value cache: one position a
+        layer a step). Returns [n, count]."""
+        out = []
+        with torch.no_grad():
+            p = prompt.shape[1]
+            caches = [[None, None] for _ in self.layers]
+            x = self.tok(prompt) + self.pos.weight[:p]
+            for layer, c in zip(self.layers, caches):
+                x = self._layer_step(layer, x, c, True)
+            for i in range(count):
+                nxt = self.head(self.norm(x[:, -1:])).argmax(-1)
+                out.append(nxt)
+                if i + 1 == count:
+                    break
+                x = self.tok(nxt) + self.pos.weight[p + i:p + i + 1]
+                for layer, c in zip(self.layers, caches):
+                    x = self._layer_step(layer, x, c, False)
+        return torch.cat(out, dim=1) if out else prompt[:, :0]
 
 
 def check_args(p, args):
@@ -259,8 +302,8 @@ class CoTJob:
                 x = toks[i:i + chunk].to(self.device)
                 lg = self.net(x[:, :-1])[:, self.P - 1:]
                 loss += float(torch.nn.functional.cross_entropy(lg.reshape(-1, lg.shape[-1]), x[:, self.P:].reshape(-1), reduction="sum"))
-                gen = self.net.generate(x[:, :self.P], x.shape[1] - self.P)
                 want = x[:, self.P:]
+                gen = self._generate(x, lg.argmax(-1))
                 gd, wd = gen[:, self.W:], want[:, self.W:]
                 bits.append((((gd.unsqueeze(-1) >> torch.arange(8, device=gd.device)) & 1) ==
                              ((wd.unsqueeze(-1) >> torch.arange(8, device=gd.device)) & 1)).reshape(gd.shape[0], -1).cpu())
@@ -268,6 +311,23 @@ class CoTJob:
                 wex.append((gen[:, :self.W] == want[:, :self.W]).all(1).cpu())
         n = toks.shape[0] * (toks.shape[1] - self.P)
         return loss / n, torch.cat(bits).to(torch.float32), torch.cat(dex), torch.cat(wex)
+
+    def _generate(self, x, forced):
+        """Greedy generation after the prompts of x, given the argmax of
+        the teacher-forced pass (forced, [n, generated]): where that is
+        right at every position, greedy decoding writes exactly the true
+        tokens (each step sees the true prefix), so only the other samples
+        are decoded, from the earliest position any of them gets wrong (the
+        tokens before it are the true ones for all of them)."""
+        want = x[:, self.P:]
+        bad = (forced != want).any(1)
+        gen = want.clone()
+        if bool(bad.any()):
+            ok = (forced[bad] == want[bad]).to(torch.int64)
+            s0 = int(ok.argmin(1).min())  # the first wrong position of any bad sample
+            xb = x[bad, :self.P + s0]
+            gen[bad] = torch.cat([want[bad, :s0], self.net.generate(xb, want.shape[1] - s0)], dim=1)
+        return gen
 
     def row(self, loss):
         loss, bits, dex, wex = self._greedy(self.te)

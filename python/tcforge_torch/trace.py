@@ -21,13 +21,23 @@ Densities:
               (every value there belongs to round r or earlier), and the
               last boundary (the output's level)
 
+With units (`--trace-units 1`), the FFN hidden units of the block before
+each supervised boundary b ≥ 1 are supervised too, every unit the label
+table says writes a value: the student's unit i of block b − 1 (after its
+activation) must hold the teacher's. In the compiled models these units
+are the circuit's gates (a threshold gate [s ≥ θ] is two ReLU units, or
+one gated SiLU unit, of the sum s its row reads), while the residual holds
+only what later levels read of them (forms, partials: sums and parities
+of gates), so units show the working one step finer.
+
 The student holds each label's value standardized: (value − m) / s, m and
 s the label's mean and standard deviation over the training inputs (s at
 least 0.1), so its residual is the circuit's values up to a fixed affine
 map per label (the magnitudes of the compiled model, up to 2¹³ where it pins
 a LayerNorm, are out of reach of Adam's steps and blow up an un-normed
 MLP). Loss: trace_weight × the mean over the supervised (sample, label)
-pairs of (x − (target − m) / s)².
+pairs of (x − (target − m) / s)² (units standardized the same way,
+over every token).
 """
 
 import re
@@ -94,10 +104,13 @@ def boundaries(labels, density):
 
 class Trace:
     """The supervised labels of a teacher at a density: per boundary, the
-    (token, dim) places and the targets on given inputs."""
+    (token, dim) places and the targets on given inputs; with units, also
+    the FFN hidden units of the block before each supervised boundary that
+    the label table says write something (their values after the
+    activation, on every token)."""
 
-    def __init__(self, teacher, density, d_model, tokens, labels_path=None):
-        self.density = density
+    def __init__(self, teacher, density, d_model, tokens, labels_path=None, units=False, ffn=None):
+        self.density, self.units = density, bool(units)
         self.labels = load_labels(teacher, labels_path)
         self.path = self.labels.path
         self.teacher = teacher
@@ -116,25 +129,50 @@ class Trace:
                     dim.append(v["dim"])
             self.places.append((vals, torch.tensor(tok, dtype=torch.long), torch.tensor(dim, dtype=torch.long)))
         self.count = sum(len(p[0]) for p in self.places)
+        # per supervised block (the one before a supervised boundary b ≥ 1):
+        # (block, unit indices)
+        self.unit_places = []
+        if self.units:
+            nb = self.labels.blocks
+            used = {}
+            for u in self.labels.units:
+                if u["kind"] == "ffn" and not u.get("name", "").startswith("writes nothing"):
+                    used.setdefault(u["block"], []).append(u["index"])
+            for b in self.boundaries:
+                if b >= 1 and used.get(b - 1):
+                    idx = sorted(set(used[b - 1]))
+                    if ffn is not None and idx[-1] >= ffn[b - 1]:
+                        raise FormatError(f"{self.path}: FFN unit {idx[-1]} of block {b - 1} is labelled, but the student's block has "
+                                          f"{ffn[b - 1]} units: unit supervision needs the compiled width (--width 1)")
+                    self.unit_places.append((b - 1, torch.tensor(idx, dtype=torch.long)))
+            if not self.unit_places:
+                raise FormatError(f"{self.path}: no FFN unit of the blocks before boundaries {self.boundaries} of {nb} is labelled "
+                                  f"as writing a value: nothing for --trace-units to supervise")
+        self.unit_count = sum(len(ix) for _, ix in self.unit_places) * tokens
         self.scale = None
 
     def targets(self, bits, chunk=2048):
         """The circuit values at the supervised places for input bits
-        [n, inputs]: one float32 tensor [n, labels] (boundaries in order),
-        each the teacher's value rounded to its integer."""
-        if not self.places:
+        [n, inputs]: one float32 tensor [n, labels + units] (boundaries in
+        order, then the units), each residual value the teacher's rounded
+        to its integer, each unit the teacher's activation."""
+        if not self.places and not self.unit_places:
             return torch.zeros(bits.shape[0], 0)
         want = set(self.boundaries)
-        parts = []
+        last = max(self.boundaries[-1], max((blk + 1 for blk, _ in self.unit_places), default=0))
+        parts, uparts = [], []
         for lo in range(0, bits.shape[0], chunk):
-            got = []
-            for b, x in enumerate(hidden_states(self.teacher, bits[lo:lo + chunk])):
+            got, units = [], []
+            for b, x in enumerate(hidden_states(self.teacher, bits[lo:lo + chunk], units=units if self.unit_places else None)):
                 if b in want:
                     vals, tok, dim = self.places[self.boundaries.index(b)]
                     got.append(x[:, tok, dim].to(torch.float32))
-                if b >= self.boundaries[-1]:
+                if b >= last:
                     break
             parts.append(torch.cat(got, dim=1))
+            if self.unit_places:
+                uparts.append(torch.cat([units[blk][:, :, ix].reshape(units[blk].shape[0], -1).to(torch.float32)
+                                         for blk, ix in self.unit_places], dim=1))
         y = torch.cat(parts)
         r = y.round()
         off = (y - r).abs()
@@ -144,6 +182,11 @@ class Trace:
             raise FormatError(f"{self.path}: the teacher's value at {v['kind']} label of level {v['level']} index {v['index']} "
                               f"({v.get('name', '')!r}, token {v['token']}, dim {v['dim']}) is {float(y[:, k][off[:, k].argmax()]):.4g}, "
                               f"{float(off.max()):.3g} from an integer: the label table does not describe this model")
+        if uparts:
+            u = torch.cat(uparts)
+            if not bool(torch.isfinite(u).all()):
+                raise FormatError(f"{self.path}: the teacher's FFN units are not finite on these inputs")
+            r = torch.cat([r, u], dim=1)
         return r
 
     def fit_scale(self, y):
@@ -152,29 +195,31 @@ class Trace:
         self.mean = y.mean(0)
         self.scale = y.std(0, unbiased=False).clamp(min=0.1) if y.shape[0] > 1 else torch.ones(y.shape[1])
 
-    def student_values(self, hidden):
-        """The student's values at the supervised places, [n, labels], from
-        its residual stream at every boundary (a list, boundary 0 first)."""
-        return torch.cat([hidden[b][:, tok.to(hidden[b].device), dim.to(hidden[b].device)]
-                          for b, (_, tok, dim) in zip(self.boundaries, self.places)], dim=1)
+    def student_values(self, hidden, units=None):
+        """The student's values at the supervised places, [n, labels +
+        units], from its residual stream at every boundary (a list,
+        boundary 0 first) and its blocks' FFN units."""
+        got = [hidden[b][:, tok.to(hidden[b].device), dim.to(hidden[b].device)]
+               for b, (_, tok, dim) in zip(self.boundaries, self.places)]
+        for blk, ix in self.unit_places:
+            u = units[blk][:, :, ix.to(units[blk].device)]
+            got.append(u.reshape(u.shape[0], -1))
+        return torch.cat(got, dim=1)
 
     def standard(self, y):
         """Targets y standardized: what the student's dimensions must hold."""
         return (y - self.mean.to(y.device)) / self.scale.to(y.device)
 
-    def mse(self, hidden, y):
+    def mse(self, hidden, units, y):
         """The mean squared error of the student's values against the
         standardized targets y."""
-        return ((self.student_values(hidden) - self.standard(y)) ** 2).mean()
-
-    def exact(self, hidden, y):
-        """The fraction of supervised values the student holds to within
-        half the distance between integers (its value mapped back through
-        the label's mean and scale)."""
-        v = self.student_values(hidden) * self.scale.to(y.device) + self.mean.to(y.device)
-        return float(((v - y).abs() < 0.5).to(torch.float32).mean())
+        return ((self.student_values(hidden, units) - self.standard(y)) ** 2).mean()
 
     def describe(self):
         """A line for stderr and the run's JSON."""
-        return {"labels": self.path, "density": self.density if isinstance(self.density, str) else int(self.density),
-                "boundaries": self.boundaries, "supervised": self.count, "blocks": self.labels.blocks}
+        d = {"labels": self.path, "density": self.density if isinstance(self.density, str) else int(self.density),
+             "boundaries": self.boundaries, "supervised": self.count, "blocks": self.labels.blocks}
+        if self.units:
+            d["units"] = [[blk, len(ix)] for blk, ix in self.unit_places]
+            d["supervised_units"] = self.unit_count
+        return d

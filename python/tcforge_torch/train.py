@@ -36,6 +36,7 @@ import torch
 
 from . import ArgumentParser, FormatError, Signalled, atomic_write, load, read_regular
 from . import trace as trace_mod
+from .labels import stock_layer_units
 
 __all__ = ["Refused", "inspect", "main"]
 
@@ -122,13 +123,15 @@ class StockNet(torch.nn.Module):
         return self.scale * self.readout(self.enc(self.embed(tok) + self.pos))
 
     def forward_hidden(self, tok):
-        """(logits, [x after the embedding, x after each block])."""
+        """(logits, [x after the embedding, x after each block], [each
+        block's FFN hidden units after the activation])."""
         x = self.embed(tok) + self.pos
-        hs = [x]
+        hs, us = [x], []
         for layer in self.enc.layers:
-            x = layer(x)
+            x, u = stock_layer_units(layer, x)
             hs.append(x)
-        return self.scale * self.readout(x), hs
+            us.append(u)
+        return self.scale * self.readout(x), hs, us
 
 
 class RMSNorm(torch.nn.Module):
@@ -171,7 +174,7 @@ class MLPNet(torch.nn.Module):
             self.attn_o = torch.nn.ModuleList(torch.nn.Linear(a[0], d, bias=False) if a else ident() for a, _ in norms)
             self.fnorm = torch.nn.ModuleList(RMSNorm(d, e) if e is not None else ident() for _, e in norms)
 
-    def _blocks(self, x):
+    def _blocks(self, x, units=None):
         for i, (g, v, o, r) in enumerate(zip(self.gate, self.value, self.out, self.residual)):
             if self.norms is not None:
                 a = self.norms[i][0]
@@ -181,7 +184,10 @@ class MLPNet(torch.nn.Module):
                 h = self.fnorm[i](x)
             else:
                 h = x
-            z = o(torch.nn.functional.silu(g(h)) * v(h))
+            u = torch.nn.functional.silu(g(h)) * v(h)
+            if units is not None:
+                units.append(u.unsqueeze(1))
+            z = o(u)
             x = x + z if r else z
             yield x
 
@@ -197,12 +203,13 @@ class MLPNet(torch.nn.Module):
 
     def forward_hidden(self, bits):
         """(logits, [x after the embedding, x after each block], each
-        [n, 1, d] as the residual of a one-token model)."""
+        [n, 1, d] as the residual of a one-token model, [each block's
+        FFN hidden units silu(gate)·value, [n, 1, F]])."""
         x = self.embed(bits)
-        hs = [x.unsqueeze(1)]
-        for x in self._blocks(x):
+        hs, us = [x.unsqueeze(1)], []
+        for x in self._blocks(x, us):
             hs.append(x.unsqueeze(1))
-        return self.scale * (x[:, self.dims] - self.threshold), hs
+        return self.scale * (x[:, self.dims] - self.threshold), hs, us
 
 
 class Task:
@@ -289,9 +296,10 @@ class Task:
         return self._flat(self.net(x))
 
     def logits_hidden(self, x):
-        """(logits, the residual stream at every block boundary)."""
-        y, hs = self.net.forward_hidden(x)
-        return self._flat(y), hs
+        """(logits, the residual stream at every block boundary, every
+        block's FFN hidden units)."""
+        y, hs, us = self.net.forward_hidden(x)
+        return self._flat(y), hs, us
 
     def _flat(self, y):
         if self.kind == "stock":
@@ -400,11 +408,15 @@ def _parser():
     p.add_argument("--train", type=int, default=4096, help="training inputs (a fixed set)")
     p.add_argument("--heldout", type=int, default=1024, help="held-out inputs, disjoint from the training set")
     p.add_argument("--log-every", type=int, default=50)
-    p.add_argument("--stop-exact", type=int, default=1, help="stop once the held-out exact rate reaches --stop-at at a log point (0: run the budget)")
-    p.add_argument("--stop-at", type=float, default=1.0, help="the held-out exact rate that stops a run (with --stop-exact 1)")
+    p.add_argument("--stop-exact", type=int, default=1, help="stop once the exact rate (--stop-on) reaches --stop-at at a log point (0: run the budget)")
+    p.add_argument("--stop-at", type=float, default=1.0, help="the exact rate that stops a run (with --stop-exact 1)")
+    p.add_argument("--stop-on", choices=("heldout", "train"), default="heldout",
+                   help="the exact rate --stop-at reads: held-out, or the training inputs' (then the held-out figure is not selected on)")
     p.add_argument("--seed", type=int, default=0, help="initialisation, noise and batch order")
     p.add_argument("--data-seed", type=int, default=1, help="training and held-out inputs")
     p.add_argument("--trace", default="none", help=f"trace supervision from NAME.labels.json: {trace_mod.DENSITY_HELP}")
+    p.add_argument("--trace-units", type=int, default=0,
+                   help="1: with --trace, also supervise the FFN hidden units (the circuit's gates) of the block before each supervised boundary")
     p.add_argument("--trace-weight", type=float, default=1.0, help="the trace loss's weight beside the output loss")
     p.add_argument("--labels", help="the label table (default: the config's NAME.labels.json)")
     p.add_argument("--working", default="1", help="chain of thought: the working kept, every K-th step (1: every step, 2: every other, 0: none, digest only)")
@@ -434,8 +446,8 @@ def _evaluate(task, x, y, device, trace=None, t=None, chunk=512):
         for i in range(0, n, chunk):
             xi, yi = x[i:i + chunk].to(device), y[i:i + chunk].to(device)
             if trace is not None:
-                lg, hs = task.logits_hidden(xi)
-                tr += float(trace.mse(hs, t[i:i + chunk].to(device))) * xi.shape[0]
+                lg, hs, us = task.logits_hidden(xi)
+                tr += float(trace.mse(hs, us, t[i:i + chunk].to(device))) * xi.shape[0]
             else:
                 lg = task.logits(xi)
             tot_loss += float(torch.nn.functional.binary_cross_entropy_with_logits(lg, yi, reduction="sum"))
@@ -467,11 +479,14 @@ class BitsJob:
         self.net = self.task.net
         self.trace, self.ttr, self.tte = None, None, None
         if args.density != "none":
-            self.trace = trace_mod.Trace(teacher, args.density, self.task.shape["d_model"], teacher.tokens, args.labels)
+            ffn = [l.linear1.out_features for l in self.net.enc.layers] if kind == "stock" else [g.out_features for g in self.net.gate]
+            self.trace = trace_mod.Trace(teacher, args.density, self.task.shape["d_model"], teacher.tokens, args.labels,
+                                         units=args.trace_units, ffn=ffn)
             self.ttr, self.tte = self.trace.targets(xtr), self.trace.targets(xte)
             self.trace.fit_scale(self.ttr)
             d = self.trace.describe()
-            print(f"trace: {d['supervised']} labelled values at boundaries {d['boundaries']} of 0…{d['blocks']} "
+            print(f"trace: {d['supervised']} labelled values" + (f" and {d['supervised_units']} FFN units" if args.trace_units else "") +
+                  f" at boundaries {d['boundaries']} of 0…{d['blocks']} "
                   f"({trace_mod.density_name(args.density)}, weight {args.trace_weight:g}), from {d['labels']}", file=sys.stderr)
         self.net.to(device)
         self.task.flat = self.task.flat.to(device) if kind == "stock" else None
@@ -498,9 +513,9 @@ class BitsJob:
         xb, yb = self.ftr[idx].to(self.device), self.ytr[idx].to(self.device)
         if self.trace is None:
             return torch.nn.functional.binary_cross_entropy_with_logits(self.task.logits(xb), yb)
-        lg, hs = self.task.logits_hidden(xb)
+        lg, hs, us = self.task.logits_hidden(xb)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(lg, yb)
-        return loss + self.args.trace_weight * self.trace.mse(hs, self.ttr[idx].to(self.device))
+        return loss + self.args.trace_weight * self.trace.mse(hs, us, self.ttr[idx].to(self.device))
 
     def row(self, loss):
         """A log row's figures (held-out unless named train_)."""
@@ -530,7 +545,7 @@ def _check_args(p, args):
         v = getattr(args, key)
         if not lo <= v <= 1 << 62:
             p.error(f"--{key.replace('_', '-')} must be an integer in [{lo}, 2^62], got {v}")
-    for key in ("plot", "stop_exact", "skip_done", "resume"):
+    for key in ("plot", "stop_exact", "skip_done", "resume", "trace_units"):
         if getattr(args, key) not in (0, 1):
             p.error(f"--{key.replace('_', '-')} must be 0 or 1, got {getattr(args, key)}")
     for key, positive in (("lr", True), ("width", True), ("sigma", False), ("trace_weight", False)):
@@ -545,6 +560,8 @@ def _check_args(p, args):
         args.density = trace_mod.parse_density(args.trace)
     except ValueError as e:
         p.error(f"--trace: {e}")
+    if args.trace_units and args.density == "none":
+        p.error("--trace-units 1 supervises the units before the supervised boundaries: give --trace every, K or rounds")
     if args.density != "none" and args.init != "scratch":
         p.error(f"--trace {args.trace} trains from scratch (--init scratch), not --init {args.init}")
     if not args.working.isdigit() or str(int(args.working)) != args.working:
@@ -624,8 +641,8 @@ def _open_csv(path, lines=()):
 
 # The settings a checkpoint must share with the run that resumes it (the
 # trajectory's): everything but the budget, the device, threads and output.
-_TRAJECTORY = ("init", "sigma", "noise", "width", "opt", "batch", "lr", "schedule", "train", "heldout", "log_every", "stop_exact", "stop_at",
-               "seed", "data_seed", "trace", "trace_weight", "working", "layers", "d_model", "heads", "ffn")
+_TRAJECTORY = ("init", "sigma", "noise", "width", "opt", "batch", "lr", "schedule", "train", "heldout", "log_every", "stop_exact", "stop_at", "stop_on",
+               "seed", "data_seed", "trace", "trace_units", "trace_weight", "working", "layers", "d_model", "heads", "ffn")
 CKPT_FORMAT = "tcforge-train-checkpoint"
 
 
@@ -685,11 +702,19 @@ def copy_overlap(net, state, where):
 def _run_name(args, base):
     if args.name:
         return args.name
+    if getattr(args, "cot", False):
+        name = f"{base}.cot-work{args.working}" + "".join(f"-{k[0]}{getattr(args, k)}" for k in ("layers", "d_model", "heads", "ffn")
+                                                           if getattr(args, k))
+        if args.lr != 3e-3:
+            name += f"-lr{args.lr:g}"
+        if args.schedule != "constant":
+            name += f"-{args.schedule}"
+        return name + f".seed{args.seed}"
     name = f"{base}.{args.init}"
     if args.init == "scratch":
         name += f"-w{args.width:g}"
         if args.density != "none":
-            name += f"-trace{args.trace}" + (f"-tw{args.trace_weight:g}" if args.trace_weight != 1 else "")
+            name += f"-trace{args.trace}" + ("u" if args.trace_units else "") + (f"-tw{args.trace_weight:g}" if args.trace_weight != 1 else "")
         if args.lr != 3e-3:
             name += f"-lr{args.lr:g}"
         if args.schedule != "constant":
@@ -702,13 +727,19 @@ def _run_name(args, base):
 def _experiment(args):
     if args.experiment:
         return args.experiment
+    if getattr(args, "cot", False):
+        k = int(args.working)
+        exp = "CoT, " + ("digest only" if k == 0 else "working every step" if k == 1 else f"working every {k} steps")
+        if args.lr != 3e-3:
+            exp += f", lr {args.lr:g}"
+        return exp
     if args.init == "answer":
         return f"answer σ={args.sigma:g}" + (" (entry)" if args.noise == "entry" else "") + (f", {args.opt}" if args.opt != "adam" else "")
     if args.init == "constant":
         return "constant"
     exp = f"scratch w×{args.width:g}"
     if args.density != "none":
-        exp += ", " + trace_mod.density_name(args.density)
+        exp += ", " + trace_mod.density_name(args.density) + (" + units" if args.trace_units else "")
     if args.lr != 3e-3:
         exp += f", lr {args.lr:g}"
     if args.schedule != "constant":
@@ -727,6 +758,7 @@ def main(argv):
         from . import cot
 
         cot.check_args(p, args)
+        args.cot = True
     base = os.path.splitext(os.path.basename(args.config))[0]
     if base.endswith(".cot"):
         base = base[:-len(".cot")]
@@ -826,7 +858,7 @@ def main(argv):
                 if step != resumed_at and (step % args.log_every == 0 or step == args.steps):
                     r = log(step, loss_v)
                     progress.show(step, f"loss {loss_v:.4f} bits {r['bit_acc']:.4f} exact {r['exact']:.4f}")
-                    if args.stop_exact and r["exact"] >= args.stop_at:
+                    if args.stop_exact and r["exact" if args.stop_on == "heldout" else "train_exact"] >= args.stop_at:
                         stopped = "exact"
                         break
                     if step == args.steps:
