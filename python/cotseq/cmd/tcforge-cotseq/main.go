@@ -115,7 +115,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ref := func(ctx context.Context, in []bitvec.Vec) ([]bitvec.Vec, error) { return cons.Reference(ctx, cpass, in) }
+	ref := func(ctx context.Context, in []bitvec.Vec) ([]bitvec.Vec, error) {
+		return cons.Reference(ctx, cpass, in)
+	}
 	src := fmt.Sprintf("tcforge-cotseq -construction %s %v -layerer %s %v -k %d (decoder: %d layers, d_model %d, %d working + %d digest tokens)",
 		cons.Name, cset, lay.Name, lset, *k, len(m.Blocks), m.DModel, m.Decoder.Working, m.Decoder.Digest)
 	f, err := cotseq.Build(ctx, m, l, ref, cotseq.Options{Count: *count, Seed: *seed, Verify: *verify, Source: src, Instance: *instance})
