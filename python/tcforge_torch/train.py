@@ -469,10 +469,9 @@ class BitsJob:
               f"layered circuit, itself verified against the construction's reference, so its outputs are the labels "
               f"({teacher.vectors_checked} test vectors of its config reproduced on loading)",
               file=sys.stderr)
-        dgen = torch.Generator().manual_seed(args.data_seed)
-        xtr, xte = make_data(teacher.inputs, args.train, args.heldout, dgen)
-        self.ytr, self.yte = teach(teacher, xtr), teach(teacher, xte)
-        self.varying = (self.ytr.min(0).values != self.ytr.max(0).values)
+        # The model and the label table first (a table that is not this
+        # model's is refused before the data are computed); the data from
+        # their own generator, so the order changes no figure.
         torch.manual_seed(args.seed)
         gen = torch.Generator().manual_seed(args.seed + 7919)
         self.task = Task(kind, cfg, teacher, args.width, "scratch" if args.init == "constant" else args.init, args.sigma, gen, args.noise)
@@ -482,6 +481,11 @@ class BitsJob:
             ffn = [l.linear1.out_features for l in self.net.enc.layers] if kind == "stock" else [g.out_features for g in self.net.gate]
             self.trace = trace_mod.Trace(teacher, args.density, self.task.shape["d_model"], teacher.tokens, args.labels,
                                          units=args.trace_units, ffn=ffn)
+        dgen = torch.Generator().manual_seed(args.data_seed)
+        xtr, xte = make_data(teacher.inputs, args.train, args.heldout, dgen)
+        self.ytr, self.yte = teach(teacher, xtr), teach(teacher, xte)
+        self.varying = (self.ytr.min(0).values != self.ytr.max(0).values)
+        if self.trace is not None:
             self.ttr, self.tte = self.trace.targets(xtr), self.trace.targets(xte)
             self.trace.fit_scale(self.ttr)
             d = self.trace.describe()

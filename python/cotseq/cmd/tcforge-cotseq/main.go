@@ -141,6 +141,9 @@ func run() error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp.Name(), *out); err != nil {
 		return err
 	}
