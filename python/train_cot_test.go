@@ -44,7 +44,9 @@ func cotFile(t *testing.T, count int, ref func(cotseq.Reference) cotseq.Referenc
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := cotseq.Reference(func(ctx context.Context, in []bitvec.Vec) ([]bitvec.Vec, error) { return keccak.Plugin.Reference(ctx, pass, in) })
+	r := cotseq.Reference(func(ctx context.Context, in []bitvec.Vec) ([]bitvec.Vec, error) {
+		return keccak.Plugin.Reference(ctx, pass, in)
+	})
 	if ref != nil {
 		r = ref(r)
 	}
