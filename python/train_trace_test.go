@@ -190,3 +190,56 @@ func TestTrainTraceRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainResume: a run stopped at step 40 and resumed to 60 from its
+// checkpoint logs exactly the rows of a run straight to 60 (every figure
+// but the times); a checkpoint of other settings is refused by name; a
+// run that starts from another's weights (--init-from, a curriculum's
+// step) says how many tensors it copied.
+func TestTrainResume(t *testing.T) {
+	needTorch(t)
+	dir := t.TempDir()
+	cfg := exportAdder(t, dir)
+	run := func(name string, steps string, more ...string) string {
+		t.Helper()
+		var stderr bytes.Buffer
+		cmd := trainCmd(context.Background(), t, dir, append([]string{cfg, "--out", "runs", "--name", name, "--steps", steps, "--log-every", "10",
+			"--checkpoint-every", "20", "--resume", "1", "--stop-exact", "0", "--train", "1024", "--heldout", "256", "--plot", "0", "--progress", "never"}, more...)...)
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, stderr.String())
+		}
+		return stderr.String()
+	}
+	run("straight", "60")
+	run("stopped", "40")
+	if msg := run("stopped", "60"); !strings.Contains(msg, "resumed from") || !strings.Contains(msg, "at step 40") {
+		t.Errorf("the second run of 'stopped' did not resume at step 40:\n%s", msg)
+	}
+	a, _ := readRun(t, filepath.Join(dir, "runs", "straight"))
+	b, meta := readRun(t, filepath.Join(dir, "runs", "stopped"))
+	if len(a) != 8 || len(b) != len(a) {
+		t.Fatalf("%d and %d CSV rows, want the header and steps 0, 10, …, 60 in both", len(a), len(b))
+	}
+	for i := 1; i < len(a); i++ {
+		for _, col := range []string{"step", "heldout_loss", "bit_acc", "exact", "train_exact"} {
+			if x, y := column(t, a, i, col), column(t, b, i, col); x != y {
+				t.Errorf("row %d %s: straight %v, resumed %v", i, col, x, y)
+			}
+		}
+	}
+	if r, _ := meta["resumed"].([]any); len(r) != 1 || r[0] != float64(40) {
+		t.Errorf("the resumed run's JSON says resumed %v, want [40]", meta["resumed"])
+	}
+	var stderr bytes.Buffer
+	cmd := trainCmd(context.Background(), t, dir, cfg, "--out", "runs", "--name", "stopped", "--steps", "80", "--resume", "1", "--lr", "0.01",
+		"--log-every", "10", "--checkpoint-every", "20", "--stop-exact", "0", "--train", "1024", "--heldout", "256", "--progress", "never")
+	cmd.Stderr = &stderr
+	var ee *exec.ExitError
+	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "stopped.ckpt: the checkpoint was written with lr 0.003") {
+		t.Errorf("resuming with another learning rate: %v\n%s", err, stderr.String())
+	}
+	if msg := run("next", "10", "--init-from", filepath.Join(dir, "runs", "straight.ckpt")); !strings.Contains(msg, "tensors copied") {
+		t.Errorf("--init-from does not say what it copied:\n%s", msg)
+	}
+}
