@@ -64,7 +64,7 @@ def groups(runs):
 def shape(m):
     s = m["shape"]
     if m["kind"] == "mlp":
-        return f"MLP d={s['d_model']} L={s['blocks']} F≤{s['ffn']}"
+        return ("residual RMSNorm " if s.get("norm") else "") + f"MLP d={s['d_model']} L={s['blocks']} F≤{s['ffn']}"
     return f"T={s['tokens']} d={s['d_model']} L={s['blocks']} h={s['heads']} F={s['ffn']}"
 
 
@@ -197,7 +197,7 @@ GOOD = 0.99  # "learned": held-out exact rate ≥ 99 % ...
 NEED = (4, 5)  # ... on ≥ 4 of 5 seeds
 # Supervision, sparsest first (the experiment labels of
 # scripts/learnability_trace.py); controls after.
-SUPS = ["no trace", "trace at round boundaries", "trace every level", "trace every level + units",
+SUPS = ["no trace", "trace at round boundaries", "trace every level", "trace every level, 2× steps", "trace every level + units",
         "CoT, digest only", "CoT, working every 2 steps", "CoT, working every step"]
 CONTROLS = ["constant", "no trace, lr 1e-3", "no trace, lr 1e-2"]
 FAMILIES = [("Keccak w=1", "toy Keccak-p[25]"), ("Keccak w=2", "toy Keccak-p[50]"), ("SHA-256", "SHA-256, reduced"), ("adder", "adder n=8")]
@@ -270,7 +270,7 @@ def trace_table(runs):
         cpu = sum(r["cpu_s"] for r in last)
         total += cpu
         steps = sorted({int(r["step"]) for r in last})
-        st = "–" if ms[0]["init"] == "constant" else (f"{steps[0]}" if len(steps) == 1 else f"{steps[0]}–{steps[-1]}") + f" ({ms[0]['steps']:,})"
+        st = "–" if ms[0]["init"] == "constant" else (f"{steps[0]:,}" if len(steps) == 1 else f"{steps[0]:,}–{steps[-1]:,}") + f" ({ms[0]['steps']:,})"
         good, n, met = verdict(ms)
         mark = {True: " ✓", False: "", None: " (undecided)"}[met] if ms[0]["init"] != "constant" else ""
         wex = [r["working_exact"] for r in last if r.get("working_exact") is not None and not math.isnan(r["working_exact"])]
