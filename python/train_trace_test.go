@@ -22,9 +22,9 @@ import (
 // bits in, 12 state bits out, one round, one block without padding — as
 // configs/learnability.hcl maps its Keccak instances (fusion,
 // tokens-as-states, one token), and exports it with its label table. Its
-// first block computes θ: 18 parities of up to 6 message bits (the
-// residual's labelled values at boundary 1), which gradient descent does
-// not find from the output bits alone within a few thousand steps.
+// first block computes θ: 14 parities of message bits (the residual's
+// labelled values at boundary 1), which gradient descent does not find
+// from the output bits alone within a few thousand steps.
 func exportToyKeccak(t *testing.T, dir string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -45,9 +45,10 @@ func exportToyKeccak(t *testing.T, dir string) string {
 // and data, the run with the trace at every level (the labelled residual
 // values after every block) reaches ≥ 95 % exact outputs on 1,024
 // held-out inputs (it stops once 99.8 % of the training inputs are exact:
-// 2,700 steps, 20 CPU s here), while the run without it, at the same
-// 3,000-step budget, gets no held-out output exact and at most 70 % of
-// the bits. -short: skipped (two runs of some 20 CPU s).
+// 98.4 % at step 2,700, 20 CPU s here), while the run without it, at the
+// same 3,000-step budget, gets under 2 % exact and 75 % of the bits (0.9 %
+// and 68 % here). -short: skipped (two runs of some 20 CPU s; 108 s wall
+// at load average 12).
 func TestTrainTrace(t *testing.T) {
 	needTorch(t)
 	if testing.Short() {
@@ -90,14 +91,14 @@ func TestTrainTrace(t *testing.T) {
 		return v
 	}
 	tm, _ := metas["every"]["trace"].(map[string]any)
-	if b, _ := json.Marshal(tm["boundaries"]); string(b) != "[0,1,2]" || tm["supervised"] != float64(12+18+12) {
-		t.Errorf("--trace every supervises %v values at boundaries %s, want 42 (12 inputs, 18 θ parities, 12 outputs) at [0,1,2]", tm["supervised"], b)
+	if b, _ := json.Marshal(tm["boundaries"]); string(b) != "[0,1,2]" || tm["supervised"] != float64(12+14+12) {
+		t.Errorf("--trace every supervises %v values at boundaries %s, want 38 (12 inputs, 14 θ parities, 12 outputs) at [0,1,2]", tm["supervised"], b)
 	}
 	if ex := final("every", "exact"); ex < 0.95 {
 		t.Errorf("with the trace at every level: held-out exact %.4f, want ≥ 0.95", ex)
 	}
-	if ex, bits := final("none", "exact"), final("none", "var_bit_acc"); ex > 0.01 || bits > 0.7 {
-		t.Errorf("without the trace: held-out exact %.4f and bit accuracy %.4f, want ≤ 0.01 and ≤ 0.7 (it learns here what the trace was for)", ex, bits)
+	if ex, bits := final("none", "exact"), final("none", "var_bit_acc"); ex > 0.02 || bits > 0.75 {
+		t.Errorf("without the trace: held-out exact %.4f and bit accuracy %.4f, want ≤ 0.02 and ≤ 0.75", ex, bits)
 	}
 	t.Logf("trace every: exact %.4f at step %v; no trace: exact %.4f, bits %.4f at step %v",
 		final("every", "exact"), metas["every"]["steps_run"], final("none", "exact"), final("none", "var_bit_acc"), metas["none"]["steps_run"])

@@ -272,7 +272,7 @@ def trace_table(runs):
         steps = sorted({int(r["step"]) for r in last})
         st = "–" if ms[0]["init"] == "constant" else (f"{steps[0]:,}" if len(steps) == 1 else f"{steps[0]:,}–{steps[-1]:,}") + f" ({ms[0]['steps']:,})"
         good, n, met = verdict(ms)
-        mark = {True: " ✓", False: "", None: " (undecided)"}[met] if ms[0]["init"] != "constant" else ""
+        mark = {True: " ✓", False: "", None: " (undecided)"}[met] if exp in SUPS else ""
         wex = [r["working_exact"] for r in last if r.get("working_exact") is not None and not math.isnan(r["working_exact"])]
         lines.append(f"| {inst} | {student(ms[0])} | {exp} | {supervised(ms[0])} | {st} | {span([r['exact'] for r in last])} | "
                      f"{good}/{n}{mark} | {span([r['var_bit_acc'] for r in last])} | {span(wex) if wex else '–'} | {cpu:.0f} |")

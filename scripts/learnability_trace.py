@@ -111,10 +111,16 @@ def cells():
                     if key in GRID_COTS:
                         out.append(dict(family=fam, instance=inst, rounds=r, sup=key, label=sup, config=cot_file(fam, r),
                                         args=args + COT_SHAPE, budget=COT_BUDGET))
+    # Toy Keccak-p[25], one round, the trace at every level with twice the
+    # steps (seeds 0 and 1 of docs/learnability/trace/ continue the
+    # 10,000-step runs from their checkpoints, which is the same run).
+    out.append(dict(family="keccak-w1", instance="Keccak w=1 r=1", rounds=1, sup="every2x", label="trace every level, 2× steps",
+                    config=keccak(0, 1), args=["--trace", "every"], budget=dict(KECCAK_BUDGET, steps=2 * KECCAK_BUDGET["steps"]),
+                    name="learn-keccak.log_w-0_rounds-1.fusion.tokens-as-states-stock.scratch-w1-traceevery-20k.seed{seed}"))
     for key, sup, args in TRACES[:1] + TRACES[2:3]:
         out.append(dict(family="adder", instance="adder n=8", rounds=1, sup=key, label=sup, config=ADDER, args=args, budget=ADDER_BUDGET))
     out.append(dict(family="adder", instance="adder n=8", rounds=1, sup="cot1", label=COTS[2][1], config=cot_file("adder", 1),
-                    args=COTS[2][2] + COT_SHAPE, budget=COT_BUDGET))
+                    args=COTS[2][2] + ["--d-model", "81", "--ffn", "160"], budget=COT_BUDGET))  # 3 heads: d_model a multiple of 3
     # Controls: the constant predictor; the learning-rate sweep of the
     # no-trace cell (3e-3 is the default, the cell itself), one seed each.
     for fam, inst, cfg, b in (("keccak-w1", "Keccak w=1 r=1", keccak(0, 1), KECCAK_BUDGET), ("sha256", "SHA-256 r=1", sha256(1), SHA_BUDGET)):
@@ -133,6 +139,8 @@ def command(c, seed):
             "--train", str(b["train"]), "--heldout", str(b["heldout"]), "--out", RUNS, "--plot", "0", "--progress", "never"]
     if c["sup"] != "constant":
         args += ["--resume", "1", "--checkpoint-every", str(b["log"] * 4)] + STOP
+    if c.get("name"):
+        args += ["--name", c["name"].format(seed=seed)]
     return args + c["args"]
 
 
@@ -189,14 +197,14 @@ def main(argv):
                 print(" ".join(shlex.quote(x) for x in command(c, s)))
         return 0
     failed = set()  # (family, sup, rounds) that failed
-    order = [k for k, _, _ in TRACES] + [k for k, _, _ in COTS]
+    order = [k for k, _, _ in TRACES[:3]] + ["every2x"] + [k for k, _, _ in TRACES[3:]] + [k for k, _, _ in COTS]
     dense = {k: order[i + 1:] for i, k in enumerate(order)}  # the denser supervisions of each
     for c in sorted(sel, key=lambda c: (c["family"], c["rounds"], -order.index(c["sup"]) if c["sup"] in order else 0)):
         if not c.get("control"):
             if any((c["family"], c["sup"], r) in failed for r in range(1, c["rounds"])):
                 print(f"skip {c['instance']} {c['label']}: not learned at fewer rounds", file=sys.stderr)
                 continue
-            same_kind = [k for k in dense.get(c["sup"], []) if (k in GRID_TRACES) == (c["sup"] in GRID_TRACES)]
+            same_kind = [k for k in dense.get(c["sup"], []) if k.startswith("cot") == c["sup"].startswith("cot")]
             d = [] if c["sup"] == "none" and c["rounds"] == 1 else \
                 [k for k in same_kind if any((c["family"], k, r) in failed for r in range(1, c["rounds"] + 1))]
             if d:
