@@ -308,7 +308,7 @@ func testSlurmSweep(t *testing.T, env []string) {
 			t.Errorf("merge job's status: no completed line for task %d:\n%s", i, log)
 		}
 	}
-	if !strings.Contains(log, "3 pipelines, 11 points, 22 rows: 22 verified, 9/9 met") {
+	if !strings.Contains(log, "3 pipelines, 11 points, 22 rows: 22 circuits verified, 8 of 8 models verified, 9/9 met") {
 		t.Errorf("merge job's summary:\n%s", log)
 	}
 	sameReports(t, single, filepath.Join(dir, "out"))
