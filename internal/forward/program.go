@@ -33,6 +33,9 @@ type Program struct {
 	st     csr       // per token: static entries (dimension, value)
 	stSq   []float64 // per token: Σ of squared static entries
 	subs   []*sublayer
+	// bounds[b] is the number of sublayers run at block boundary b
+	// (Watch).
+	bounds []int
 	scores map[[2]string]*scoreMat
 	sels   map[*scoreMat]*scoreMat
 	// scoreRows caches, per (Q, K) tensor pair, the rows both use and
@@ -250,6 +253,7 @@ func Compile(m *model.Model) (*Program, error) {
 		return x
 	}
 	live := true
+	p.bounds = []int{0}
 	for bi, b := range m.Blocks {
 		if a := b.Attn; a != nil {
 			s, err := p.compileAttn(a, idx, tr, live)
@@ -263,6 +267,7 @@ func Compile(m *model.Model) (*Program, error) {
 			p.subs = append(p.subs, p.compileFFN(f, idx, tr, live))
 			live = live && f.Residual
 		}
+		p.bounds = append(p.bounds, len(p.subs))
 	}
 	p.stLive = live
 
