@@ -21,18 +21,18 @@ import (
 // the same for every sample and block and are computed once as a sparse
 // T×T matrix; otherwise they are computed per sample.
 type Program struct {
-	m      *model.Model
-	T, d   int
-	nIn    int
-	dyn    []int32 // dynamic index → dimension
-	dynOf  []int32 // dimension → dynamic index, or −1
-	nd     int
-	init   csr // per token: initial dynamic entries (dyn index, value)
-	in     csr // per input bit: dynamic entries added when the bit is 1
-	inTok  []int32
-	st     csr       // per token: static entries (dimension, value)
-	stSq   []float64 // per token: Σ of squared static entries
-	subs   []*sublayer
+	m     *model.Model
+	T, d  int
+	nIn   int
+	dyn   []int32 // dynamic index → dimension
+	dynOf []int32 // dimension → dynamic index, or −1
+	nd    int
+	init  csr // per token: initial dynamic entries (dyn index, value)
+	in    csr // per input bit: dynamic entries added when the bit is 1
+	inTok []int32
+	st    csr       // per token: static entries (dimension, value)
+	stSq  []float64 // per token: Σ of squared static entries
+	subs  []*sublayer
 	// bounds[b] is the number of sublayers run at block boundary b
 	// (Watch).
 	bounds []int
