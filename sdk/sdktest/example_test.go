@@ -15,7 +15,7 @@ import (
 // what would fail the test.
 type exampleT struct{ testing.TB }
 
-func (exampleT) Helper()                            {}
+func (exampleT) Helper()                           {}
 func (exampleT) Errorf(format string, args ...any) { fmt.Printf("FAIL: "+format+"\n", args...) }
 func (t exampleT) Fatalf(format string, args ...any) {
 	t.Errorf(format, args...)
