@@ -1,8 +1,10 @@
 // Package labelcheck makes a model's labels ground truth: it decodes the
 // residual stream at every block boundary through the labels (the host's
-// own forward pass, run on the model cut after each block with a readout
-// on every labelled dimension) and compares every labelled value with the
-// layered circuit's value at the matching level on the same input.
+// own forward pass, reading every labelled dimension at every boundary
+// with a forward.Watch) and compares every labelled value with the
+// layered circuit's value at the matching level on the same input (Check);
+// on a model that computes something else, it locates the first block
+// whose output leaves the labelled values (Locate).
 package labelcheck
 
 import (
