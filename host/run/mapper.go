@@ -222,8 +222,12 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // is the row's error.
 func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, m *model.Model, l *layered.Circuit,
 	in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow, log zerolog.Logger) {
-	info, err := safetensors.ExportDescribed(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit,
-		&safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
+	desc, err := description(m, l, in, want, cp, mr)
+	if err != nil {
+		mr.Err = err
+		return
+	}
+	info, err := safetensors.ExportDescribed(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit, desc)
 	if err != nil {
 		mr.Err = err
 		return
