@@ -1,9 +1,13 @@
 // node check.mjs MODEL.onnx MESSAGES: runs a tcforge byte module exported
 // as ONNX (inputs msg uint8 [batch, n], lengths int64 [batch]; output
-// digest uint8 [batch, m]) in ONNX Runtime on the messages of a file, one
-// hex message a line, each zero-filled to the model's n bytes, and prints
-// one JSON object: the runtime's version, the digests (hex) and the time
-// per message of one batched run after a warm-up run.
+// digest uint8 [batch, m], and for a decoder tokens int64 [batch, g]) in
+// ONNX Runtime on the messages of a file, one hex message a line, each
+// zero-filled to the model's n bytes, and prints one JSON object: the
+// runtime's version, the digests (hex), a decoder's generated tokens (one
+// list a message), the session's load time and the time per message of
+// one batched run after a warm-up run (a decoder's warm-up: the first
+// message alone, its greedy loop being as long for one message as for
+// many).
 import { readFileSync } from "node:fs";
 import ort from "onnxruntime-node";
 
@@ -35,7 +39,12 @@ const feeds = {
   msg: new ort.Tensor("uint8", msg, [B, n]),
   lengths: new ort.Tensor("int64", lengths, [B]),
 };
-await session.run(feeds); // warm-up
+const decoder = session.outputNames.includes("tokens");
+if (decoder) {
+  await session.run({ msg: new ort.Tensor("uint8", msg.subarray(0, n), [1, n]), lengths: new ort.Tensor("int64", lengths.subarray(0, 1), [1]) });
+} else {
+  await session.run(feeds); // warm-up
+}
 const t0 = process.hrtime.bigint();
 const out = await session.run(feeds);
 const secs = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -45,4 +54,13 @@ const digests = [];
 for (let i = 0; i < B; i++) {
   digests.push(Buffer.from(d.data.subarray(i * m, (i + 1) * m)).toString("hex"));
 }
-console.log(JSON.stringify({ version: ort.env.versions?.common ?? ort.env.versions?.node ?? "unknown", digests, seconds_per_message: secs / B, load_seconds: loadSecs }));
+const result = { version: ort.env.versions?.common ?? ort.env.versions?.node ?? "unknown", digests, seconds_per_message: secs / B, load_seconds: loadSecs };
+if (decoder) {
+  const t = out.tokens;
+  const g = t.dims[1];
+  result.tokens = [];
+  for (let i = 0; i < B; i++) {
+    result.tokens.push(Array.from(t.data.subarray(i * g, (i + 1) * g), Number));
+  }
+}
+console.log(JSON.stringify(result));

@@ -4,7 +4,8 @@
                      input bit i), output bit strings on stdout; also
                      `python3 -m tcforge_torch CONFIG`
     module CONFIG    write the bytes-in, digest-out module of a stock model
-                     as TorchScript (CONFIG's name with .pt) and ONNX (.onnx)
+                     or a decoder as TorchScript (CONFIG's name with .pt)
+                     and ONNX (.onnx)
     train CONFIG ... train a model of its shape (tcforge_torch/train.py, its
                      own arguments; docs/learnability.md)
 
@@ -38,29 +39,32 @@ def _run(args):
 
 
 def _module_args(p):
-    p.add_argument("config", help="a stock model's JSON config (tokens-as-states, from tcforge run --export)")
+    p.add_argument("config", help="a stock model's or a decoder's JSON config (tokens-as-states or decoder, from tcforge run --export)")
     p.add_argument("-o", "--out", help="output path without extension (default: CONFIG without .json)")
     p.add_argument("--no-onnx", action="store_true", help="write only the TorchScript file")
 
 
 def _module(args):
-    from . import digest
+    from . import decoder, digest, onnxgraph
 
     m = load(args.config)
-    mod = digest.digest_module(m)
+    if isinstance(m, decoder.DecoderModel):
+        mod, save_pt, save_onnx = decoder.decoder_module(m), decoder.save_torchscript, onnxgraph.write_decoder_onnx
+    else:
+        mod, save_pt, save_onnx = digest.digest_module(m), digest.save_torchscript, digest.save_onnx
     del m  # the loader's tensors: the module holds its own
     base = args.out or (args.config[:-len(".json")] if args.config.endswith(".json") else args.config)
-    digest.save_torchscript(mod, base + ".pt")
+    save_pt(mod, base + ".pt")
     print(base + ".pt")
     if not args.no_onnx:
-        digest.save_onnx(mod, base + ".onnx")
+        save_onnx(mod, base + ".onnx")
         print(base + ".onnx")
     return 0
 
 
 COMMANDS = {
     "run": ("run a model on input bit strings (stdin) and print its output bits", _run_args, _run),
-    "module": ("write a stock model's bytes-in, digest-out module (.pt TorchScript, .onnx)", _module_args, _module),
+    "module": ("write a stock model's or a decoder's bytes-in, digest-out module (.pt TorchScript, .onnx)", _module_args, _module),
 }
 
 
