@@ -45,7 +45,13 @@ pipeline "toy" {
 // and returns DIR and the run's log.
 func runExport(t *testing.T, python string, timeout time.Duration) (string, string) {
 	t.Helper()
-	f, diags := config.Parse("toy.hcl", []byte(exportToy))
+	return runExportOf(t, exportToy, python, timeout)
+}
+
+// runExportOf is runExport of the pipeline src.
+func runExportOf(t *testing.T, src, python string, timeout time.Duration) (string, string) {
+	t.Helper()
+	f, diags := config.Parse("toy.hcl", []byte(src))
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -247,7 +247,7 @@ class DecoderModel:
 
     # Passes.
 
-    def teacher_forced(self, seqs, dtype=torch.float32, batch=4):
+    def teacher_forced(self, seqs, dtype=torch.float32, batch=4, stop=False):
         """One pass over whole sequences seqs (int64 [n, positions]: prompt
         then the expected generated tokens) with the causal mask: returns
         the argmax at positions prompt − 1 … positions − 2 (the tokens the
@@ -255,7 +255,8 @@ class DecoderModel:
         token's margin (winner's logit minus the runner-up's, or the
         expected token's minus the best other where they differ, over the
         head's scale: [n, generated]). float16 runs emulated (_emulated):
-        PyTorch 1.13 has no CPU float16 kernels for these layers."""
+        PyTorch 1.13 has no CPU float16 kernels for these layers. stop:
+        end after the first batch with a wrong token (the rows so far)."""
         seqs = torch.as_tensor(seqs).to(torch.long).reshape(-1, self.positions)
         preds, margins = [], []
         with torch.no_grad():
@@ -265,6 +266,8 @@ class DecoderModel:
                 logits = logits[:, self.prompt - 1:-1].to(torch.float32)
                 preds.append(logits.argmax(dim=-1))
                 margins.append(_margin(logits, s[:, self.prompt:]) / self.head_scale)
+                if stop and bool((preds[-1] != s[:, self.prompt:]).any()):
+                    break
         return torch.cat(preds), torch.cat(margins)
 
     def layer_outputs(self, seq, dtype=torch.float32):
