@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,5 +163,84 @@ func TestExportWithoutPython(t *testing.T) {
 	_, err := w.WriteModule(context.Background(), "x.json")
 	if !errors.Is(err, pymod.ErrUnavailable) || !strings.Contains(err.Error(), "no Python interpreter") {
 		t.Errorf("WriteModule without an interpreter: %v", err)
+	}
+}
+
+// exportDecoderToy is a pipeline whose run exports a decoder with a byte
+// interface (toy Keccak w = 2, two rounds, 4-byte messages).
+const exportDecoderToy = `
+pipeline "toy" {
+  samples = 8
+  construction "keccak" {
+    log_w  = 1
+    rate   = 32
+    rounds = 2
+  }
+  layerer "fusion" {}
+  mapper "decoder" { levels_per_step = 2 }
+}
+`
+
+// TestExportWritesDecoderModules runs a decoder's pipeline with --export
+// as the CLI does: the config describes the decoder (its section, each
+// layer's dim_feedforward, test vectors with prompts and tokens) and the
+// byte module, .pt and .onnx, writes the test vectors' tokens and digests
+// in PyTorch and ONNX Runtime.
+func TestExportWritesDecoderModules(t *testing.T) {
+	needTorch(t)
+	dir, log := runExportOf(t, exportDecoderToy, python, 0)
+	base := filepath.Join(dir, "toy.fusion.decoder-stock")
+	for _, ext := range []string{".json", ".safetensors", ".pt", ".onnx"} {
+		if _, err := os.Stat(base + ext); err != nil {
+			t.Errorf("--export wrote no %s: %v\n%s", ext, err, log)
+		}
+	}
+	// The test vectors: message (4 bytes, LSB first), digest and tokens;
+	// the module's working and digest must be theirs.
+	out := runPython(t, dir, `
+import sys, json, torch
+cfg = json.load(open(sys.argv[1] + ".json"))
+assert "embedding" not in cfg and "readout" not in cfg, sorted(cfg)
+d = cfg["decoder"]
+ffn = [b["layer"]["dim_feedforward"] for b in cfg["blocks"]]
+assert all(cfg["tensors"][b["layer"]["tensors"]["linear1.weight"]]["rows"] == f for b, f in zip(cfg["blocks"], ffn)), ffn
+assert len(d["step"]) == d["working"] + d["digest"] == len(cfg["test_vectors"][0]["tokens"])
+m = torch.jit.load(sys.argv[1] + ".pt")
+for vec in cfg["test_vectors"]:
+    msg = bytes(sum(int(vec["input"][8 * j + i]) << i for i in range(8)) for j in range(4))
+    want = bytes(sum(int(vec["output"][8 * j + i]) << i for i in range(8)) for j in range(len(vec["output"]) // 8))
+    x = torch.tensor(list(msg), dtype=torch.uint8)
+    ok = m(x).numpy().tobytes() == want and m.working(x).tolist() == vec["tokens"]
+    print("equal" if ok else "differ", msg.hex(), want.hex(), "".join(f"{t:02x}" for t in vec["tokens"]))
+`, base)
+	var msgs [][]byte
+	var digests, tokens []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 4 || f[0] != "equal" {
+			t.Fatalf("the exported .pt against the export's test vectors (verdict, message, digest, tokens): %s", out)
+		}
+		m, err := hex.DecodeString(f[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, digests, tokens = append(msgs, m), append(digests, f[2]), append(tokens, f[3])
+	}
+	if len(msgs) != 8 {
+		t.Fatalf("%d test vectors, want the 8 samples", len(msgs))
+	}
+	if why := ortMissing(); why != "" {
+		t.Skip(why)
+	}
+	got := runORT(t, base+".onnx", 4, msgs)
+	checkDigests(t, "ONNX Runtime "+got.Version+" against the export's test vectors", got.Digests, digests)
+	for i, tok := range got.Tokens {
+		var sb strings.Builder
+		for _, x := range tok {
+			fmt.Fprintf(&sb, "%02x", x)
+		}
+		if sb.String() != tokens[i] {
+			t.Errorf("ONNX Runtime: test vector %d: tokens %s, want %s", i, sb.String(), tokens[i])
+		}
 	}
 }
