@@ -225,6 +225,10 @@ def _layer_state(need, layer, prefix):
     return sd
 
 
+# The query rows _emulated_layer scores at once.
+QUERY_BLOCK = 512
+
+
 def _emulated_layer(x, p, nhead, eps, r, mask=None):
     """One stock encoder layer (norm_first, relu) on x [n, T, d] in a
     format PyTorch 1.13's CPU kernels lack (float16): the layer's
@@ -239,11 +243,13 @@ def _emulated_layer(x, p, nhead, eps, r, mask=None):
     qkv = r(r(y @ p("self_attn.in_proj_weight").T) + p("self_attn.in_proj_bias"))
     q, k, v = (qkv[..., j * d:(j + 1) * d].reshape(n, T, nhead, e).transpose(1, 2) for j in range(3))
     q = r(q / e ** 0.5)  # nn.MultiheadAttention scales the queries first
-    s = r(q @ k.transpose(-2, -1))
-    if mask is not None:
-        s = s.masked_fill(mask, float("-inf"))
-    att = r(torch.softmax(s, dim=-1))
-    o = r(att @ v).transpose(1, 2).reshape(n, T, d)
+    o = torch.empty_like(q)
+    for a in range(0, T, QUERY_BLOCK):  # query rows a block at a time: the scores of long contexts
+        s = r(q[:, :, a:a + QUERY_BLOCK] @ k.transpose(-2, -1))
+        if mask is not None:
+            s = s.masked_fill(mask[a:a + QUERY_BLOCK], float("-inf"))
+        o[:, :, a:a + QUERY_BLOCK] = r(r(torch.softmax(s, dim=-1)) @ v)
+    o = o.transpose(1, 2).reshape(n, T, d)
     x = r(x + r(r(o @ p("self_attn.out_proj.weight").T) + p("self_attn.out_proj.bias")))
     y = r(ln(x, (d,), p("norm2.weight"), p("norm2.bias"), eps))
     h = r(torch.relu(r(r(y @ p("linear1.weight").T) + p("linear1.bias"))))

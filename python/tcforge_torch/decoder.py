@@ -31,7 +31,8 @@ working on request), written as TorchScript (save_torchscript) and ONNX
 (onnxgraph.write_decoder_onnx: the greedy loop as an ONNX Loop).
 """
 
-from typing import List, Optional
+import warnings
+from typing import List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -40,6 +41,11 @@ from . import FormatError, _check_layer, _dense, _emulated_layer, _layer_state, 
 from .digest import _byte_interface, _interface_buffers, check_message, pad_message
 
 __all__ = ["DecoderModel", "StockDecoder", "DecoderDigestModule", "decoder_module"]
+
+# The most bytes the score matrices of one teacher-forced pass through the
+# stock layers' forward may take (batch × heads × positions² float32);
+# past it the pass runs position by position with the KV cache.
+SCORES_BYTES = 1 << 30
 
 
 class StockDecoder(nn.Module):
@@ -96,6 +102,18 @@ class StockDecoder(nn.Module):
     def generate(self, context: torch.Tensor, n: int) -> torch.Tensor:
         """The n tokens [B, n] (int64) greedy decoding writes after context
         [B, t] (t ≥ 1, t + n at most the model's positions)."""
+        return self._decode(context, n, False)[0]
+
+    @torch.jit.export
+    def forced(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits [B, T, vocab] of tokens [B, T] computed position by
+        position with the KV cache (teacher forcing without the T × T
+        scores of forward: what teacher_forced runs on long contexts)."""
+        return self._decode(tokens, 0, True)[1]
+
+    def _decode(self, context: torch.Tensor, n: int, keep: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Greedy decoding of n tokens after context; keep: also the logits
+        at every context position (n = 0: teacher forcing)."""
         if context.dtype != torch.long or context.dim() != 2:
             raise ValueError("decoder: the context must be int64 [batch, tokens]")
         B, t = context.shape[0], context.shape[1]
@@ -105,7 +123,7 @@ class StockDecoder(nn.Module):
             raise ValueError("decoder: a context of " + str(t) + " positions and " + str(n) + " to generate is past the model's " + str(self.positions) + " positions")
         if B > 0 and (int(context.min()) < 0 or int(context.max()) >= self.vocab):
             raise ValueError("decoder: a context token outside the vocabulary 0 … " + str(self.vocab - 1))
-        P = t + n - 1  # positions the pass visits
+        P = t + n - 1 if n > 0 else t  # positions the pass visits
         dt = self.pos_embed.weight.dtype
         keys: List[torch.Tensor] = []
         values: List[torch.Tensor] = []
@@ -113,15 +131,18 @@ class StockDecoder(nn.Module):
             keys.append(torch.zeros(B, h, max(P, 1), self.d // h, dtype=dt))
             values.append(torch.zeros(B, h, max(P, 1), self.d // h, dtype=dt))
         out = torch.zeros(B, n, dtype=torch.long)
+        kept = torch.zeros(B, t if keep else 0, self.vocab, dtype=dt)
         tok = context[:, 0]
         for p in range(P):
             if p < t:
                 tok = context[:, p]
             logits = self.step(tok, p, keys, values)
-            if p >= t - 1:
+            if keep and p < t:
+                kept[:, p] = logits
+            if n > 0 and p >= t - 1:
                 tok = torch.argmax(logits, dim=-1)
                 out[:, p - t + 1] = tok
-        return out
+        return out, kept
 
 
 class DecoderModel:
@@ -254,7 +275,11 @@ class DecoderModel:
         model writes given the expected ones, [n, generated]) and each
         token's margin (winner's logit minus the runner-up's, or the
         expected token's minus the best other where they differ, over the
-        head's scale: [n, generated]). float16 runs emulated (_emulated):
+        head's scale: [n, generated]). The pass is the stock layers'
+        forward with the causal mask, or — where its score matrices (batch
+        × heads × positions², float32) would pass SCORES_BYTES —
+        StockDecoder.forced, the same equations position by position with
+        the KV cache. float16 runs emulated (_emulated):
         PyTorch 1.13 has no CPU float16 kernels for these layers. stop:
         end after the first batch with a wrong token (the rows so far)."""
         seqs = torch.as_tensor(seqs).to(torch.long).reshape(-1, self.positions)
@@ -262,13 +287,21 @@ class DecoderModel:
         with torch.no_grad():
             for lo in range(0, seqs.shape[0], batch):
                 s = seqs[lo:lo + batch]
-                logits = self._emulated(s, torch.float16) if dtype == torch.float16 else self.module(dtype)(s)
+                if dtype == torch.float16:
+                    logits = self._emulated(s, torch.float16)
+                elif self._scores_bytes(s.shape[0]) > SCORES_BYTES:
+                    logits = self.module(dtype).forced(s)
+                else:
+                    logits = self.module(dtype)(s)
                 logits = logits[:, self.prompt - 1:-1].to(torch.float32)
                 preds.append(logits.argmax(dim=-1))
                 margins.append(_margin(logits, s[:, self.prompt:]) / self.head_scale)
                 if stop and bool((preds[-1] != s[:, self.prompt:]).any()):
                     break
         return torch.cat(preds), torch.cat(margins)
+
+    def _scores_bytes(self, batch):
+        return 4 * batch * max(h for h, _, _ in self.layers) * self.positions ** 2
 
     def layer_outputs(self, seq, dtype=torch.float32):
         """The residual stream [layers + 1, positions, d] (float32) after
@@ -425,4 +458,6 @@ def save_torchscript(mod, path):
     """Writes a DecoderDigestModule as TorchScript (scripted whole: the
     greedy loop branches on the input); torch.jit.load(path) needs no
     tcforge."""
-    torch.jit.save(torch.jit.script(mod), path)
+    with warnings.catch_warnings():  # nn.MultiheadAttention's batch_first constant, not set in its __init__
+        warnings.filterwarnings("ignore", message="'batch_first' was found in ScriptModule constants")
+        torch.jit.save(torch.jit.script(mod), path)
