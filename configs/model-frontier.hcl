@@ -87,9 +87,11 @@ pipeline "frontier-sha3-256-25" {
 }
 
 # Full SHA-256, one block (55-byte messages), 32 tokens: fusion's 8-bit
-# chunks (max_weight 2^16: depth 321, 320 blocks). At the default bound
-# (16-bit chunks, depth 193) a gate's Σ|w·x| + |θ| reaches 3,146,662 and
-# the mapper refuses: not exact in float32 (docs/mappers.md).
+# chunks (depth 321, 320 blocks). The fusion block leaves max_weight
+# unset, so it is 2^16, the bound tokens-as-states declares
+# (sdk.Mapper.MaxWeight; the run's log says so): at fusion's own default
+# (16-bit chunks, depth 193) a gate's Σ|w·x| + |θ| reaches 1,370,036 and
+# the mapper would refuse, not exact in float32 (docs/mappers.md).
 pipeline "frontier-sha256" {
   samples = 64
 
@@ -97,9 +99,7 @@ pipeline "frontier-sha256" {
     preset = "sha256"
   }
 
-  layerer "fusion" {
-    max_weight = 65536
-  }
+  layerer "fusion" {}
 
   mapper "tokens-as-states" {}
 }
@@ -118,9 +118,44 @@ pipeline "frontier-sha2-more" {
     blocks = matrix.preset == "sha256" ? 2 : 1
   }
 
-  layerer "fusion" {
-    max_weight = 65536
-  }
+  layerer "fusion" {}
+
+  mapper "tokens-as-states" {}
+}
+
+# BLAKE2s-256 and BLAKE3 (one 64-byte block, 32 tokens: the words' bit
+# positions) at full rounds, fusion's 8-bit chunks from the mapper's bound
+# as for SHA-256 (depth 28r + 1: 281 and 197; 280 and 196 blocks), and
+# Ascon-Hash256 (7-byte messages, 64 tokens: the bit slices of its 64-bit
+# words; no additions, so the bound changes nothing: depth 96, 95 blocks,
+# a deep, thin point). Each is verified in float32 against the layered
+# circuit, itself against x/crypto's BLAKE2s, blake3ref and asconref.
+pipeline "frontier-blake2s" {
+  samples = 64
+
+  construction "blake2s" {}
+
+  layerer "fusion" {}
+
+  mapper "tokens-as-states" {}
+}
+
+pipeline "frontier-blake3" {
+  samples = 64
+
+  construction "blake3" {}
+
+  layerer "fusion" {}
+
+  mapper "tokens-as-states" {}
+}
+
+pipeline "frontier-ascon" {
+  samples = 64
+
+  construction "ascon" {}
+
+  layerer "fusion" {}
 
   mapper "tokens-as-states" {}
 }

@@ -52,3 +52,27 @@ pipeline "results-sha2" {
   layerer "reifier" {}
   layerer "fusion" {}
 }
+
+# BLAKE2s-256, BLAKE3 and Ascon-Hash256 at full size, one block each (a
+# 64-byte message for BLAKE2s and BLAKE3, 7 bytes for Ascon-Hash256), both
+# backends (configs/hashes.hcl has more points and the laws).
+pipeline "results-blake2s" {
+  samples = 16
+  construction "blake2s" {}
+  layerer "reifier" {}
+  layerer "fusion" {}
+}
+
+pipeline "results-blake3" {
+  samples = 16
+  construction "blake3" {}
+  layerer "reifier" {}
+  layerer "fusion" {}
+}
+
+pipeline "results-ascon" {
+  samples = 16
+  construction "ascon" {}
+  layerer "reifier" {}
+  layerer "fusion" {}
+}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ var update = flag.Bool("update", false, "rewrite the result tables of README.md 
 
 // files are the documents whose result tables are checked, from this
 // package's folder.
-func files() []string { return []string{"../README.md", "results.md"} }
+func files() []string { return []string{"../README.md", "results.md", "mappers.md"} }
 
 // rows are a run's JSON rows by pipeline.
 type rows map[string][]report.JSONRow
@@ -69,8 +70,11 @@ func tables() []table {
 		{name: "sha3-instances", configs: sha3, render: sha3Instances},
 		{name: "sha3-current", configs: sha3, render: sha3Current},
 		{name: "sha2", configs: res, render: sha2},
+		{name: "hashes", configs: res, render: hashes},
 		{name: "md-merkle-full", configs: []string{"../configs/constructions.hcl"}, heavy: true, render: mdMerkle},
 		{name: "transformers-sha3-256", configs: []string{"../configs/transformers.hcl"}, heavy: true, render: transformers},
+		{name: "decoders", configs: []string{"../configs/decoders.hcl"}, render: decoders},
+		{name: "decoders-full", configs: []string{"../configs/decoders-full.hcl"}, heavy: true, render: decoders},
 	}
 }
 
@@ -390,6 +394,26 @@ func sha2(res result) ([]string, error) {
 	return out, nil
 }
 
+// hashes: BLAKE2s, BLAKE3 and Ascon-Hash256, one block each, both
+// backends.
+func hashes(res result) ([]string, error) {
+	out := []string{line("instance (one block)", "layerer", "depth", "width", "gates", "copies", "edges"), "|---|---|---:|---:|---:|---:|---:|"}
+	for _, h := range []struct{ pipeline, label string }{
+		{"results-blake2s", "BLAKE2s-256, 64 bytes"},
+		{"results-blake3", "BLAKE3, 64 bytes"},
+		{"results-ascon", "Ascon-Hash256, 7 bytes"},
+	} {
+		for _, l := range []string{"reifier", "fusion"} {
+			r, err := res.rows.find(h.pipeline, l)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, line(h.label, l, n(r.Depth), n(r.Width), n(r.Gates), n(r.Copies), n(r.Edges)))
+		}
+	}
+	return out, nil
+}
+
 // mdMerkle: full-size MD and Merkle (configs/constructions.hcl).
 func mdMerkle(res result) ([]string, error) {
 	rs := res.rows
@@ -483,4 +507,33 @@ func TestReadmeFigures(t *testing.T) {
 			t.Errorf("README.md lacks %q", want)
 		}
 	}
+}
+
+// decoders: every decoder of the configs' pipelines (tokens as time), in
+// pipeline and point order: its levels a step, layers, d_model, heads,
+// widest FFN, vocabulary, generated tokens, parameters and the formats
+// whose greedy generation reproduced every token.
+func decoders(res result) ([]string, error) {
+	out := []string{line("pipeline", "layers (levels a step)", "d_model", "heads", "FFN (widest)", "vocab", "prompt", "generated", "params (dense)", "params (nonzero)", "exact in"),
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"}
+	names := make([]string, 0, len(res.rows))
+	for p := range res.rows {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	for _, p := range names {
+		for _, r := range res.rows[p] {
+			for _, m := range r.Models {
+				if m.Generated == 0 {
+					continue
+				}
+				out = append(out, line(p, n(m.Blocks), n(m.DModel), n(m.Heads), n(m.FFNHidden), n(m.Vocab),
+					n(m.Tokens-m.Generated), n(m.Generated), n(m.ParamsDense), n(m.ParamsNonzero), m.ExactIn))
+			}
+		}
+	}
+	if len(out) == 2 {
+		return nil, fmt.Errorf("no decoder in the run")
+	}
+	return out, nil
 }

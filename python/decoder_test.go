@@ -53,12 +53,12 @@ var decToys = []decPoint{
 	{"keccak-w2-r3-k3", false, map[string]any{"log_w": int64(1), "rate": int64(32), "rounds": int64(3)}, 3},
 }
 
-// decFull are the full-size decoders of issue 35: SHA-256 (one block, 64
-// rounds, ten levels a step) and SHA3-256 (one padded block, one level a
-// step).
+// decFull are the full-size decoders of issue 35, configs/decoders-full.hcl's:
+// SHA-256 (one block, 64 rounds) and SHA3-256 (one padded block), each
+// with the mapper's default levels a step (0: a round's).
 var decFull = []decPoint{
-	{"sha256", true, map[string]any{"preset": "sha256", "mode": "block"}, 10},
-	{"sha3-256", false, map[string]any{"preset": "sha3-256", "padding": "none", "message_bits": int64(1088)}, 1},
+	{"sha256", true, map[string]any{"preset": "sha256", "mode": "block"}, 0},
+	{"sha3-256", false, map[string]any{"preset": "sha3-256", "padding": "none", "message_bits": int64(1088)}, 0},
 }
 
 // decCase is a decoder exported with its checks: messages, their circuit
@@ -103,7 +103,7 @@ func exportDecoder(t *testing.T, p decPoint, dir string, count int, rng *rand.Ra
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: p.k, MSBFirst: p.sha2})
+	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: p.k})
 	if err != nil {
 		t.Fatalf("%s: %v", p.name, err)
 	}

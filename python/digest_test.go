@@ -51,6 +51,7 @@ func firstLine(b []byte) string {
 type ortResult struct {
 	Version           string   `json:"version"`
 	Digests           []string `json:"digests"`
+	Valid             []bool   `json:"valid"`
 	SecondsPerMessage float64  `json:"seconds_per_message"`
 	LoadSeconds       float64  `json:"load_seconds"`
 	// Tokens are a decoder's generated tokens, one list a message.
@@ -349,12 +350,20 @@ for name, call in [
     ("too short", lambda: m(torch.zeros(1, 2, dtype=torch.uint8), torch.tensor([1]))),
     ("lengths shape", lambda: m(torch.zeros(2, 2, dtype=torch.uint8), torch.tensor([2]))),
     ("past columns", lambda: m(torch.zeros(1, 1, dtype=torch.uint8), torch.tensor([2]))),
+    ("float lengths", lambda: m(torch.zeros(1, 2, dtype=torch.uint8), torch.tensor([2.0]))),
+    ("bool lengths", lambda: m(torch.zeros(1, 2, dtype=torch.uint8), torch.tensor([True]))),
 ]:
     try:
         m_out = call()
         print(name, "| no error", m_out)
     except Exception as e:
         print(name, "|", str(e).strip().splitlines()[-1])
+for name, call in [
+    ("empty batch", lambda: m(torch.zeros(0, 2, dtype=torch.uint8), torch.zeros(0, dtype=torch.long))),
+    ("empty batch, no lengths", lambda: m(torch.zeros(0, 2, dtype=torch.uint8))),
+]:
+    out = call()
+    print(name, "|", list(out.shape), out.dtype)
 `, runs)
 	skipORT := ortMissing()
 	for i, tc := range toys {
@@ -365,6 +374,24 @@ for name, call in [
 		}
 		r := runORT(t, base+".onnx", tc.n, tc.msgs)
 		checkDigests(t, filepath.Base(base)+".onnx in ONNX Runtime "+r.Version, r.Digests, tc.want)
+		if slices.Contains(r.Valid, false) || len(r.Valid) != len(tc.msgs) {
+			t.Errorf("%s.onnx: valid %v, want every message valid", filepath.Base(base), r.Valid)
+		}
+	}
+	if skipORT == "" {
+		// Issue 34 items 14 and 17: a length the module does not take
+		// (one byte short) gives valid false and an all-zero digest (the
+		// digest of another input before), an empty batch an empty one
+		// (an error before).
+		base := strings.TrimSuffix(toys[0].config, ".json") + ".onnx"
+		zero := strings.Repeat("00", toys[0].n)
+		if r := runORT(t, base, toys[0].n, [][]byte{toys[0].msgs[0][:toys[0].n-1], toys[0].msgs[0]}); !slices.Equal(r.Valid, []bool{false, true}) ||
+			r.Digests[0] != zero || r.Digests[1] != toys[0].want[0] {
+			t.Errorf("%s: a short message and a whole one: valid %v, digests %v; want [false true], [%s %s]", filepath.Base(base), r.Valid, r.Digests, zero, toys[0].want[0])
+		}
+		if r := runORT(t, base, toys[0].n, nil); len(r.Digests) != 0 || len(r.Valid) != 0 {
+			t.Errorf("%s: an empty batch gave %v, %v", filepath.Base(base), r.Digests, r.Valid)
+		}
 	}
 	lines := map[string]string{}
 	for _, l := range strings.Split(out, "\n") {
@@ -380,6 +407,11 @@ for name, call in [
 		{"too short", "ValueError: digest module: a message of 1 bytes; this model hashes exactly 2 bytes"},
 		{"lengths shape", "ValueError: digest module: lengths must be [2] (one length a message), got shape [1]"},
 		{"past columns", "ValueError: digest module: a length of 2 bytes exceeds msg's 1 columns"},
+		// Issue 34 item 14: float lengths were truncated, an empty batch failed.
+		{"float lengths", "ValueError: digest module: lengths must be an integer tensor (int64: bytes a message), got dtype float32"},
+		{"bool lengths", "ValueError: digest module: lengths must be an integer tensor (int64: bytes a message), got dtype bool"},
+		{"empty batch", "[0, 2] torch.uint8"},
+		{"empty batch, no lengths", "[0, 2] torch.uint8"},
 	} {
 		if !strings.Contains(lines[tc.name], tc.want) {
 			t.Errorf("malformed input %s: the module said %q, want %q", tc.name, lines[tc.name], tc.want)
@@ -441,8 +473,14 @@ func TestDigestModuleSHA3_256(t *testing.T) {
 	if why := ortMissing(); why != "" {
 		t.Log(why)
 	} else {
-		r := runORT(t, base+".onnx", 136, msgs)
-		checkDigests(t, "ONNX Runtime "+r.Version, r.Digests, want)
+		// A 136th byte: past the 135 a padded block holds (issue 34 item
+		// 17: the digest of another input before).
+		long := make([]byte, 136)
+		r := runORT(t, base+".onnx", 136, append(slices.Clone(msgs), long))
+		if r.Valid[136] || r.Digests[136] != strings.Repeat("00", 32) || slices.Contains(r.Valid[:136], false) {
+			t.Errorf("ONNX Runtime: valid %v, the 136-byte message's digest %s; want lengths 0 … 135 valid, 136 not and its digest zero", r.Valid, r.Digests[136])
+		}
+		checkDigests(t, "ONNX Runtime "+r.Version, r.Digests[:136], want)
 		t.Logf("ONNX Runtime %s (onnxruntime-node, batch of %d): %.4f s a message, load (session) %.2f s", r.Version, len(msgs), r.SecondsPerMessage, r.LoadSeconds)
 	}
 	// The README's snippet, as a user types it.

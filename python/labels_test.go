@@ -1,6 +1,7 @@
 package python_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -165,8 +166,10 @@ func TestDecodeLabels(t *testing.T) {
 
 // TestMalformedLabels: the loader refuses a label table that does not
 // match the model — a dimension past d_model, an unknown level, a gate
-// past its level, a table of another model (block count) — naming the
-// table and the entry.
+// past its level, a table of another model (block count) — or holds a
+// value that is not what its field is (issue 34 item 15: a token 0.5, a
+// NaN or infinite coefficient, a fractional source, a string level, which
+// loaded before), naming the table and the entry.
 func TestMalformedLabels(t *testing.T) {
 	needTorch(t)
 	ctx := context.Background()
@@ -182,15 +185,24 @@ func TestMalformedLabels(t *testing.T) {
 	cfg := exportLabelled(t, m, dir, "toy")
 	good := m.Labels
 	k := 1 // the first circuit-value label (0 is the constant)
+	value := func(key string, v any) func(map[string]any) {
+		return func(tab map[string]any) { tab["values"].([]any)[k].(map[string]any)[key] = v }
+	}
 	cases := []struct {
 		name string
 		edit func(f *model.Labels, m *model.Model)
+		raw  func(tab map[string]any) // the JSON, after edit; "NaN!" and "Inf!" are written NaN and Infinity
 		want string
 	}{
-		{"dimension", func(f *model.Labels, _ *model.Model) { f.Values[k].Dim = 9999 }, fmt.Sprintf("value label %d (form level 0 index 0", k)},
-		{"unknown level", func(f *model.Labels, _ *model.Model) { f.Values[k].Level = 99 }, "unknown level 99"},
-		{"gate index", func(f *model.Labels, _ *model.Model) { f.Values[k].Index = 999 }, "form 999 outside level 0's"},
-		{"other model", func(_ *model.Labels, m *model.Model) { m.Blocks = m.Blocks[:1] }, "blocks 1, the model has"},
+		{"dimension", func(f *model.Labels, _ *model.Model) { f.Values[k].Dim = 9999 }, nil, fmt.Sprintf("value label %d (form level 0 index 0", k)},
+		{"unknown level", func(f *model.Labels, _ *model.Model) { f.Values[k].Level = 99 }, nil, "unknown level 99"},
+		{"gate index", func(f *model.Labels, _ *model.Model) { f.Values[k].Index = 999 }, nil, "form 999 outside level 0's"},
+		{"other model", func(_ *model.Labels, m *model.Model) { m.Blocks = m.Blocks[:1] }, nil, "blocks 1, the model has"},
+		{"token 0.5", nil, value("token", 0.5), "token is 0.5, want an integer"},
+		{"level a string", nil, value("level", "0"), "level is '0', want an integer"},
+		{"NaN coefficient", nil, func(tab map[string]any) { value("src", []any{0})(tab); value("coef", []any{"NaN!"})(tab) }, "coef[0] is nan, want a finite number"},
+		{"infinite coefficient", nil, func(tab map[string]any) { value("src", []any{0})(tab); value("coef", []any{"Inf!"})(tab) }, "coef[0] is inf, want a finite number"},
+		{"source 1.5", nil, func(tab map[string]any) { value("src", []any{1.5})(tab); value("coef", []any{1})(tab) }, "src[0] is 1.5, want an integer"},
 	}
 	var paths []string
 	for _, tc := range cases {
@@ -198,10 +210,23 @@ func TestMalformedLabels(t *testing.T) {
 		lb := *good
 		lb.Values = append([]model.ValueLabel(nil), good.Values...)
 		bad.Labels = &lb
-		tc.edit(&lb, &bad)
+		if tc.edit != nil {
+			tc.edit(&lb, &bad)
+		}
 		b, err := bad.LabelsJSON("toy.json")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tc.raw != nil {
+			var tab map[string]any
+			if err := json.Unmarshal(b, &tab); err != nil {
+				t.Fatal(err)
+			}
+			tc.raw(tab)
+			if b, err = json.Marshal(tab); err != nil {
+				t.Fatal(err)
+			}
+			b = bytes.ReplaceAll(bytes.ReplaceAll(b, []byte(`"NaN!"`), []byte("NaN")), []byte(`"Inf!"`), []byte("Infinity"))
 		}
 		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".labels.json")
 		if err := os.WriteFile(p, b, 0o644); err != nil {

@@ -127,8 +127,8 @@ func packMSB(bits []byte) []byte {
 }
 
 // checkSHA2Refusals edits the computes section of a SHA-2 compression
-// model's config (a preset without an IV table, inputs of another shape)
-// and checks that `python3 -m tcforge_torch module` refuses each, naming
+// model's config (a preset without an IV table, a preset its parameters
+// contradict, inputs of another shape, another bit order) and checks that `python3 -m tcforge_torch module` refuses each, naming
 // the problem, in one line and exit status 1.
 func checkSHA2Refusals(t *testing.T, dir, config string) {
 	t.Helper()
@@ -137,7 +137,8 @@ import sys, json, os
 from tcforge_torch.__main__ import main
 cfg = json.load(open(sys.argv[1]))
 cases = {
-    "preset": lambda cp: cp["params"].update(preset="sha512-224"),
+    "preset": lambda cp: cp["params"].update(preset="sha512-224", w=64, digest_bits=224),
+    "other preset": lambda cp: cp["params"].update(preset="sha224"),
     "inputs": lambda cp: cp["inputs"].reverse(),
     "order": lambda cp: cp.update(bit_order="bits"),
 }
@@ -159,9 +160,10 @@ for name, edit in cases.items():
 		}
 	}
 	for _, tc := range []struct{ name, want string }{
-		{"preset", "1 | tcforge_torch: " + filepath.Join(filepath.Dir(config), "bad-preset.json") + ": SHA-2 compression model of preset 'sha512-224': no IV table (byte modules take sha224, sha256, sha384, sha512)"},
-		{"inputs", "1 | tcforge_torch: " + filepath.Join(filepath.Dir(config), "bad-inputs.json") + ": SHA-2 compression model with inputs [('block', 512), ('chain', 256)] and 256 outputs: want chain (256 bits), block (512) and 256 outputs"},
-		{"order", "1 | tcforge_torch: " + filepath.Join(filepath.Dir(config), "bad-order.json") + ": construction 'sha2' has bit order 'bits': no byte interface"},
+		{"preset", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-preset.json") + ": SHA-2 compression model of preset 'sha512-224': no IV table (byte modules take sha224, sha256, sha384, sha512)"},
+		{"other preset", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-other preset.json") + ": computes.params.preset is 'sha224', whose digest_bits 224, but the parameters say digest_bits 256"},
+		{"inputs", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-inputs.json") + ": SHA-2 compression model with inputs [('block', 512), ('chain', 256)] and 256 outputs: want chain (256 bits), block (512) and 256 outputs"},
+		{"order", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-order.json") + ": computes.bit_order is 'bits', but construction 'sha2' maps bytes to bits msb-first"},
 	} {
 		if got[tc.name] != tc.want {
 			t.Errorf("module of a config with a bad %s: got %q, want %q", tc.name, got[tc.name], tc.want)

@@ -434,7 +434,7 @@ for cfg in sys.argv[1:]:
 	}{
 		{[]string{"--help"}, 0, "usage: python3 -m tcforge_torch", false},
 		{[]string{"run", "--help"}, 0, "usage: python3 -m tcforge_torch run", false},
-		{[]string{configs[len(configs)-2]}, 1, "tcforge_torch: " + configs[len(configs)-2] + `: "weights" is '/dev/zero'`, true},
+		{[]string{configs[len(configs)-2]}, 1, "tcforge_torch: ERROR: " + configs[len(configs)-2] + `: "weights" is '/dev/zero'`, true},
 		{[]string{"module", configs[0]}, 1, "is missing", false},
 		{[]string{"module", info.Config}, 1, "architecture 'no-attention/mlp' is not stock encoder layers", true},
 	} {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,5 +266,129 @@ func TestTrainInterrupt(t *testing.T) {
 	}
 	if meta["status"] != "interrupted" || !strings.Contains(stderr.String(), "interrupted at step") {
 		t.Errorf("status %v; stderr %q", meta["status"], stderr.String())
+	}
+}
+
+// TestTrainBadArgs is issue 34 item 14: numbers that cannot make a run
+// are usage errors — exit status 2, one line naming the flag, nothing
+// written. Before, `--steps -1` trained for ever, `--batch 0` and
+// `--log-every 0` raised tracebacks, `--name ../x` wrote outside --out.
+// One real process (--steps -1); the rest through the same main in one
+// interpreter.
+func TestTrainBadArgs(t *testing.T) {
+	needTorch(t)
+	dir := t.TempDir()
+	cfg := exportAdder(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a run that never ends fails here
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := trainCmd(ctx, t, dir, cfg, "--out", "runs", "--steps", "-1")
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if want := "tcforge_torch: ERROR: python3 -m tcforge_torch train: --steps must be an integer in [0, 2^62], got -1 (--help prints the usage)\n"; exitCode(err) != 2 || stderr.String() != want {
+		t.Errorf("--steps -1: %v, %q; want exit 2 and %q", err, stderr.String(), want)
+	}
+	cases := [][2]string{
+		{"--batch 0", "--batch must be an integer in [1, 2^62], got 0"},
+		{"--log-every 0", "--log-every must be an integer in [1, 2^62], got 0"},
+		{"--train 0", "--train must be an integer in [1, 2^62], got 0"},
+		{"--threads 0", "--threads must be an integer in [1, 2^62], got 0"},
+		{"--seed -3", "--seed must be an integer in [0, 2^62], got -3"},
+		{"--lr nan", "--lr must be a finite number > 0, got nan"},
+		{"--width 0", "--width must be a finite number > 0, got 0.0"},
+		{"--sigma inf", "--sigma must be a finite number >= 0, got inf"},
+		{"--plot 2", "--plot must be 0 or 1, got 2"},
+		{"--name ../x", "--name must be a plain file name (no directory, not hidden), got '../x'"},
+		{"--device gpu", "--device must be cpu, cuda or cuda:N, got 'gpu'"},
+	}
+	var args []string
+	for _, c := range cases {
+		args = append(args, c[0])
+	}
+	out := runPython(t, dir, `
+import sys, io, contextlib
+from tcforge_torch.__main__ import main
+for flag in sys.argv[2:]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(["tcforge_torch", "train", sys.argv[1], "--out", "runs"] + flag.split())
+    print(rc, err.getvalue().strip().replace("\n", "|"))
+`, append([]string{cfg}, args...)...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("%d lines for %d cases:\n%s", len(lines), len(cases), out)
+	}
+	for i, c := range cases {
+		if want := "2 tcforge_torch: ERROR: python3 -m tcforge_torch train: " + c[1] + " (--help prints the usage)"; lines[i] != want {
+			t.Errorf("%s: %q, want %q", c[0], lines[i], want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("refused runs made --out (%v)", err)
+	}
+}
+
+// TestTrainLocked is issue 34 items 8 and 15: a second run of the same
+// name into the same --out, while the first trains, is refused at once
+// (exit 1, one line; before, both wrote the CSV, leaving NUL bytes); a
+// run of another name beside it trains to its end; SIGTERM ends the first
+// with exit status 143, its JSON "interrupted" (before: "running"), its
+// CSV whole rows, no temporary file left.
+func TestTrainLocked(t *testing.T) {
+	needTorch(t)
+	sdktest.Short(t, "three train processes, one beside another")
+	dir := t.TempDir()
+	cfg := exportAdder(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	first := trainCmd(ctx, t, dir, cfg, "--out", "runs", "--name", "same", "--steps", "1000000", "--stop-exact", "0", "--log-every", "10", "--progress", "never")
+	first.Stderr = &stderr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	stem := filepath.Join(dir, "runs", "same")
+	for {
+		raw, _ := os.ReadFile(stem + ".csv")
+		if bytes.Count(raw, []byte("\n")) >= 3 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no two CSV rows before the timeout\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, err := trainCmd(ctx, t, dir, cfg, "--out", "runs", "--name", "same", "--steps", "20", "--progress", "never").CombinedOutput()
+	want := "tcforge_torch: ERROR: --out runs: run 'same' is being written by another train process (its lock in runs/.tcforge-train.lock); wait for it to end, or give another --name or --out\n"
+	if exitCode(err) != 1 || !strings.HasSuffix(string(out), want) {
+		t.Errorf("a second run of the same name: %v, %q; want exit 1 and %q", err, out, want)
+	}
+	if out, err := trainCmd(ctx, t, dir, cfg, "--out", "runs", "--name", "other", "--steps", "20", "--log-every", "10", "--progress", "never").CombinedOutput(); err != nil {
+		t.Errorf("a run of another name beside it: %v\n%s", err, out)
+	} else if _, meta := readRun(t, filepath.Join(dir, "runs", "other")); meta["status"] != "done" {
+		t.Errorf("the other run's status: %v", meta["status"])
+	}
+	if err := first.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Wait(); exitCode(err) != 143 {
+		t.Fatalf("after SIGTERM: %v, want exit status 143\n%s", err, stderr.String())
+	}
+	rows, meta := readRun(t, stem)
+	raw, _ := os.ReadFile(stem + ".csv")
+	if bytes.IndexByte(raw, 0) >= 0 || len(rows) < 3 {
+		t.Errorf("the CSV holds NUL bytes or fewer than 2 rows:\n%q", raw)
+	}
+	for i, r := range rows[1:] {
+		if len(r) != len(rows[0]) || r[0] != strconv.Itoa(10*i) {
+			t.Errorf("CSV row %d: %v, want step %d and %d fields", i+1, r, 10*i, len(rows[0]))
+		}
+	}
+	if meta["status"] != "interrupted" || meta["signal"] != "SIGTERM" || !strings.Contains(stderr.String(), "same: interrupted at step") {
+		t.Errorf("status %v, signal %v; stderr %q", meta["status"], meta["signal"], stderr.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "runs", ".*.tmp-*")); len(m) != 0 {
+		t.Errorf("temporary files left: %q", m)
 	}
 }

@@ -59,6 +59,8 @@ type Description struct {
 	Params   []Param `json:"params"`
 	// Estimates says a construction implements Estimate.
 	Estimates bool `json:"estimates,omitempty"`
+	// MaxWeight is a mapper's Mapper.MaxWeight.
+	MaxWeight int64 `json:"max_weight,omitempty"`
 }
 
 // Plugin is implemented by *Construction, *Layerer and *Mapper.
@@ -145,12 +147,28 @@ type Mapper struct {
 
 	// Map builds the model for c.
 	Map func(ctx context.Context, pass *Pass, c *layered.Circuit) (*model.Model, error)
+
+	// MaxWeight, if positive, is the max_weight (MaxWeightParam) the
+	// mapper needs of a layerer to map circuits with modular additions
+	// exactly, where the layerer's default bound gives gates whose sums
+	// its number format cannot carry (tokens-as-states in float32: 2¹⁶,
+	// 8-bit chunks). The host gives it to every layerer of the pipeline
+	// that declares max_weight and whose block leaves it unset (the least
+	// of the pipeline's mappers'), and says so in its log; a block that
+	// sets max_weight keeps its value.
+	MaxWeight int64
 }
 
 // Describe implements Plugin.
 func (m *Mapper) Describe() Description {
-	return Description{Name: m.Name, Kind: KindMapper, Version: m.Version, Protocol: ProtocolVersion, Doc: m.Doc, Params: m.Params}
+	return Description{Name: m.Name, Kind: KindMapper, Version: m.Version, Protocol: ProtocolVersion, Doc: m.Doc, Params: m.Params, MaxWeight: m.MaxWeight}
 }
+
+// MaxWeightParam is the name of the layerer parameter that bounds the
+// reachable sum of a modular addition (a SUMBIT node) before the layerer
+// cuts it into chunks (circuit.SplitSums): fusion's and reifier's. A
+// mapper's MaxWeight sets it where a block leaves it unset.
+const MaxWeightParam = "max_weight"
 
 // Size is a logic circuit's size, as Construction.Estimate predicts it.
 type Size struct {

@@ -50,6 +50,9 @@ func Validate(pl Plugin) error {
 		if !call {
 			bad("a mapper needs Map")
 		}
+		if v.MaxWeight < 0 {
+			bad("MaxWeight %d: want 0 (none) or a positive bound", v.MaxWeight)
+		}
 	default:
 		bad("%T is not a *Construction, *Layerer or *Mapper", pl)
 		prepare = true

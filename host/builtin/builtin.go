@@ -4,6 +4,9 @@
 package builtin
 
 import (
+	"github.com/tcforge/tcforge/plugins/ascon"
+	"github.com/tcforge/tcforge/plugins/blake2s"
+	"github.com/tcforge/tcforge/plugins/blake3"
 	"github.com/tcforge/tcforge/plugins/bristol"
 	"github.com/tcforge/tcforge/plugins/decoder"
 	"github.com/tcforge/tcforge/plugins/fusion"
@@ -24,6 +27,9 @@ import (
 func Plugins() map[string]sdk.Plugin {
 	out := map[string]sdk.Plugin{}
 	for _, p := range []sdk.Plugin{
+		ascon.Plugin,
+		blake2s.Plugin,
+		blake3.Plugin,
 		bristol.Plugin,
 		decoder.Plugin,
 		fusion.Plugin,

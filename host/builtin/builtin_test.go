@@ -13,7 +13,7 @@ import (
 // Serve and the registry require), under the name it is bundled as.
 func TestValidate(t *testing.T) {
 	pls := builtin.Plugins()
-	want := []string{"bristol", "fusion", "keccak", "md", "md5", "merkle", "no-attention", "reifier", "sha1", "sha2", "tokens-as-gates", "tokens-as-states"}
+	want := []string{"ascon", "blake2s", "blake3", "bristol", "fusion", "keccak", "md", "md5", "merkle", "no-attention", "reifier", "sha1", "sha2", "tokens-as-gates", "tokens-as-states"}
 	if got := slices.Sorted(maps.Keys(pls)); !slices.Equal(got, want) {
 		t.Errorf("bundled plugins %v, want %v", got, want)
 	}

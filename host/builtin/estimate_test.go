@@ -37,6 +37,13 @@ func TestHugeEstimates(t *testing.T) {
 		{"sha2", map[string]any{}, "rounds"},
 		{"sha2", map[string]any{}, "message_bits"},
 		{"sha2", map[string]any{}, "blocks"},
+		{"ascon", map[string]any{}, "message_bits"},
+		{"ascon", map[string]any{}, "blocks"},
+		{"ascon", map[string]any{"mode": "xof128"}, "output_bits"},
+		{"blake2s", map[string]any{}, "message_bits"},
+		{"blake2s", map[string]any{}, "blocks"},
+		{"blake3", map[string]any{}, "message_bits"},
+		{"blake3", map[string]any{}, "blocks"},
 	}
 	plugins := builtin.Plugins()
 	for _, tt := range tests {

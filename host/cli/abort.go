@@ -21,7 +21,8 @@ func (o *runOutput) abort(stderr io.Writer, err error) error {
 		if peak, ok := selfPeak(); ok {
 			o.manifest.HostPeakRSS = peak
 		}
-		o.manifest.HostMemoryLimit = o.memLimit
+		o.manifest.HostMemoryLimit, o.manifest.HostMemoryFrom = o.memLimit, o.memFrom
+		o.recordProcesses()
 		if werr := report.WriteManifest(o.dir, o.manifest); werr != nil {
 			fmt.Fprintln(stderr, "Error: the run manifest could not say so either:", werr)
 		}

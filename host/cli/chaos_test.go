@@ -110,4 +110,16 @@ func addChaos(m map[string]sdk.Plugin) {
 		return md, err
 	}
 	m[mp.Name] = &mp
+
+	// A mapper whose every model is a well-formed lie: its check fails.
+	liar := *tokensasgates.Plugin
+	liar.Name, liar.Doc = "lying-map", "tokens-as-gates whose readout threshold is out of reach: every model fails its check"
+	liar.Map = func(ctx context.Context, pass *sdk.Pass, lc *layered.Circuit) (*model.Model, error) {
+		md, err := mapModel(ctx, pass, lc)
+		if err == nil {
+			md.Readout.Threshold[0] = 1e30
+		}
+		return md, err
+	}
+	m[liar.Name] = &liar
 }

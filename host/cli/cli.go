@@ -97,6 +97,15 @@ func Main(ctx context.Context, env Env, args []string) int {
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
 	cmd := newRoot(&env)
+	if c, _, err := cmd.Find(args); err == nil && c.Name() == "run" && c.Parent() == cmd {
+		// A run catches SIGTERM and Ctrl-C from its first moment (the
+		// default action would end it with its plugins starting and no
+		// mark written); stopOnSignals takes them over.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+		ctx = context.WithValue(ctx, earlySignals{}, sigs)
+	}
 	cmd.SetArgs(args)
 	cmd.SetOut(env.Stdout)
 	cmd.SetErr(env.Stderr)
@@ -127,6 +136,7 @@ type globals struct {
 	timeout    time.Duration
 	startup    time.Duration // --start-timeout
 	memoryMiB  int64         // --plugin-memory
+	memorySet  bool          // --plugin-memory given (else defaultPluginMemory bounds it)
 	maxEdges   int64         // run's --max-edges
 	maxPoints  int64         // run's --max-points
 	hostMiB    int64         // run's --memory
@@ -158,13 +168,16 @@ func newRoot(env *Env) *cobra.Command {
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for tcforge-plugin-NAME executables (repeatable; also $"+registry.PathEnv+" and ~/.tcforge/plugins)")
 	pf.DurationVar(&g.timeout, "timeout", 30*time.Minute, "give up on a plugin call after this long and kill the plugin (0: never)")
 	pf.DurationVar(&g.startup, "start-timeout", 10*time.Second, "give up on a plugin that has not completed its start-up handshake after this long and kill it (0: a minute)")
-	pf.Int64Var(&g.memoryMiB, "plugin-memory", 8192, "kill a plugin process whose resident memory exceeds this many MiB, failing its call (0: no bound; Linux)")
+	pf.Int64Var(&g.memoryMiB, "plugin-memory", 8192, "kill a plugin process whose resident memory exceeds this many MiB, failing its call (0: no bound; Linux; by default at most half of RLIMIT_AS and of the cgroup's memory limit)")
 	pf.StringVar(&g.lockPath, "lock", registry.LockFile, "plugin lock file pinning external plugins' SHA-256 (see \"tcforge plugins lock\"); ignored if absent")
 	pf.BoolVar(&g.inProcess, "in-process", false, "call bundled plugins in-process instead of in subprocesses (debugging and measuring)")
 	pf.BoolVar(&g.isolate, "isolate-plugins", false, "run every plugin in a process of its own (bundled plugins otherwise share one: a crash or timeout of one then ends the others' calls too)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return g.validate() }
-	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g), newMergeCmd(env, g))
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		g.memorySet = cmd.Flags().Changed("plugin-memory")
+		return g.validate()
+	}
+	root.AddCommand(newRunCmd(env, g), newPluginsCmd(env, g), newPluginCmd(env), newInspectCmd(env, g), newMergeCmd(env, g), newSlurmCmd(env), newKubernetesCmd(env))
 	return root
 }
 
@@ -185,8 +198,20 @@ func (g *globals) validate() error {
 	if g.memoryMiB < 0 {
 		return usagef("--plugin-memory must be at least 0 (MiB; 0: no bound), got %d", g.memoryMiB)
 	}
+	if g.memoryMiB > maxMiB {
+		return usagef("--plugin-memory must be at most %d (MiB), got %d", maxMiB, g.memoryMiB)
+	}
 	if g.startup < 0 {
 		return usagef("--start-timeout must be a duration of at least 0 (0: a minute), got %s", g.startup)
+	}
+	return nil
+}
+
+// atMost rejects the value v of flag --name if it is above max (a count
+// of MiB whose bytes would overflow, say); unit says what v counts.
+func atMost(name string, v, max int64, unit string) error {
+	if v > max {
+		return usagef("--%s must be at most %d%s, got %d", name, max, unit, v)
 	}
 	return nil
 }
@@ -233,6 +258,16 @@ func (g *globals) group(env *Env) []string {
 	return env.Group
 }
 
+// pluginMemory is the plugin processes' memory bound in bytes:
+// --plugin-memory if given, else its default, within what the machine
+// gives (defaultPluginMemory).
+func (g *globals) pluginMemory() int64 {
+	if g.memorySet {
+		return g.memoryMiB << 20
+	}
+	return defaultPluginMemory()
+}
+
 func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
 	return registry.New(registry.Options{
 		Builtins:     env.Builtins,
@@ -244,7 +279,7 @@ func (g *globals) registry(env *Env, log zerolog.Logger) *registry.Registry {
 		LockPath:     g.lockPath,
 		CallTimeout:  g.timeout,
 		StartTimeout: g.startup,
-		MemoryLimit:  g.memoryMiB << 20,
+		MemoryLimit:  g.pluginMemory(),
 		MapBudget:    mapBudget(g.hostBytes),
 	})
 }
@@ -295,6 +330,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 				atLeast("max-edges", g.maxEdges, 0, " (0: no limit)"),
 				atLeast("max-points", g.maxPoints, 0, " (0: no limit)"),
 				atLeast("memory", g.hostMiB, 0, " (MiB; 0: automatic)"),
+				atMost("memory", g.hostMiB, maxMiB, " (MiB)"),
 				atLeast("draw-max-gates", int64(ro.maxGates), 0, ""),
 				atLeast("export-dense-max", g.exportMax, 0, " (0: always CSR)"),
 			} {
@@ -341,7 +377,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 			}
 			ro.dir, ro.log = out, log
 			g.hostBytes, g.hostFrom = hostMemory(g.hostMiB)
-			ro.memLimit = g.hostBytes
+			ro.memLimit, ro.memFrom = g.hostBytes, g.hostFrom
 			defer boundMemory(ctx, g.hostBytes, stopWith)()
 			log.Debug().Int64("mib", g.hostBytes>>20).Str("from", g.hostFrom).Msg("the host's memory bound")
 			if cpuProfile != "" {
@@ -363,7 +399,7 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "directory for result files: DIR/<pipeline>.csv, .json, .md, DIR/plots/*.svg|png, DIR/report.html, DIR/"+report.ManifestFile+" (checked before anything runs)")
 	cmd.Flags().IntVar(&g.jobs, "jobs", runtime.NumCPU(), "points of a pipeline run at once (at least 1)")
 	cmd.Flags().Int64Var(&g.maxEdges, "max-edges", 50_000_000, "refuse points whose construction estimates more logic-circuit edges than this (0: no limit)")
-	cmd.Flags().Int64Var(&g.hostMiB, "memory", 0, "the host's own memory bound in MiB (0: $GOMEMLIMIT if set, else half the physical memory): model checks stream their samples to stay within half of it or are refused before they start, and the run stops, writing what finished, if the host grows past it (docs/robustness.md)")
+	cmd.Flags().Int64Var(&g.hostMiB, "memory", 0, "the host's own memory bound in MiB (0: $GOMEMLIMIT if set, else half the least of the physical memory, RLIMIT_AS and the cgroup's memory limit): model checks stream their samples to stay within half of it or are refused before they start, and the run stops, writing what finished, if the host grows past it (docs/robustness.md)")
 	cmd.Flags().Int64Var(&g.maxPoints, "max-points", 100_000, "refuse a run of more matrix points than this in all, before any is made (0: no limit)")
 	cmd.Flags().IntVar(&samples, "samples", 0, "random inputs per point for verification, at least 1 (overrides each pipeline's samples)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random verification inputs")
@@ -410,6 +446,16 @@ func checkOutDir(flag, dir string) error {
 	}
 }
 
+// pluginProcesses returns the plugin processes reg started, for the
+// manifest.
+func pluginProcesses(reg *registry.Registry) []report.PluginProcess {
+	var out []report.PluginProcess
+	for _, p := range reg.Processes() {
+		out = append(out, report.PluginProcess{Plugins: p.Plugins, Shared: len(p.Plugins) > 1, PID: p.PID, Restart: p.Restart, Ended: p.Ended})
+	}
+	return out
+}
+
 // stopCause is why a run stopped early: a signal, or standard output
 // closed. code is the exit status: 128 + the signal's number, as a shell
 // reports a process the signal killed.
@@ -430,6 +476,10 @@ func stopped(ctx context.Context) stopCause {
 	return stopCause{code: 128 + int(syscall.SIGINT), why: "interrupted"}
 }
 
+// earlySignals is the context key of the channel Main catches a run's
+// signals on before the run command starts (stopOnSignals reads it).
+type earlySignals struct{}
+
 // stopOnSignals returns a context cancelled on Ctrl-C (SIGINT) or
 // SIGTERM, each handled alike: the run stops and writes the finished
 // points. A second signal kills at once (the default action is restored
@@ -437,8 +487,11 @@ func stopped(ctx context.Context) stopCause {
 // output closed, see stdoutGuard); stop releases the signals.
 func stopOnSignals(parent context.Context) (ctx context.Context, stopWith func(stopCause), stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	sigs, ok := parent.Value(earlySignals{}).(chan os.Signal)
+	if !ok {
+		sigs = make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	}
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -504,14 +557,22 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 		printDiags(d)
 		return exitStatus{1}
 	}
+	// Every exported model gets a file name of its own, or nothing runs.
+	if g.export != "" {
+		if d := run.CheckExportNames(pipelines); d.HasErrors() {
+			printDiags(d)
+			return exitStatus{1}
+		}
+	}
 	reg := g.registry(env, log)
 	defer func() {
 		log.Debug().Int64("mapped_mib", reg.Mapped()>>20).Int64("budget_mib", mapBudget(g.hostBytes)>>20).Msg("plugin answers mapped rather than read")
 		reg.Close()
 	}()
+	ro.processes = func() []report.PluginProcess { return pluginProcesses(reg) }
 	runner := &run.Runner{Registry: reg, Log: log, Samples: samples, Seed: seed, Diagnostics: printDiags, MaxEdges: g.maxEdges, Jobs: g.jobs, MemoryLimit: g.hostBytes,
 		Export: g.export, ExportDenseLimit: g.exportMax, SaveDetail: ro.saveDetail}
-	if g.export != "" && g.exportPython != "none" {
+	if g.export != "" { // "none" writes no module but removes a stale one
 		mw := python.NewModuleWriter(g.exportPython, g.moduleTimeout, log)
 		defer mw.Close()
 		runner.Modules = mw
@@ -598,6 +659,16 @@ func runFiles(ctx context.Context, env *Env, g *globals, log zerolog.Logger, pat
 			stop := stopped(ctx)
 			log.Warn().Str("pipeline", p.Name).Int("rows", len(res.Rows)).Str("why", stop.why).
 				Msg("stopped: wrote the finished points; later pipelines did not run")
+			if shard != nil {
+				// Marked incomplete within a scheduler's KillWait, so that
+				// merge names the shard (shard.go).
+				shard.stop(res, stop.why)
+				if path, err := shard.write(out); err != nil {
+					log.Error().Err(err).Msg("writing the stopped shard's rows")
+				} else {
+					log.Warn().Str("file", path).Msg("wrote the shard's finished rows, marked incomplete, for tcforge merge")
+				}
+			}
 			if err := ro.finish("stopped: " + stop.why); err != nil {
 				return ro.abort(env.Stderr, err)
 			}

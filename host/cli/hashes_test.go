@@ -7,41 +7,73 @@ import (
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
-// TestHashesConfig runs configs/hashes.hcl end to end: MD5 and SHA-1 at
-// full size and reduced steps through both layerers, every point verified
-// and every depth law (its expect blocks) met, and the full-size one-block
-// MD5 point's figures as docs/writing-a-hash.md prints them.
+// TestHashesConfig runs configs/hashes.hcl end to end (and, in the heavy
+// tier, configs/hashes-heavy.hcl): MD5, SHA-1, BLAKE2s, BLAKE3 and Ascon
+// at full size and reduced steps or rounds through both layerers, every
+// point verified and every depth law (its expect blocks) met, and the
+// full-size one-block points' figures as docs/writing-a-hash.md prints
+// them.
 func TestHashesConfig(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 53 points of MD5 and SHA-1 (about 15 s)")
+		t.Skip("runs 88 points of MD5, SHA-1, BLAKE2s, BLAKE3 and Ascon (about 30 s)")
 	}
 	out := t.TempDir()
-	r := tcforge(t, "run", "--log-level", "warn", "--out", out, filepath.Join("..", "..", "configs", "hashes.hcl"))
+	files := []string{filepath.Join("..", "..", "configs", "hashes.hcl")}
+	if sdktest.IsHeavy() { // full BLAKE3 chunks and their trees (minutes)
+		files = append(files, filepath.Join("..", "..", "configs", "hashes-heavy.hcl"))
+	}
+	r := tcforge(t, append([]string{"run", "--log-level", "warn", "--out", out}, files...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d (a point failed or missed its law)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	want := map[[3]string]map[string]string{
-		{"md5-full", "1", "reifier"}:  {"depth": "502", "width": "776", "gates": "292714"},
-		{"md5-full", "1", "fusion"}:   {"depth": "257", "width": "744", "gates": "152472"},
-		{"sha1-full", "1", "reifier"}: {"depth": "325", "width": "2632", "gates": "469634"},
-		{"sha1-full", "1", "fusion"}:  {"depth": "162", "width": "2807", "gates": "241471"},
+	// The rows by pipeline, layerer and the point's columns (the others
+	// empty: a row of another matrix block).
+	want := []struct {
+		pipeline, layerer string
+		point             map[string]string
+		figures           map[string]string
+	}{
+		{"md5-full", "reifier", map[string]string{"blocks": "1"}, map[string]string{"depth": "502", "width": "776", "gates": "292714"}},
+		{"md5-full", "fusion", map[string]string{"blocks": "1"}, map[string]string{"depth": "257", "width": "744", "gates": "152472"}},
+		{"sha1-full", "reifier", map[string]string{"blocks": "1"}, map[string]string{"depth": "325", "width": "2632", "gates": "469634"}},
+		{"sha1-full", "fusion", map[string]string{"blocks": "1"}, map[string]string{"depth": "162", "width": "2807", "gates": "241471"}},
+		{"blake2s-full", "reifier", map[string]string{"blocks": "1"}, map[string]string{"depth": "484", "width": "1384", "gates": "523280"}},
+		{"blake2s-full", "fusion", map[string]string{"blocks": "1"}, map[string]string{"depth": "239", "width": "1384", "gates": "278588"}},
+		{"blake3", "reifier", map[string]string{"rounds": "7", "blocks": "1"}, map[string]string{"depth": "340", "width": "1384", "gates": "361152"}},
+		{"blake3", "fusion", map[string]string{"rounds": "7", "blocks": "1"}, map[string]string{"depth": "167", "width": "1384", "gates": "191372"}},
+		{"ascon", "reifier", map[string]string{"rounds": "12", "blocks": "1"}, map[string]string{"depth": "436", "width": "896", "gates": "260817"}},
+		{"ascon", "fusion", map[string]string{"rounds": "12", "blocks": "1"}, map[string]string{"depth": "96", "width": "2368", "gates": "181669"}},
 	}
-	found := 0
-	for _, pipeline := range []string{"md5-full", "sha1-full"} {
-		for _, row := range sdktest.Table(t, filepath.Join(out, pipeline+".csv")) {
-			w, ok := want[[3]string{pipeline, row["blocks"], row["layerer"]}]
-			if !ok || row["message_bits"] != "" {
+	rows := map[string][]map[string]string{}
+	for _, w := range want {
+		found := 0
+		if _, ok := rows[w.pipeline]; !ok {
+			rows[w.pipeline] = sdktest.Table(t, filepath.Join(out, w.pipeline+".csv"))
+		}
+		for _, row := range rows[w.pipeline] {
+			if row["layerer"] != w.layerer || !matches(row, w.point) {
 				continue
 			}
 			found++
-			for col, v := range w {
+			for col, v := range w.figures {
 				if row[col] != v {
-					t.Errorf("%s blocks=1 %s: %s %s, want %s", pipeline, row["layerer"], col, row[col], v)
+					t.Errorf("%s %v %s: %s %s, want %s", w.pipeline, w.point, w.layerer, col, row[col], v)
 				}
 			}
 		}
+		if found != 1 {
+			t.Errorf("%s %v %s: %d rows, want 1", w.pipeline, w.point, w.layerer, found)
+		}
 	}
-	if found != len(want) {
-		t.Errorf("found %d of the %d full-size one-block rows", found, len(want))
+}
+
+// matches reports whether a CSV row is the point: the given columns have
+// the given values, the point's other columns are empty.
+func matches(row, point map[string]string) bool {
+	for _, col := range []string{"blocks", "message_bits", "rounds", "steps", "mode", "output_bits"} {
+		if v, ok := row[col]; ok && v != point[col] {
+			return false
+		}
 	}
+	return true
 }

@@ -188,7 +188,7 @@ func inspect(ctx context.Context, env *Env, g *globals, log zerolog.Logger, path
 		if n := l.Circuit.NumGates(); n > f.maxGates {
 			return fmt.Errorf("not drawing %s [%s]: %d gates is more than --max-gates %d", describePoint(p, pt), l.Layerer, n, f.maxGates)
 		}
-		if err := drawFile(out, l.Circuit, drawTitle(p, pt, l.Layerer)); err != nil {
+		if err := drawFile(filepath.Dir(out), filepath.Base(out), l.Circuit, drawTitle(p, pt, l.Layerer)); err != nil {
 			return err
 		}
 		log.Info().Str("file", out).Str("layerer", l.Layerer).Msg("wrote circuit drawing")
@@ -232,7 +232,7 @@ func writeBristol(path string, c *circuit.Circuit, f *inspectFlags, pipelineSamp
 	if err := nl.Write(&buf); err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := report.WriteFileAtomic(filepath.Dir(path), filepath.Base(path), buf.Bytes()); err != nil {
 		return fmt.Errorf("writing Bristol Fashion netlist: %w", err)
 	}
 	st := nl.Stats()
@@ -257,19 +257,14 @@ func drawTitle(p *config.Pipeline, pt config.Point, layerer string) string {
 	return t + " — " + layerer
 }
 
-// drawFile draws c into the SVG file path (atomically), creating its
-// directory.
-func drawFile(path string, c *layered.Circuit, title string) error {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("creating drawing directory: %w", err)
-		}
-	}
+// drawFile draws c into the SVG file rel below dir (atomically, no link
+// followed below dir), creating its directories.
+func drawFile(dir, rel string, c *layered.Circuit, title string) error {
 	var buf bytes.Buffer
 	if err := draw.SVG(&buf, c, draw.Options{Title: title}); err != nil {
-		return fmt.Errorf("drawing %s: %w", path, err)
+		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, rel), err)
 	}
-	return report.WriteFileAtomic(path, buf.Bytes())
+	return report.WriteFileAtomic(dir, rel, buf.Bytes())
 }
 
 // levelRows returns the per-level table's rows: level, width, kinds,

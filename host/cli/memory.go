@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"time"
@@ -16,8 +17,8 @@ const memoryPoll = 200 * time.Millisecond
 
 // hostMemory returns the memory bound in bytes the host holds itself to
 // and where it comes from: --memory MiB when set (> 0), else the
-// environment's GOMEMLIMIT, else half the machine's physical memory; 0
-// where none is known.
+// environment's GOMEMLIMIT, else its share of what the machine gives it
+// (machineShare); 0 where none is known.
 func hostMemory(flagMiB int64) (int64, string) {
 	if flagMiB > 0 {
 		return flagMiB << 20, "--memory"
@@ -27,11 +28,50 @@ func hostMemory(flagMiB int64) (int64, string) {
 			return l, "GOMEMLIMIT"
 		}
 	}
-	if total := physicalMemory(); total > 0 {
-		return total / 2, "half the physical memory"
-	}
-	return 0, "none"
+	return machineShare(physicalMemory(), addressSpaceLeft(), cgroupMemoryLimit())
 }
+
+// machineShare returns half of the least of the bounds the machine puts
+// on this process — its physical memory ram, the address space as that
+// RLIMIT_AS (ulimit -v, prlimit --as) leaves it, and its cgroup's memory
+// limit cg
+// (a Slurm job's --mem, a container's limit) — and which it was: the
+// plugin processes share the machine and the cgroup, and an address space
+// holds more than the memory in use (the Go runtime's reservations, the
+// mapped answers). A bound that is 0 is unknown or none. Before, the
+// share was of the physical memory alone: under ulimit -v 8 GB a model
+// check that could not fit ran until a process died of it.
+func machineShare(ram, as, cg int64) (int64, string) {
+	least, from := int64(0), "none"
+	for _, b := range []struct {
+		n    int64
+		what string
+	}{{ram, "the physical memory"}, {as, "the address space RLIMIT_AS (ulimit -v) leaves"}, {cg, "the cgroup's memory limit"}} {
+		if b.n > 0 && (least == 0 || b.n < least) {
+			least, from = b.n, b.what
+		}
+	}
+	if least == 0 {
+		return 0, "none"
+	}
+	return least / 2, "half of " + from
+}
+
+// defaultPluginMemory is --plugin-memory's default in bytes: 8 GiB, or
+// less where the process's address space or cgroup is bounded (half of
+// the least, as machineShare): a plugin then meets its own bound, and is
+// killed with a message naming it, before the kernel or the Go runtime
+// refuses it memory and it crashes.
+func defaultPluginMemory() int64 {
+	const def = 8192 << 20
+	if share, _ := machineShare(0, addressSpaceLeft(), cgroupMemoryLimit()); share > 0 {
+		return min(def, share)
+	}
+	return def
+}
+
+// maxMiB is the largest MiB count a flag takes: its bytes fit an int64.
+const maxMiB = math.MaxInt64 >> 20
 
 // mapBudget is the part of the host's memory bound limit (see
 // hostMemory) that bundled plugins' answers may be mapped into rather

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +28,9 @@ func newMergeCmd(env *Env, g *globals) *cobra.Command {
 		Long: "Read DIR/" + ShardFile + " of every shard of a sharded run (tcforge run --shard I/N --out DIR) and write the\n" +
 			"CSV, JSON, Markdown, plots and report.html a single run of the same files would have written (the\n" +
 			"same bytes apart from timings). Every shard 0…N−1 must be given once, all of the same files, seed and\n" +
-			"samples, and every point must be present. See docs/clusters.md.",
+			"samples; the missing ones are named. A shard stopped by a signal (a scheduler's time limit or cancel)\n" +
+			"holds the points it finished: the merged reports are then incomplete, name it, and the exit status is 1.\n" +
+			"See docs/clusters.md.",
 		Example: "  tcforge merge --out out shards/0 shards/1 shards/2",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,33 +52,64 @@ func newMergeCmd(env *Env, g *globals) *cobra.Command {
 func mergeShards(ctx context.Context, env *Env, dirs []string, ro *runOutput) error {
 	start := time.Now()
 	var shards []*shardManifest
+	var noShard []string // dirs without a shard file: their tasks did not finish
 	for _, d := range dirs {
 		m, err := readShard(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			noShard = append(noShard, d)
+			continue
+		}
 		if err != nil {
 			return err
 		}
 		shards = append(shards, m)
+	}
+	if len(shards) == 0 {
+		return fmt.Errorf("no shard to merge: %s holds no %s (did tcforge run --shard I/N --out DIR finish there?)", strings.Join(dirs, ", "), ShardFile)
 	}
 	first := shards[0]
 	byIndex := make([]*shardManifest, first.Of)
 	for k, m := range shards {
 		switch {
 		case m.Of != first.Of:
-			return fmt.Errorf("%s is shard %d/%d, %s is of %d", dirs[k], m.Shard, m.Of, dirs[0], first.Of)
+			return fmt.Errorf("%s is shard %d/%d, %s is of %d", m.dir, m.Shard, m.Of, first.dir, first.Of)
 		case m.sourcesDigest() != first.sourcesDigest():
-			return fmt.Errorf("%s ran other pipeline files (or other contents) than %s", dirs[k], dirs[0])
+			return fmt.Errorf("%s ran other pipeline files (or other contents) than %s", m.dir, first.dir)
 		case m.Seed != first.Seed || m.Samples != first.Samples:
-			return fmt.Errorf("%s ran with --seed %d --samples %d, %s with %d and %d", dirs[k], m.Seed, m.Samples, dirs[0], first.Seed, first.Samples)
+			return fmt.Errorf("%s ran with --seed %d --samples %d, %s with %d and %d", m.dir, m.Seed, m.Samples, first.dir, first.Seed, first.Samples)
 		case byIndex[m.Shard] != nil:
-			return fmt.Errorf("shard %d/%d given twice (%s)", m.Shard, m.Of, dirs[k])
+			return fmt.Errorf("shard %d/%d given twice (%s)", m.Shard, m.Of, shards[k].dir)
 		}
 		byIndex[m.Shard] = m
 	}
+	// Every shard missing, by index, in one message: what to run again.
+	var missing []string
 	for i, m := range byIndex {
 		if m == nil {
-			return fmt.Errorf("shard %d/%d missing", i, first.Of)
+			missing = append(missing, fmt.Sprintf("shard %d/%d missing", i, first.Of))
 		}
 	}
+	if len(missing) > 0 {
+		why := ""
+		if len(noShard) > 0 {
+			why = fmt.Sprintf(" (%s: no %s, its task did not finish: cancelled, killed or never started)", strings.Join(noShard, ", "), ShardFile)
+		}
+		return fmt.Errorf("%s%s; run them again", strings.Join(missing, ", "), why)
+	}
+	if len(noShard) > 0 {
+		return fmt.Errorf("%s: no %s", strings.Join(noShard, ", "), ShardFile)
+	}
+	// Stopped shards (a signal: a time limit, a cancel) are merged with the
+	// points they finished; the report is incomplete and names them.
+	var stops []string
+	for _, m := range byIndex {
+		if m.Stopped != "" {
+			stops = append(stops, fmt.Sprintf("shard %d/%d %s", m.Shard, m.Of, m.Stopped))
+			ro.log.Warn().Int("shard", m.Shard).Int("of", m.Of).Str("dir", m.dir).Str("why", m.Stopped).
+				Msg("shard stopped before it finished: its unfinished points are missing from the merged report; run it again")
+		}
+	}
+	stopped := strings.Join(stops, ", ")
 	// The pipelines, parsed from the sources the shards ran.
 	var pipelines []*config.Pipeline
 	for _, f := range first.Files {
@@ -91,11 +127,18 @@ func mergeShards(ctx context.Context, env *Env, dirs []string, ro *runOutput) er
 		return err
 	}
 	defer ro.release()
-	failed := 0
+	failed, merged := 0, 0
 	for _, p := range pipelines {
 		res, err := mergePipeline(p, byIndex)
 		if err != nil {
 			return err
+		}
+		if res == nil {
+			continue // every shard that holds points of p stopped before it
+		}
+		merged++
+		if !res.Complete {
+			res.Stopped = stopped
 		}
 		if err := report.WriteTable(env.Stdout, res); err != nil {
 			return err
@@ -108,13 +151,21 @@ func mergeShards(ctx context.Context, env *Env, dirs []string, ro *runOutput) er
 		}
 	}
 	status := "ok"
-	if failed > 0 {
+	switch {
+	case stopped != "":
+		status = "stopped: " + stopped
+	case failed > 0:
 		status = "failed"
 	}
 	if err := ro.finish(status); err != nil {
 		return err
 	}
-	ro.writeSummary(env.Stdout, len(pipelines), failed, time.Since(start))
+	ro.writeSummary(env.Stdout, merged, failed, time.Since(start))
+	if stopped != "" {
+		// Exit 1, as for a failed point: the sweep is not done.
+		fmt.Fprintf(env.Stderr, "Error: incomplete: %s; run them again\n", stopped)
+		return exitStatus{1}
+	}
 	if failed > 0 {
 		return exitStatus{1}
 	}
@@ -129,6 +180,9 @@ func mergePipeline(p *config.Pipeline, shards []*shardManifest) (*run.Result, er
 	res := &run.Result{Pipeline: p, Vars: p.Vars(), Complete: true}
 	found := false
 	for _, m := range shards {
+		if m.Stopped != "" && !slices.ContainsFunc(m.Pipelines, func(sp shardPipeline) bool { return sp.Name == p.Name }) {
+			res.Complete = false // stopped before p
+		}
 		for _, sp := range m.Pipelines {
 			if sp.Name != p.Name {
 				continue
@@ -159,6 +213,9 @@ func mergePipeline(p *config.Pipeline, shards []*shardManifest) (*run.Result, er
 				perPoint[sr.Point] = append(perPoint[sr.Point], row)
 			}
 		}
+	}
+	if !found && !res.Complete {
+		return nil, nil
 	}
 	if !found {
 		return nil, fmt.Errorf("pipeline %q: no shard ran it", p.Name)

@@ -20,12 +20,20 @@ var errLocked = errors.New("locked")
 // each overwrote the other's files and manifest.
 func lockOut(dir string) (*os.File, error) {
 	path := filepath.Join(dir, outLockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLock(path)
 	if err != nil {
 		return nil, fmt.Errorf("--out %s: the run lock: %w", dir, err)
 	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		// Its holder's pid is written into it: never through a link, nor
+		// into a FIFO or a device planted there.
+		f.Close()
+		return nil, fmt.Errorf("--out %s: the run lock %s is not a regular file; remove it", dir, path)
+	}
 	if err := tryLock(f); err != nil {
-		holder, _ := os.ReadFile(path)
+		holder := make([]byte, 64)
+		n, _ := f.ReadAt(holder, 0)
+		holder = holder[:n]
 		f.Close()
 		if errors.Is(err, errLocked) {
 			who := strings.TrimSpace(string(holder))

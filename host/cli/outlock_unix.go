@@ -9,6 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// openLock opens (or creates) the lock file at path for reading and
+// writing, refusing a symbolic link and not waiting on a FIFO.
+func openLock(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o644)
+}
+
 // tryLock takes an exclusive lock on f without waiting (flock), or
 // returns errLocked.
 func tryLock(f *os.File) error {

@@ -36,6 +36,10 @@ type runOutput struct {
 	manifest *report.Manifest // with --out: what this run wrote
 	lock     *os.File         // with --out: the directory's run lock, held to the end
 	memLimit int64            // the host's memory bound (hostMemory), for the manifest
+	memFrom  string           // and where it comes from
+	// processes returns the run's plugin processes so far, for the
+	// manifest (nil: none recorded).
+	processes func() []report.PluginProcess
 
 	logMu   sync.Mutex
 	logs    map[string][]string // with --out: the logs/ files of each pipeline
@@ -73,11 +77,8 @@ func (o *runOutput) saveDetail(p *config.Pipeline, pt *config.Point, block, text
 		}
 		dir = o.tmpLogs
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
-		return "", err
-	}
 	path := filepath.Join(dir, rel)
-	if err := report.WriteFileAtomic(path, []byte(text)); err != nil {
+	if err := report.WriteFileAtomic(dir, rel, []byte(text)); err != nil {
 		return "", err
 	}
 	if o.dir != "" {
@@ -178,6 +179,7 @@ func (o *runOutput) wrote(name, status string, rows int, files ...string) {
 		}
 	}
 	o.manifest.Files = append(o.manifest.Files, files...)
+	o.recordProcesses()
 	if err := report.WriteManifest(o.dir, o.manifest); err != nil {
 		o.log.Warn().Err(err).Msg("updating the run manifest")
 	}
@@ -295,7 +297,7 @@ func (o *runOutput) drawings(ctx context.Context, runner *run.Runner, res *run.R
 		}
 		rel := filepath.Join("circuits", name+"."+row.Layerer+".svg")
 		title := drawTitle(p, row.Point, row.Layerer)
-		if err := drawFile(filepath.Join(o.dir, rel), l.Circuit, title); err != nil {
+		if err := drawFile(o.dir, rel, l.Circuit, title); err != nil {
 			return nil, err
 		}
 		out = append(out, report.Drawing{Title: title, File: rel, Levels: levelRows(l.Circuit)})
@@ -323,13 +325,21 @@ func (o *runOutput) finish(status string) error {
 	if peak, ok := selfPeak(); ok {
 		o.manifest.HostPeakRSS = peak
 	}
-	o.manifest.HostMemoryLimit = o.memLimit
+	o.manifest.HostMemoryLimit, o.manifest.HostMemoryFrom = o.memLimit, o.memFrom
+	o.recordProcesses()
 	return report.WriteManifest(o.dir, o.manifest)
+}
+
+// recordProcesses puts the run's plugin processes so far in the manifest.
+func (o *runOutput) recordProcesses() {
+	if o.processes != nil {
+		o.manifest.PluginProcesses = o.processes()
+	}
 }
 
 // writeSummary prints the closing line of a run.
 func (o *runOutput) writeSummary(w io.Writer, pipelines, failed int, took time.Duration) {
 	s := o.summary
-	fmt.Fprintf(w, "\n%d pipelines, %d points, %d rows: %d verified, %d/%d met their expectations, %d failed pipelines, %s\n",
-		pipelines, s.Points, s.Rows, s.Verified, s.Met, s.Expected, failed, took.Round(time.Millisecond))
+	fmt.Fprintf(w, "\n%d pipelines, %d points, %d rows: %s, %d/%d met their expectations, %d failed pipelines, %s\n",
+		pipelines, s.Points, s.Rows, s.VerifiedText(), s.Met, s.Expected, failed, took.Round(time.Millisecond))
 }

@@ -103,6 +103,24 @@ func allBuiltins() map[string]sdk.Plugin {
 				time.Sleep(time.Hour)
 				return nil, nil
 			}},
+		{Name: "holds", Version: "0.0.1", Doc: "waits while the file `while` names exists (creating `mark` as it starts waiting), then is reifier (slurm_test.go: a task held until its time limit or a signal)",
+			Params: append(pathParam("while", "the file to wait on"), pathParam("mark", "a file created when the call starts waiting")...),
+			Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
+				for held := false; ; held = true {
+					if _, err := os.Stat(pass.Params.String("while")); err != nil {
+						break
+					}
+					if mark := pass.Params.String("mark"); mark != "" && !held {
+						os.WriteFile(mark, nil, 0o644)
+					}
+					select {
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+				return reifier.Compile(ctx, c)
+			}},
 		{Name: "lies", Version: "0.0.1", Doc: "returns a well-formed circuit whose first output is stuck at 0",
 			Layer: reifierThen(func(lc *layered.Circuit) { lc.Threshold[lastLevel(lc)] = 1 << 20 })},
 		{Name: "bad-src", Version: "0.0.1", Doc: "an edge from beyond the previous level (index out of range: a level skipped)",

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/internal/safefile"
 	"github.com/tcforge/tcforge/sdk/circuit"
 	"github.com/tcforge/tcforge/sdk/layered"
 )
@@ -73,6 +73,15 @@ type shardManifest struct {
 	Samples   int
 	Files     []shardSource
 	Pipelines []shardPipeline
+	// Stopped says why the shard stopped before running all its points
+	// (a signal: "terminated (SIGTERM)" at a scheduler's time limit or
+	// cancel); empty when it ran them all. A stopped shard holds the
+	// points that finished, its last pipeline marked incomplete, and none
+	// of the pipelines after it: merge writes an incomplete report and
+	// names it.
+	Stopped string
+
+	dir string // where readShard found it (not written)
 }
 
 // shardSource is one pipeline file as the shard read it.
@@ -138,7 +147,7 @@ func newShardRecord(spec *shardSpec, paths []string, seed uint64, samples int) (
 			continue
 		}
 		seen[p] = true
-		src, err := os.ReadFile(p)
+		src, err := safefile.ReadFile(p, config.MaxFileBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -163,36 +172,43 @@ func (r *shardRecord) add(res *run.Result) {
 	r.m.Pipelines = append(r.m.Pipelines, sp)
 }
 
+// stop records the pipeline res that a stop cut short (its finished
+// points) and why the shard stopped, for write: the shard is then marked
+// incomplete, so that merge names it instead of taking it for missing.
+func (r *shardRecord) stop(res *run.Result, why string) {
+	if res != nil {
+		r.add(res)
+	}
+	r.m.Stopped = why
+}
+
 // write writes DIR/tcforge-shard.gob.
 func (r *shardRecord) write(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, ShardFile)
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	d, err := safefile.OpenDir(dir, true)
 	if err != nil {
 		return "", err
 	}
-	if err := gob.NewEncoder(f).Encode(&r.m); err != nil {
-		f.Close()
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	defer d.Close()
+	f, err := d.Create(ShardFile)
+	if err != nil {
 		return "", err
 	}
-	return path, os.Rename(tmp, path)
+	defer f.Abort()
+	if err := gob.NewEncoder(f).Encode(&r.m); err != nil {
+		return "", fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
+	return f.Name(), f.Commit()
 }
 
 // readShard reads DIR/tcforge-shard.gob.
 func readShard(dir string) (*shardManifest, error) {
 	path := filepath.Join(dir, ShardFile)
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var m shardManifest
+	m := shardManifest{dir: dir}
 	if err := gob.NewDecoder(f).Decode(&m); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -54,11 +56,13 @@ type soakRun struct {
 	done    chan struct{}
 }
 
-// startSoak starts `tcforge run` on cfg into out with chaos seed seed
-// ("": none) and watches its children.
+// startSoak starts `tcforge run` on cfg into out, exporting the models to
+// out+"-models" (CSR: small files), with chaos seed seed ("": none) and watches
+// its children.
 func startSoak(t *testing.T, cfg, out, seed string) *soakRun {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "run", "--log-level", "error", "--progress", "never", "--timeout", "3s", "--jobs", "2", "--out", out, cfg)
+	cmd := exec.Command(os.Args[0], "run", "--log-level", "error", "--progress", "never", "--timeout", "3s", "--jobs", "2", "--out", out,
+		"--export", out+"-models", "--export-python", "none", "--export-dense-max", "0", cfg)
 	cmd.Env = os.Environ()
 	if seed != "" {
 		cmd.Env = append(cmd.Env, chaosEnv+"="+seed)
@@ -163,13 +167,46 @@ func stableCells(row map[string]string) map[string]string {
 	return out
 }
 
+// checkExports checks the models exported to dir: no temporary or
+// partial file (a run killed mid-export leaves its unnamed file to the
+// kernel), every config whole with the weights and labels it names, each
+// model the undisturbed run's (clean), byte for byte.
+func checkExports(t *testing.T, dir, clean string) {
+	t.Helper()
+	checkWhole(t, dir, soakManifest{})
+	configs, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, c := range configs {
+		if strings.HasSuffix(c, ".labels.json") {
+			continue
+		}
+		if _, err := safetensors.Import(c); err != nil {
+			t.Errorf("exported %s: %v", c, err)
+		}
+		for _, suffix := range []string{".json", ".safetensors", ".labels.json"} {
+			f := strings.TrimSuffix(filepath.Base(c), ".json") + suffix
+			got, err := os.ReadFile(filepath.Join(dir, f))
+			want, werr := os.ReadFile(filepath.Join(clean, f))
+			if err != nil || werr != nil || !bytes.Equal(got, want) {
+				t.Errorf("exported %s: %v, %v; not the undisturbed run's", f, err, werr)
+			}
+		}
+	}
+}
+
+// exportedName is the export name of a model row of pipeline p's CSV.
+func exportedName(p string, row map[string]string) string {
+	return p + ".rounds-" + row["rounds"] + "." + row["layerer"] + "." + strings.ReplaceAll(row["arch"], "/", "-")
+}
+
 // TestSoak runs a pipeline of chaos plugins (every kind crashes, freezes
 // or lies at random) while the host is killed (SIGKILL, SIGTERM, SIGINT)
-// at random moments and started again into the same --out, then lets a
-// last run finish. After every run no plugin process is left and no file
-// is partial; every manifest says how its run ended (a SIGKILLed run's in
-// the next run's "previous"); and every row the last run verified equals
-// an undisturbed run's. Default tier: 40 points (5 pipelines), 3 kills;
+// at random moments and started again into the same --out and --export,
+// then lets a last run finish. After every run no plugin process is left
+// and no file is partial (in --out or among the exported models); every
+// manifest says how its run ended (a SIGKILLed run's in the next run's
+// "previous"); every exported model is whole and the undisturbed run's;
+// and every row the last run verified equals an undisturbed run's, its
+// model exported. Default tier: 40 points (5 pipelines), 3 kills;
 // TCFORGE_HEAVY: 200 points (10 pipelines), 12 kills.
 func TestSoak(t *testing.T) {
 	if testing.Short() {
@@ -223,6 +260,7 @@ func TestSoak(t *testing.T) {
 			readJSON(t, filepath.Join(out, "tcforge-run.json"), &m)
 		}
 		checkWhole(t, out, m)
+		checkExports(t, out+"-models", clean+"-models")
 		// A run stopped during its check, before it wrote anything,
 		// leaves the directory (and the last run's manifest) as it was.
 		if m.PID != r.cmd.Process.Pid {
@@ -247,7 +285,7 @@ func TestSoak(t *testing.T) {
 		t.Errorf("the last run did not finish: %s", last)
 	}
 
-	same, failed := 0, 0
+	same, failed, exported := 0, 0, 0
 	var errs []string
 	for _, p := range soakPipelines {
 		rows := sdktest.Table(t, filepath.Join(out, p+".csv"))
@@ -274,6 +312,14 @@ func TestSoak(t *testing.T) {
 				}
 			}
 			same++
+			if row["model_verified"] == "true" {
+				// Nothing lost: a verified model is exported.
+				name := exportedName(p, row)
+				if _, err := os.Stat(filepath.Join(out+"-models", name+".safetensors")); err != nil {
+					t.Errorf("row %s: its model %s was not exported: %v", rowKey(p, row), name, err)
+				}
+				exported++
+			}
 		}
 	}
 	if same == 0 {
@@ -281,5 +327,5 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("undisturbed run: %d points in %v", len(want), took.Round(time.Millisecond))
 	t.Logf("runs: %s", strings.Join(outcomes, "; "))
-	t.Logf("last run: %d rows equal the undisturbed run's, %d failed by the chaos plugins, e.g. %q", same, failed, errs)
+	t.Logf("last run: %d rows equal the undisturbed run's (%d models verified and exported), %d failed by the chaos plugins, e.g. %q", same, exported, failed, errs)
 }

@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
-	"os"
 	"slices"
 	"strings"
 
@@ -40,6 +39,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/tcforge/tcforge/internal/safefile"
 	"github.com/tcforge/tcforge/sdk"
 )
 
@@ -117,6 +117,11 @@ func Parse(filename string, src []byte) (*File, hcl.Diagnostics) {
 	return f, diags
 }
 
+// MaxFileBytes bounds a pipeline file: ParseFiles reads it whole, so a
+// FIFO, a device (/dev/zero) or a file of gigabytes named as one is
+// refused before it is read (safefile.ReadFile).
+const MaxFileBytes = 64 << 20
+
 // ParseFiles reads and parses the named files like Parse and also rejects
 // pipeline names defined in more than one file (a path given twice is read
 // once). The returned map holds the
@@ -131,7 +136,7 @@ func ParseFiles(paths ...string) ([]*File, map[string]*hcl.File, hcl.Diagnostics
 		if _, again := srcs[path]; again {
 			continue // the same file named twice is read once
 		}
-		src, err := os.ReadFile(path)
+		src, err := safefile.ReadFile(path, MaxFileBytes)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,

@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tcforge/tcforge/internal/safefile"
 )
 
 // LockFile is the default name of the plugin lock file, in the spirit of
@@ -35,10 +37,14 @@ type lockFileSchema struct {
 	} `hcl:"plugin,block"`
 }
 
-// ReadLock reads a lock file. A missing file is not an error: it returns
+// maxLockFile bounds a lock file (a pin is about 150 bytes).
+const maxLockFile = 16 << 20
+
+// ReadLock reads a lock file: a regular file of at most 16 MiB (a FIFO or
+// a device named by --lock is refused, not waited on or read without end). A missing file is not an error: it returns
 // (nil, nil), and plugins run unpinned.
 func ReadLock(path string) (*Lock, error) {
-	src, err := os.ReadFile(path)
+	src, err := safefile.ReadFile(path, maxLockFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -125,12 +131,8 @@ func (l *Lock) pinned(name, path string) ([]byte, error) {
 	return sum, nil
 }
 
-// mismatch explains a pinned plugin whose executable go-plugin found
-// changed when it was about to run it.
-func (l *Lock) mismatch(name, path string) error {
-	got, err := FileSHA256(path)
-	if err != nil {
-		return err
-	}
+// mismatch explains a pinned plugin whose executable, as the host copied
+// it to run it, has SHA-256 got.
+func (l *Lock) mismatch(name, path, got string) error {
 	return fmt.Errorf("external plugin %q (%s) has SHA-256 %s, but %s pins %s; refusing to run it (if the change is intended, run \"tcforge plugins lock\")", name, path, got, l.Path, l.Plugins[name])
 }

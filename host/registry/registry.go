@@ -156,6 +156,71 @@ type Registry struct {
 
 	// mapped maps the bundled plugins' answers (Options.MapBudget).
 	mapped *wire.Mapped
+
+	// procs are the processes started, in order (Processes), and
+	// launchOf the record of each client's process.
+	launchMu sync.Mutex
+	procs    []Process
+	launchOf map[*wire.Client]int
+}
+
+// Process is one plugin process a registry started.
+type Process struct {
+	// Plugins are the plugins it served: two or more shared it (a crash,
+	// a timeout or the memory bound ended it under all of them).
+	Plugins []string
+	PID     int
+	// Restart says it replaced a process of one of its plugins that had
+	// ended (crashed, or killed at a call's timeout or the memory bound).
+	Restart bool
+	// Ended says how it ended, if it ended on its own or was killed
+	// before the registry closed ("exit status 3"); "" otherwise.
+	Ended string
+}
+
+// launched records the process of clients cs (one, or a group's), started
+// to replace an ended one if restart.
+func (r *Registry) launched(names []string, cs []*wire.Client, restart bool) {
+	r.launchMu.Lock()
+	defer r.launchMu.Unlock()
+	if r.launchOf == nil {
+		r.launchOf = map[*wire.Client]int{}
+	}
+	for _, c := range cs {
+		r.launchOf[c] = len(r.procs)
+	}
+	r.procs = append(r.procs, Process{Plugins: slices.Clone(names), PID: cs[0].PID(), Restart: restart})
+}
+
+// ended records how c's process ended, if it has.
+func (r *Registry) ended(c *wire.Client) {
+	r.launchMu.Lock()
+	defer r.launchMu.Unlock()
+	if i, ok := r.launchOf[c]; ok && r.procs[i].Ended == "" {
+		r.procs[i].Ended = c.Ended()
+	}
+}
+
+// Processes returns the plugin processes the registry has started so
+// far, in order, with how those that ended did.
+func (r *Registry) Processes() []Process {
+	r.mu.Lock()
+	for _, e := range r.clients {
+		if e.mu.TryLock() {
+			if e.c != nil && e.c.Exited() {
+				r.ended(e.c)
+			}
+			e.mu.Unlock()
+		}
+	}
+	r.mu.Unlock()
+	r.launchMu.Lock()
+	defer r.launchMu.Unlock()
+	out := slices.Clone(r.procs)
+	for i := range out {
+		out[i].Plugins = slices.Clone(out[i].Plugins)
+	}
+	return out
 }
 
 // checkTemp checks, once, that the temporary directory plugin processes
@@ -178,8 +243,8 @@ func (r *Registry) checkTemp() error {
 
 // pinned returns the SHA-256 the lock file (read on first use) pins an
 // external plugin to, nil when there is no lock file, or why the plugin
-// may not run. go-plugin checks the executable against it (SecureConfig)
-// right before it starts it.
+// may not run. Launch checks the private copy of the executable it runs
+// against it (wire.Pin).
 func (r *Registry) pinned(name, path string) ([]byte, error) {
 	if r.opts.LockPath == "" {
 		return nil, nil
@@ -306,51 +371,50 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		// --start-timeout at every pipeline using it).
 		return nil, e.src, e.startErr
 	}
+	restart := false
 	if e.c != nil {
 		if !e.c.Exited() {
 			return e.pl, e.src, nil
 		}
+		r.ended(e.c)
 		e.c.Close()
 		e.c, e.pl = nil, nil
+		restart = true
 	}
 	if err := r.checkTemp(); err != nil {
 		e.src, e.startErr = src, fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
 		return nil, src, e.startErr
 	}
 	var cmd *exec.Cmd
-	var sum []byte
+	var pin *wire.Pin
 	if src.Bundled {
 		var err error
 		if cmd, err = r.opts.SelfCommand(name); err != nil {
 			return nil, src, err
 		}
 	} else {
-		var err error
-		if sum, err = r.pinned(name, src.Path); err != nil {
+		want, err := r.pinned(name, src.Path)
+		if err != nil {
 			return nil, src, err
 		}
-		// What the row's provenance names: the file go-plugin checks
-		// against sum, if pinned, right before it starts it.
-		if sum != nil {
-			src.SHA256 = hex.EncodeToString(sum)
-		} else if src.SHA256, err = FileSHA256(src.Path); err != nil {
-			return nil, src, fmt.Errorf("plugin %q: %w", name, err)
-		}
-		if _, ok := r.opts.Builtins[name]; ok {
-			r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).Str("sha256", src.SHA256).
-				Msg("an external plugin overrides the bundled one of the same name")
-		}
+		// The executable is opened once, copied where no one can change
+		// it and hashed on the way; the copy is what runs (wire.Pin), so
+		// the SHA-256 the lock checks and the row names is of what ran.
+		pin = &wire.Pin{Want: want}
 		cmd = exec.Command(src.Path)
 	}
 	lctx, cancel := r.launchContext(ctx, cmd)
 	defer cancel()
-	c, pl, err := Launch(lctx, name, cmd, sum, r.opts.Log)
+	c, pl, err := Launch(lctx, name, cmd, pin, r.opts.Log)
+	if pin != nil && pin.Got != nil {
+		src.SHA256 = hex.EncodeToString(pin.Got)
+	}
 	if err != nil && r.startTimedOut(ctx, lctx) {
 		e.src, e.startErr = src, &StartTimeoutError{Plugin: name, Timeout: r.opts.StartTimeout}
 		return nil, src, e.startErr
 	}
 	if errors.Is(err, wire.ErrChecksum) {
-		return nil, src, r.lock.mismatch(name, src.Path)
+		return nil, src, r.lock.mismatch(name, src.Path, src.SHA256)
 	}
 	if err != nil {
 		err = fmt.Errorf("starting plugin %q (%s): %w", name, src, err)
@@ -359,7 +423,12 @@ func (r *Registry) Open(ctx context.Context, name string) (sdk.Plugin, Source, e
 		}
 		return nil, src, err
 	}
+	if _, ok := r.opts.Builtins[name]; ok && !src.Bundled {
+		r.opts.Log.Warn().Str("plugin", name).Str("path", src.Path).Str("sha256", src.SHA256).
+			Msg("an external plugin overrides the bundled one of the same name")
+	}
 	r.configure(c, src)
+	r.launched([]string{name}, []*wire.Client{c}, restart)
 	e.c, e.pl, e.src = c, pl, src
 	return pl, src, nil
 }
@@ -515,6 +584,7 @@ func (r *Registry) launchGroup(ctx context.Context, names []string, entries []*c
 		}
 		return
 	}
+	r.launched(names, cs, false)
 	for i, e := range entries {
 		c := cs[i]
 		pl, err := validPlugin(c)

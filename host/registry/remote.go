@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tcforge/tcforge/internal/interrupt"
 	"github.com/tcforge/tcforge/internal/wire"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
@@ -19,15 +20,16 @@ import (
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
-// Launch starts the plugin executable cmd (see wire.Launch; checksum, if
-// not nil, is the SHA-256 its executable must have) and returns its
+// Launch starts the plugin executable cmd (see wire.Launch; pin, for an
+// external executable, runs a private copy of it, hashed, and refuses one
+// whose SHA-256 is not pin.Want) and returns its
 // client and the plugin as a *sdk.Construction, *sdk.Layerer or *sdk.Mapper
 // (by its kind) whose funcs call the plugin process, so the host uses
 // bundled and external plugins through one interface. The declaration the
 // plugin describes must pass sdk.Validate. Errors from the funcs name the
 // plugin and the call; a process that died shows up as a *wire.ExitError.
-func Launch(ctx context.Context, name string, cmd *exec.Cmd, checksum []byte, log zerolog.Logger) (*wire.Client, sdk.Plugin, error) {
-	c, err := wire.Launch(ctx, name, cmd, sdk.ProtocolVersion, checksum, log)
+func Launch(ctx context.Context, name string, cmd *exec.Cmd, pin *wire.Pin, log zerolog.Logger) (*wire.Client, sdk.Plugin, error) {
+	c, err := wire.Launch(ctx, name, cmd, sdk.ProtocolVersion, pin, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,7 +96,7 @@ func remotePlugin(c *wire.Client) (sdk.Plugin, error) {
 	case sdk.KindLayerer:
 		return &sdk.Layerer{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Prepare: r.prepare, Layer: r.layer}, nil
 	case sdk.KindMapper:
-		return &sdk.Mapper{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Prepare: r.prepare, Map: r.mapModel}, nil
+		return &sdk.Mapper{Name: d.Name, Version: d.Version, Doc: d.Doc, Params: d.Params, Prepare: r.prepare, Map: r.mapModel, MaxWeight: d.MaxWeight}, nil
 	}
 	return nil, fmt.Errorf("plugin %q: unknown plugin kind %q", c.Name(), d.Kind)
 }
@@ -160,8 +162,9 @@ func (r remote) build(ctx context.Context, pass *sdk.Pass) (*circuit.Circuit, er
 		return nil, err
 	}
 	t0 := time.Now()
-	// out is ours: a flat blob's arrays are taken in place.
-	circ, err := circuit.DecodeView(out)
+	// out is ours: a flat blob's arrays are taken in place. Decoding a
+	// large answer takes seconds: a signal does not wait for it.
+	circ, err := interrupt.Do(ctx, func() (*circuit.Circuit, error) { return circuit.DecodeView(out) })
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Build: %w", r.c.Name(), err)
 	}
@@ -190,7 +193,7 @@ func (r remote) layer(ctx context.Context, pass *sdk.Pass, circ *circuit.Circuit
 	}
 	var t wire.CallTimes
 	t0 := time.Now()
-	in, err := encode(circ, r.c.Flat())
+	in, err := interrupt.Do(ctx, func() ([][]byte, error) { return encode(circ, r.c.Flat()) })
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: encoding the circuit: %w", r.c.Name(), err)
 	}
@@ -201,7 +204,7 @@ func (r remote) layer(ctx context.Context, pass *sdk.Pass, circ *circuit.Circuit
 	}
 	t0 = time.Now()
 	// out is ours: a flat blob's arrays are taken in place.
-	lc, err := layered.DecodeView(out)
+	lc, err := interrupt.Do(ctx, func() (*layered.Circuit, error) { return layered.DecodeView(out) })
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Layer: %w", r.c.Name(), err)
 	}
@@ -229,7 +232,7 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 	t0 := time.Now()
 	// Packed: the plugin reads the blob into fresh memory, where a flat
 	// one (every repeated row in full) costs more than it saves.
-	in, err := lc.MarshalBinary()
+	in, err := interrupt.Do(ctx, lc.MarshalBinary)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: encoding the circuit: %w", r.c.Name(), err)
 	}
@@ -239,11 +242,16 @@ func (r remote) mapModel(ctx context.Context, pass *sdk.Pass, lc *layered.Circui
 		return nil, err
 	}
 	t0 = time.Now()
-	var m model.Model
-	if err := m.UnmarshalBinary(out); err != nil {
+	// A model of hundreds of MB takes seconds to decode (a 467 MB one
+	// 11.9 s): a signal does not wait for it.
+	m, err := interrupt.Do(ctx, func() (*model.Model, error) {
+		var m model.Model
+		return &m, m.UnmarshalBinary(out)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Map: %w", r.c.Name(), err)
 	}
 	t.Decode = time.Since(t0)
 	r.c.LogCall("Map", &t)
-	return &m, nil
+	return m, nil
 }

@@ -192,6 +192,8 @@ func tinyMapper() *sdk.Mapper {
 		Doc:     "a model recording the circuit's shape",
 		Params:  []sdk.Param{{Name: "scale", Type: sdk.Number, Default: 1.0, Doc: "weight scale"}},
 		Prepare: func(context.Context, *sdk.Pass) (any, error) { return nil, nil },
+		// MaxWeight crosses in the description (TestMapperOverRPC).
+		MaxWeight: 1 << 16,
 		Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
 			p := pass.Params
 			return &model.Model{
@@ -456,6 +458,9 @@ func TestMapperOverRPC(t *testing.T) {
 	m, ok := c.Plugin().(*sdk.Mapper)
 	if !ok {
 		t.Fatalf("Plugin() is %T, want *sdk.Mapper", c.Plugin())
+	}
+	if m.MaxWeight != 1<<16 {
+		t.Errorf("MaxWeight %d over RPC, want 65536", m.MaxWeight)
 	}
 	lb := layered.NewBuilder(2, nil)
 	lb.Gate(layered.KindGate, 2, []int32{0, 1}, []int32{1, 1}, lb.Tag("and"))

@@ -4,43 +4,40 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/internal/safefile"
 )
 
 // tempInfix marks WriteFileAtomic's temporary files: ".<name>.tmp-<random>".
-const tempInfix = ".tmp-"
+const tempInfix = safefile.TempInfix
 
-// WriteFileAtomic writes data to path atomically: into a temporary file in the
-// same directory, renamed over path once complete. A reader never sees a
-// partial file, and a write cut short leaves the old file or none.
-func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempInfix+"*")
+// maxManifest bounds the manifest a run reads back (ReadManifest): a
+// manifest of 100 000 points' files is a few MB.
+const maxManifest = 64 << 20
+
+// WriteFileAtomic writes data to rel below dir (created if missing)
+// atomically: into a temporary file beside it, renamed over it once
+// complete. A reader never sees a partial file, and a write cut short
+// leaves the old file or none. No symbolic link below dir is followed: a
+// link planted in place of a directory on the way fails the write, one in
+// place of the file is replaced (safefile.Dir).
+func WriteFileAtomic(dir, rel string, data []byte) error {
+	d, err := safefile.OpenDir(dir, true)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", filepath.Join(dir, rel), err)
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	defer d.Close()
+	return d.WriteFile(rel, data)
 }
 
 // Missing returns the points of an incomplete result (res.Complete false)
@@ -119,6 +116,30 @@ type Manifest struct {
 	// HostMemoryLimit the bound it held itself to (--memory).
 	HostPeakRSS     int64 `json:"host_peak_rss,omitempty"`
 	HostMemoryLimit int64 `json:"host_memory_limit,omitempty"`
+	// HostMemoryFrom says where the bound comes from: "--memory",
+	// "GOMEMLIMIT", "half of the physical memory", "half of RLIMIT_AS
+	// (ulimit -v)" or "half of the cgroup's memory limit".
+	HostMemoryFrom string `json:"host_memory_from,omitempty"`
+	// PluginProcesses are the plugin processes the run started, in
+	// order, as far as the run got.
+	PluginProcesses []PluginProcess `json:"plugin_processes,omitempty"`
+}
+
+// PluginProcess is one plugin process of a run.
+type PluginProcess struct {
+	// Plugins are the plugins it served; Shared says there were more
+	// than one (bundled plugins share a process: a crash, a timeout or
+	// the memory bound ended it under all of them).
+	Plugins []string `json:"plugins"`
+	Shared  bool     `json:"shared,omitempty"`
+	PID     int      `json:"pid,omitempty"`
+	// Restart says it was started again to replace a process of one of
+	// its plugins that had ended (crashed, or was killed at a timeout or
+	// the memory bound).
+	Restart bool `json:"restart,omitempty"`
+	// Ended says how it ended if it did before the run ("exit status
+	// 3"); processes still running were stopped with the run.
+	Ended string `json:"ended,omitempty"`
 }
 
 // ManifestPipeline is one pipeline of a run: its status ("running",
@@ -140,23 +161,24 @@ func WriteManifest(dir string, m *Manifest) error {
 		return err
 	}
 	b = append(b, '\n')
-	path := filepath.Join(dir, ManifestFile)
-	err = WriteFileAtomic(path, b)
+	err = WriteFileAtomic(dir, ManifestFile, b)
 	if err == nil || !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
-	return overwrite(path, b, err)
+	return overwrite(filepath.Join(dir, ManifestFile), b, err)
 }
 
 // overwrite writes b over path in place when b fits in the 4 KiB blocks
 // path already holds (so no new block is needed), else returns err.
 func overwrite(path string, b []byte, err error) error {
-	st, serr := os.Stat(path)
-	if serr != nil || int64(len(b)) > (st.Size()+4095)/4096*4096 {
+	// Not through a link, and only a regular file: the manifest's own.
+	f, oerr := openNoFollow(path, os.O_WRONLY)
+	if oerr != nil {
 		return err
 	}
-	f, oerr := os.OpenFile(path, os.O_WRONLY, 0)
-	if oerr != nil {
+	st, serr := f.Stat()
+	if serr != nil || !st.Mode().IsRegular() || int64(len(b)) > (st.Size()+4095)/4096*4096 {
+		f.Close()
 		return err
 	}
 	_, werr := f.WriteAt(b, 0)
@@ -173,8 +195,19 @@ func overwrite(path string, b []byte, err error) error {
 }
 
 // ReadManifest reads DIR/tcforge-run.json; a missing one is (nil, nil).
+// It must be a regular file of at most 64 MiB, reached without a link (a
+// FIFO or /dev/zero planted there is refused, not waited on or read
+// forever).
 func ReadManifest(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	d, err := safefile.OpenDir(dir, false)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	b, err := d.ReadFile(ManifestFile, maxManifest)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
@@ -191,63 +224,116 @@ func ReadManifest(dir string) (*Manifest, error) {
 // ClearOwned removes from dir what an earlier run wrote for the named
 // pipelines, and its report.html and manifest, so that nothing there is
 // taken for this run's output: DIR/<name>.csv, .json, .md, the plots
-// DIR/plots/<name>.<figure>-vs-<var>.svg|png, and every file the earlier
-// run's manifest lists for those pipelines (circuit drawings too). Files
-// of other pipelines stay. It returns the files removed.
+// DIR/plots/<name>.<figure>-vs-<var>.svg|png, and the circuit drawings
+// and logs the earlier run's manifest lists for those pipelines, with the
+// temporary files a killed run left beside any of them. Files of other
+// pipelines stay. It returns the files removed.
+//
+// The manifest is data anyone could have written: an entry is removed
+// only if it is a file this tool writes for that pipeline (ownedFile: its
+// name and place), and every removal is confined to dir without
+// following a link (safefile.Dir.Remove): an entry naming a file outside,
+// or reached through a symbolic link, or a directory, is left alone.
 func ClearOwned(dir string, names []string) ([]string, error) {
+	d, err := safefile.OpenDir(dir, false)
+	if err != nil {
+		return nil, fmt.Errorf("clearing the earlier run's files: %w", err)
+	}
+	defer d.Close()
 	own := map[string]bool{}
 	for _, n := range names {
 		own[n] = true
 	}
-	var rm []string
+	rm := map[string]bool{"report.html": true, ManifestFile: true}
 	if m, err := ReadManifest(dir); err == nil && m != nil {
 		for _, p := range m.Pipelines {
-			if own[p.Name] {
-				rm = append(rm, p.Files...)
+			if !own[p.Name] {
+				continue
+			}
+			for _, f := range p.Files {
+				if rel, ok := ownedFile(p.Name, f); ok {
+					rm[rel] = true
+				}
 			}
 		}
 	}
-	rm = append(rm, "report.html", ManifestFile)
 	for _, n := range names {
-		rm = append(rm, n+".csv", n+".json", n+".md")
-		plots, _ := filepath.Glob(filepath.Join(dir, "plots", n+".*"))
-		temps, _ := filepath.Glob(filepath.Join(dir, "plots", "."+n+".*"+tempInfix+"*"))
-		for _, p := range append(plots, temps...) {
-			// <name>.<figure>-vs-<var>.<ext>: exactly one more dot, so
-			// pipeline "a" does not claim the plots of pipeline "a.b".
-			base := filepath.Base(p)
-			if i := strings.LastIndex(base, tempInfix); i > 0 && base[0] == '.' {
-				base = base[1:i]
-			}
-			rest := strings.TrimPrefix(base, n+".")
-			if strings.Count(rest, ".") == 1 && strings.Contains(rest, "-vs-") {
-				rm = append(rm, filepath.Join("plots", filepath.Base(p)))
+		rm[n+".csv"], rm[n+".json"], rm[n+".md"] = true, true, true
+	}
+	plots, _ := d.List("plots")
+	for _, base := range plots {
+		if target, ok := safefile.IsTemp(base); ok {
+			base = target
+		}
+		for _, n := range names {
+			if isPlot(n, base) {
+				rm[path.Join("plots", base)] = true
 			}
 		}
 	}
 	// A run killed while writing leaves WriteFileAtomic's temporary file
 	// beside the file it was writing; with the lock held, no run is
 	// writing it now.
-	for _, f := range rm {
-		if !strings.Contains(f, tempInfix) {
-			temps, _ := filepath.Glob(filepath.Join(dir, filepath.Dir(f), "."+filepath.Base(f)+tempInfix+"*"))
-			for _, t := range temps {
-				rm = append(rm, filepath.Join(filepath.Dir(f), filepath.Base(t)))
+	listed := map[string][]string{}
+	for f := range rm {
+		sub := path.Dir(f)
+		if _, ok := listed[sub]; !ok {
+			listed[sub], _ = d.List(sub)
+		}
+	}
+	for sub, entries := range listed {
+		for _, e := range entries {
+			if target, ok := safefile.IsTemp(e); ok && rm[path.Join(sub, target)] {
+				rm[path.Join(sub, e)] = true
 			}
 		}
 	}
 	var removed []string
-	for _, f := range rm {
-		if f == "" || filepath.IsAbs(f) || strings.HasPrefix(filepath.Clean(f), "..") {
-			continue // a manifest is data: nothing outside dir
+	for _, f := range slices.Sorted(maps.Keys(rm)) {
+		ok, err := d.Remove(f)
+		if errors.Is(err, safefile.ErrNotFollowed) {
+			continue // reached through a link: not this run's to remove
 		}
-		err := os.Remove(filepath.Join(dir, f))
-		switch {
-		case err == nil:
-			removed = append(removed, f)
-		case !os.IsNotExist(err):
+		if err != nil {
 			return removed, fmt.Errorf("clearing the earlier run's %s: %w", f, err)
+		}
+		if ok {
+			removed = append(removed, f)
 		}
 	}
 	return removed, nil
+}
+
+// ownedFile reports whether rel, a file a manifest lists for pipeline
+// name, is one this tool writes for it, and returns it cleaned
+// (slash-separated): DIR/<name>.csv|json|md, a plot
+// plots/<name>.<figure>-vs-<var>.svg|png, a drawing
+// circuits/<name>[.<point>].<layerer>.svg or a log
+// logs/<name>[.<point>][.<block>].log (run's --out layout). Anything else —
+// another name, another place, a path out of the directory — is not.
+func ownedFile(name, rel string) (string, bool) {
+	rel = path.Clean(filepath.ToSlash(rel))
+	sub, base := path.Split(rel)
+	switch sub {
+	case "":
+		return rel, base == name+".csv" || base == name+".json" || base == name+".md"
+	case "plots/":
+		return rel, isPlot(name, base)
+	case "circuits/":
+		return rel, strings.HasPrefix(base, name+".") && strings.HasSuffix(base, ".svg")
+	case "logs/":
+		return rel, base == name+".log" || strings.HasPrefix(base, name+".") && strings.HasSuffix(base, ".log")
+	}
+	return rel, false
+}
+
+// isPlot reports whether base is a plot of pipeline name:
+// <name>.<figure>-vs-<var>.<svg|png>, with exactly one more dot, so
+// pipeline "a" does not claim the plots of pipeline "a.b".
+func isPlot(name, base string) bool {
+	rest, ok := strings.CutPrefix(base, name+".")
+	if !ok || strings.Count(rest, ".") != 1 || !strings.Contains(rest, "-vs-") {
+		return false
+	}
+	return strings.HasSuffix(rest, ".svg") || strings.HasSuffix(rest, ".png")
 }

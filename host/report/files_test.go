@@ -14,7 +14,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p.csv")
 	for _, content := range []string{"old,run\n", "new\n"} {
-		if err := report.WriteFileAtomic(path, []byte(content)); err != nil {
+		if err := report.WriteFileAtomic(dir, "p.csv", []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(path)
@@ -29,7 +29,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "d.csv"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "d.csv"), []byte("x")); err == nil {
+	if err := report.WriteFileAtomic(dir, "d.csv", []byte("x")); err == nil {
 		t.Error("no error renaming over a directory")
 	}
 	entries, _ := os.ReadDir(dir)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tcforge/tcforge/host/run"
+	"github.com/tcforge/tcforge/internal/safefile"
 )
 
 // Section is what report.html shows of one pipeline.
@@ -65,7 +66,7 @@ func WriteReports(dir string, res *run.Result, png bool) (*Section, error) {
 		name string
 		b    []byte
 	}{{name + ".json", jb.Bytes()}, {name + ".md", mb.Bytes()}} {
-		if err := WriteFileAtomic(filepath.Join(dir, f.name), f.b); err != nil {
+		if err := WriteFileAtomic(dir, f.name, f.b); err != nil {
 			return nil, fmt.Errorf("writing report: %w", err)
 		}
 		sec.Files = append(sec.Files, f.name)
@@ -95,6 +96,9 @@ type htmlPage struct {
 	// (AllShapes) and its plot, when two or more pipelines have models.
 	Frontier     []ShapeRow
 	FrontierPlot template.HTML
+	// FrontierTokens plots the frontier's layers against generated tokens
+	// (TokensSVG; "" without decoders).
+	FrontierTokens template.HTML
 }
 
 type htmlSection struct {
@@ -114,8 +118,9 @@ type htmlSection struct {
 	Drawings     []htmlDrawing
 	// Shapes is the shape comparison (Shapes), nil without models.
 	Shapes []ShapeRow
-	// ShapesPlot is its plot (ShapesSVG).
-	ShapesPlot template.HTML
+	// ShapesPlot is its plot (ShapesSVG); TokensPlot its layers against
+	// generated tokens (TokensSVG, "" without decoders).
+	ShapesPlot, TokensPlot template.HTML
 	// Plugins are the pipeline's plugins (see provenancePlugins).
 	Plugins []run.PluginInfo
 }
@@ -136,6 +141,9 @@ type htmlDrawing struct {
 
 var idClean = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
+// maxEmbedded bounds a plot or drawing report.html embeds.
+const maxEmbedded = 256 << 20
+
 // WriteHTML writes DIR/report.html atomically: one self-contained page
 // (inline CSS and SVG, no network) with a summary, and for every pipeline
 // its expectations, its paper-style table (misses highlighted), its plots
@@ -152,8 +160,14 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 	for _, sec := range sections {
 		results = append(results, sec.Result)
 	}
+	d, err := safefile.OpenDir(dir, true)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
 	if page.Frontier = AllShapes(results); page.Frontier != nil {
 		page.FrontierPlot = ShapesSVG(page.Frontier)
+		page.FrontierTokens = TokensSVG(page.Frontier)
 	}
 	for _, sec := range sections {
 		res := sec.Result
@@ -175,6 +189,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		hs.Columns = cols
 		hs.Shapes = Shapes(res)
 		hs.ShapesPlot = ShapesSVG(hs.Shapes)
+		hs.TokensPlot = TokensSVG(hs.Shapes)
 		for _, r := range rows {
 			cells := make([]htmlCell, len(r))
 			for i, c := range r {
@@ -203,7 +218,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		}
 		for _, ch := range sec.Charts {
 			svgRel := filepath.Join("plots", ch.Name()+".svg")
-			b, err := os.ReadFile(filepath.Join(dir, svgRel))
+			b, err := d.ReadFile(svgRel, maxEmbedded)
 			if err != nil {
 				return "", fmt.Errorf("reading plot for report.html: %w", err)
 			}
@@ -214,13 +229,13 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 			}
 			hs.Plots = append(hs.Plots, hp)
 		}
-		for _, d := range sec.Drawings {
-			b, err := os.ReadFile(filepath.Join(dir, d.File))
+		for _, dr := range sec.Drawings {
+			b, err := d.ReadFile(dr.File, maxEmbedded)
 			if err != nil {
 				return "", fmt.Errorf("reading circuit drawing for report.html: %w", err)
 			}
 			hs.Drawings = append(hs.Drawings, htmlDrawing{
-				Title: d.Title, File: filepath.ToSlash(d.File), Levels: d.Levels,
+				Title: dr.Title, File: filepath.ToSlash(dr.File), Levels: dr.Levels,
 				// A data: URL keeps a large drawing out of the page's DOM.
 				Src: template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(b)),
 			})
@@ -234,7 +249,7 @@ func WriteHTML(dir string, sections []*Section, status string) (string, error) {
 		return "", fmt.Errorf("rendering report.html: %w", err)
 	}
 	path := filepath.Join(dir, "report.html")
-	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := WriteFileAtomic(dir, "report.html", buf.Bytes()); err != nil {
 		return "", err
 	}
 	return path, nil
@@ -282,7 +297,8 @@ details { margin: 6px 0 18px; }
 <table class="results shapes"><tr><th></th><th>model</th><th>tokens</th><th>d_model</th><th>blocks</th><th>heads</th><th>FFN width</th><th>params dense</th><th>params nonzero</th><th>verified</th></tr>
 {{range $i, $r := .Frontier}}<tr{{if .Reference}} class="reference"{{end}}><td class="num">{{if not .Reference}}{{inc $i}}{{end}}</td><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
 {{end}}</table>
-<figure class="plot">{{.FrontierPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: every verified model of the run (dots, numbered as in the table), the reference shapes (rings)</figcaption></figure></section>
+<figure class="plot">{{.FrontierPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: every verified model of the run (dots, numbered as in the table), the reference shapes (rings)</figcaption></figure>
+{{if .FrontierTokens}}<figure class="plot">{{.FrontierTokens}}<figcaption>Layers against the tokens a model writes before its digest: decoders (blue) trade layers for generated tokens; single-pass models (orange) at one pass</figcaption></figure>{{end}}</section>
 {{end}}
 {{range .Sections}}
 <section id="{{.ID}}">
@@ -304,7 +320,7 @@ details { margin: 6px 0 18px; }
 {{range .Shapes}}<tr{{if .Reference}} class="reference"{{end}}><td>{{.Model}}</td><td class="num">{{.Tokens}}</td><td class="num">{{.DModel}}</td><td class="num">{{.Blocks}}</td><td class="num">{{.Heads}}</td><td class="num">{{.FFN}}</td><td class="num">{{.ParamsDense}}</td><td class="num">{{.ParamsNonzero}}</td><td>{{.Verified}}</td></tr>
 {{end}}</table>
 <p class="meta">Reference rows are published shapes; their parameters are computed from the shapes (embeddings included).</p>
-{{if .ShapesPlot}}<figure class="plot">{{.ShapesPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: the run's verified models numbered in the table's order (dots), the reference shapes (rings)</figcaption></figure>{{end}}{{end}}
+{{if .ShapesPlot}}<figure class="plot">{{.ShapesPlot}}<figcaption>Blocks against FFN width, d_model and dense parameters: the run's verified models numbered in the table's order (dots), the reference shapes (rings)</figcaption></figure>{{end}}{{if .TokensPlot}}<figure class="plot">{{.TokensPlot}}<figcaption>Layers against the tokens a model writes before its digest: decoders (blue), single-pass models (orange) at one pass</figcaption></figure>{{end}}{{end}}
 {{template "plugins" .}}
 {{if .Plots}}<h3>Plots</h3>
 <div class="plots">

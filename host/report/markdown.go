@@ -23,6 +23,11 @@ type Summary struct {
 	Expected, Met int
 	OK            int // rows verified and as expected, without error
 	Errors        int // rows with an error
+	// Models counts the models the rows' mappers built, or tried to (a
+	// row has one per mapper block); ModelsVerified those whose check
+	// passed. A row's circuit may verify while its models fail: the two
+	// are counted apart.
+	Models, ModelsVerified int
 }
 
 // Summarize counts the result's rows.
@@ -47,6 +52,12 @@ func Summarize(res *run.Result) Summary {
 		if row.Err != nil {
 			s.Errors++
 		}
+		for _, m := range row.Models {
+			s.Models++
+			if m.OK() {
+				s.ModelsVerified++
+			}
+		}
 	}
 	s.Points = len(points)
 	return s
@@ -61,15 +72,31 @@ func (s *Summary) Add(t Summary) {
 	s.Met += t.Met
 	s.OK += t.OK
 	s.Errors += t.Errors
+	s.Models += t.Models
+	s.ModelsVerified += t.ModelsVerified
 }
 
 // String formats the counts: "12 points, 12 rows: 12 verified, 12/12 met
 // their expectations".
 func (s Summary) String() string {
-	out := fmt.Sprintf("%s, %s: %d verified, %d/%d met their expectations",
-		plural(s.Points, "point", "points"), plural(s.Rows, "row", "rows"), s.Verified, s.Met, s.Expected)
+	out := fmt.Sprintf("%s, %s: %s, %d/%d met their expectations",
+		plural(s.Points, "point", "points"), plural(s.Rows, "row", "rows"), s.VerifiedText(), s.Met, s.Expected)
 	if s.Errors > 0 {
 		out += fmt.Sprintf(", %d with errors", s.Errors)
+	}
+	return out
+}
+
+// VerifiedText says what verified: "12 verified" (circuits), or with
+// models "12 circuits verified, 0 of 12 models verified (12 failed)", so
+// that failed models are never hidden behind verified circuits.
+func (s Summary) VerifiedText() string {
+	if s.Models == 0 {
+		return fmt.Sprintf("%d verified", s.Verified)
+	}
+	out := fmt.Sprintf("%d circuits verified, %d of %s verified", s.Verified, s.ModelsVerified, plural(s.Models, "model", "models"))
+	if failed := s.Models - s.ModelsVerified; failed > 0 {
+		out += fmt.Sprintf(" (%d failed)", failed)
 	}
 	return out
 }

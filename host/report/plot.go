@@ -566,7 +566,7 @@ func WritePlots(dir string, res *run.Result, png bool) ([]Chart, []string, error
 				return nil, nil, err
 			}
 			rel := filepath.Join("plots", ch.Name()+"."+f)
-			if err := WriteFileAtomic(filepath.Join(dir, rel), b); err != nil {
+			if err := WriteFileAtomic(dir, rel, b); err != nil {
 				return nil, nil, fmt.Errorf("writing plot: %w", err)
 			}
 			files = append(files, rel)

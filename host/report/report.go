@@ -173,7 +173,7 @@ func WriteFiles(dir string, res *run.Result) (string, error) {
 	if err := WriteCSV(&buf, res); err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
-	return path, WriteFileAtomic(path, buf.Bytes())
+	return path, WriteFileAtomic(dir, res.Pipeline.Name+".csv", buf.Bytes())
 }
 
 // WriteTable prints the result in the paper's layout: the matrix

@@ -53,8 +53,11 @@ func (r Reference) Params() int64 {
 // ShapeRow is one row of the shape comparison: a model the run built and
 // verified, or a reference shape.
 type ShapeRow struct {
-	Model                                string
-	Tokens, DModel, Blocks, Heads, FFN   string
+	Model                              string
+	Tokens, DModel, Blocks, Heads, FFN string
+	// Generated is the number of tokens a decoder writes ("0": a
+	// single-pass model; "-": a reference shape).
+	Generated                            string
 	ParamsDense, ParamsNonzero, Verified string
 	Reference                            bool
 }
@@ -79,7 +82,7 @@ func Shapes(res *run.Result) []ShapeRow {
 				name = pt + ", " + name
 			}
 			s := m.Stats
-			out = append(out, ShapeRow{Model: name, Tokens: itoa(s.Tokens), DModel: itoa(s.DModel), Blocks: itoa(s.Blocks),
+			out = append(out, ShapeRow{Model: name, Tokens: itoa(s.Tokens), Generated: itoa(s.Generated), DModel: itoa(s.DModel), Blocks: itoa(s.Blocks),
 				Heads: itoa(s.Heads), FFN: itoa(s.FFNHidden), ParamsDense: fmt.Sprint(s.ParamsDense),
 				ParamsNonzero: fmt.Sprint(s.ParamsNonzero), Verified: fmt.Sprint(m.Verified)})
 		}
@@ -94,7 +97,7 @@ func Shapes(res *run.Result) []ShapeRow {
 func referenceRows() []ShapeRow {
 	var out []ShapeRow
 	for _, r := range References() {
-		out = append(out, ShapeRow{Model: r.Name + " (reference shape)", Tokens: itoa(r.Context) + " ctx", DModel: itoa(r.DModel),
+		out = append(out, ShapeRow{Model: r.Name + " (reference shape)", Tokens: itoa(r.Context) + " ctx", Generated: "-", DModel: itoa(r.DModel),
 			Blocks: itoa(r.Layers), Heads: itoa(r.Heads), FFN: itoa(r.FFN), ParamsDense: fmt.Sprint(r.Params()),
 			ParamsNonzero: "-", Verified: "-", Reference: true})
 	}
@@ -129,11 +132,80 @@ func AllShapes(results []*run.Result) []ShapeRow {
 }
 
 // shapeHead is the shape comparison's header.
-var shapeHead = [...]string{"model", "tokens", "d_model", "blocks", "heads", "ffn", "params dense", "params nz", "verified"}
+var shapeHead = [...]string{"model", "tokens", "generated", "d_model", "blocks", "heads", "ffn", "params dense", "params nz", "verified"}
 
 // cells returns the row's cells in shapeHead's order.
 func (r ShapeRow) cells() []string {
-	return []string{r.Model, r.Tokens, r.DModel, r.Blocks, r.Heads, r.FFN, r.ParamsDense, r.ParamsNonzero, r.Verified}
+	return []string{r.Model, r.Tokens, r.Generated, r.DModel, r.Blocks, r.Heads, r.FFN, r.ParamsDense, r.ParamsNonzero, r.Verified}
+}
+
+// TokensSVG plots the layers-against-tokens trade-off: blocks (y) against
+// the tokens a model generates before its digest is out (x, logarithmic;
+// a single-pass model generates none and sits at 1, one pass), one dot a
+// verified model, numbered as in ShapesSVG. It returns "" unless some row
+// is a decoder (tokens as time).
+func TokensSVG(rows []ShapeRow) template.HTML {
+	type pt struct {
+		x, y  float64
+		label string
+		title string
+		dec   bool
+	}
+	var pts []pt
+	n, decoders := 0, 0
+	for _, r := range rows {
+		if r.Reference || r.Verified != "true" {
+			continue
+		}
+		n++
+		g, err1 := strconv.ParseFloat(r.Generated, 64)
+		b, err2 := strconv.ParseFloat(r.Blocks, 64)
+		if err1 != nil || err2 != nil || b <= 0 {
+			continue
+		}
+		if g > 0 {
+			decoders++
+		}
+		pts = append(pts, pt{x: max(1, g), y: b, label: strconv.Itoa(n), title: r.Model, dec: g > 0})
+	}
+	if decoders == 0 {
+		return ""
+	}
+	const pw, ph, ml, mb, mt = 520.0, 260.0, 56.0, 40.0, 22.0
+	xhi, yhi := 1.0, 1.0
+	for _, p := range pts {
+		xhi, yhi = max(xhi, math.Log10(p.x)), max(yhi, p.y)
+	}
+	xhi = math.Ceil(xhi + 0.01)
+	yhi = math.Ceil(yhi*1.1/5) * 5
+	X := func(x float64) float64 { return ml + math.Log10(x)/xhi*pw }
+	Y := func(y float64) float64 { return mt + ph - y/yhi*ph }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="frontier" width="%g" height="%g" font-size="10" font-family="sans-serif">`, ml+pw+20, ph+mb+mt)
+	fmt.Fprintf(&b, `<text x="%g" y="14" text-anchor="middle" font-weight="bold">layers against generated tokens (tokens as time)</text>`, ml+pw/2)
+	fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#888"/>`, ml, mt, pw, ph)
+	for e := 0.0; e <= xhi; e++ {
+		x := X(math.Pow(10, e))
+		label := fmt.Sprintf("1e%g", e)
+		if e == 0 {
+			label = "1 (one pass)"
+		}
+		fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/><text x="%g" y="%g" text-anchor="middle">%s</text>`, x, mt, x, mt+ph, x, mt+ph+14, label)
+	}
+	for y := 0.0; y <= yhi; y += yhi / 5 {
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%g</text>`, ml-4, Y(y)+3, y)
+	}
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">generated tokens</text>`, ml+pw/2, mt+ph+30)
+	for _, p := range pts {
+		fill := "#1f77b4"
+		if !p.dec {
+			fill = "#ff7f0e"
+		}
+		fmt.Fprintf(&b, `<g><title>%s: %g blocks, %g generated tokens</title><circle cx="%.1f" cy="%.1f" r="4" fill="%s"/><text x="%.1f" y="%.1f">%s</text></g>`,
+			html.EscapeString(p.title), p.y, p.x, X(p.x), Y(p.y), fill, X(p.x)+6, Y(p.y)-4, html.EscapeString(p.label))
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
 }
 
 // writeShapes prints the shape comparison under a pipeline's tables.

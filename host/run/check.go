@@ -55,6 +55,9 @@ type pointPasses struct {
 // before anything runs.
 func (r *Runner) Check(ctx context.Context, p *config.Pipeline) hcl.Diagnostics {
 	pl, diags := r.open(ctx, p)
+	if pl != nil && !diags.HasErrors() && r.Export != "" {
+		diags = append(diags, sameMappers(p, pl)...)
+	}
 	if pl != nil && !diags.HasErrors() {
 		r.checkedMu.Lock()
 		if r.checked == nil {
@@ -244,11 +247,19 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 	slots := make([][]slot, len(points))
 	owned := make([][]*prepareTask, len(points))
 	tasks := map[string]*prepareTask{}
+	maxWeight, by := mapperMaxWeight(p, pl)
+	defaulted := map[*config.Block]bool{} // layerers whose max_weight the mapper's bound set
 	decode := func(i int, b *config.Block, v sdk.Plugin, size bool) slot {
 		pt := points[i]
 		vals, d := b.Decode(pt, v.Describe().Params)
 		if d.HasErrors() {
 			return slot{diags: d}
+		}
+		if v.Describe().Kind == sdk.KindLayerer && maxWeight > 0 && declares(v, sdk.MaxWeightParam) {
+			if _, set := vals[sdk.MaxWeightParam]; !set {
+				vals[sdk.MaxWeightParam] = maxWeight
+				defaulted[b] = true
+			}
 		}
 		key := paramsKey(b, vals)
 		if t, ok := tasks[key]; ok {
@@ -266,6 +277,12 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 		}
 		for k, b := range p.Mappers {
 			slots[i] = append(slots[i], decode(i, b, pl.mappers[k], false))
+		}
+	}
+	for _, b := range p.Layerers {
+		if defaulted[b] {
+			r.Log.Info().Str("pipeline", p.Name).Str("layerer", b.Name).Int64(sdk.MaxWeightParam, maxWeight).
+				Msgf("%s = %d in layerer %q, whose block leaves it unset: the bound mapper %q needs to map modular additions exactly", sdk.MaxWeightParam, maxWeight, b.Name, by)
 		}
 	}
 	var mu sync.Mutex // for Checking
@@ -307,6 +324,25 @@ func (r *Runner) prepareAll(ctx context.Context, p *config.Pipeline, pl *plugins
 		passes[i] = pp
 	}
 	return passes, diags
+}
+
+// mapperMaxWeight returns the least MaxWeight of p's mappers and the
+// mapper's name (0: none declares one): the max_weight p's layerers get
+// where their blocks leave it unset (sdk.Mapper.MaxWeight).
+func mapperMaxWeight(p *config.Pipeline, pl *plugins) (int64, string) {
+	var mw int64
+	var by string
+	for i, m := range pl.mappers {
+		if w := m.MaxWeight; w > 0 && (mw == 0 || w < mw) {
+			mw, by = w, p.Mappers[i].Name
+		}
+	}
+	return mw, by
+}
+
+// declares reports whether plugin v declares parameter name.
+func declares(v sdk.Plugin, name string) bool {
+	return slices.ContainsFunc(v.Describe().Params, func(p sdk.Param) bool { return p.Name == name })
 }
 
 // paramsKey identifies block b with the decoded values vals.

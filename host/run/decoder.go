@@ -29,6 +29,12 @@ func (r *Runner) checkDecoder(ctx context.Context, p *config.Pipeline, pt config
 	mr.VerifyTime = time.Since(t0)
 	if res != nil {
 		mr.MinMargin = res.MinMargin
+		ev := log.Debug()
+		if res.MinMargin < 0.25 {
+			ev = log.Warn() // a quarter of a bit's ±1 from the argmax turning
+		}
+		ev.Str("mapper", b.Name).Float64("min_margin", res.MinMargin).Int("sample", res.WorstSample).Stringer("at", res.Worst).
+			Msg("the decoder's smallest logit margin (1: every bit of every token at exactly 0 or 1)")
 	}
 	if err != nil {
 		mr.Err = fmt.Errorf("mapper %q: float32 generation: %w", b.Name, err)
@@ -47,7 +53,7 @@ func (r *Runner) checkDecoder(ctx context.Context, p *config.Pipeline, pt config
 	mr.Exact = map[string]bool{"fp32": true, "fp64": err64 == nil}
 	mr.ExactIn = exactIn(mr.Exact)
 	if r.Export != "" {
-		r.exportModel(ctx, p, pt, layerer, m, l, in, want, cp, mr, log)
+		r.exportModel(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
 	}
 	log.Info().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Int("positions", mr.Stats.Tokens).
 		Int("generated", mr.Stats.Generated).Int("d_model", mr.Stats.DModel).Int("blocks", mr.Stats.Blocks).

@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/internal/point"
@@ -12,24 +10,6 @@ import (
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 )
-
-// exportLabels writes m's labels beside its exported config dir/name.json
-// as dir/name.labels.json (docs/labels.md) and returns the file's path
-// ("" when the model has no labels).
-func exportLabels(m *model.Model, dir, name string) (string, error) {
-	if m.Labels == nil {
-		return "", nil
-	}
-	b, err := m.LabelsJSON(name + ".json")
-	if err != nil {
-		return "", fmt.Errorf("export: %w", err)
-	}
-	path := filepath.Join(dir, name+".labels.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return "", fmt.Errorf("export: %w", err)
-	}
-	return path, nil
-}
 
 // InspectedModel is one mapper's model of an inspected layered circuit,
 // verified like Run's.

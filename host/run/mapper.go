@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tcforge/tcforge/internal/forward"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/tcforge/tcforge/host/config"
+	"github.com/tcforge/tcforge/internal/forward"
+	"github.com/tcforge/tcforge/internal/interrupt"
 	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/sdk"
@@ -119,7 +119,7 @@ func (r *Runner) runMappers(ctx context.Context, p *config.Pipeline, pl *plugins
 		return nil
 	}
 	out := make([]ModelRow, len(p.Mappers))
-	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
+	want, err := interrupt.Do(ctx, func() ([]bitvec.Vec, error) { return bitvec.EvalSliced(in, l.NumInputs, l.Eval) })
 	for i, b := range p.Mappers {
 		out[i] = ModelRow{Mapper: b.Name, MinMargin: math.NaN()}
 		if err != nil {
@@ -153,12 +153,23 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	if mr.Arch == "" {
 		mr.Arch = b.Name
 	}
-	if err := m.Validate(); err != nil {
-		mr.Err = fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
+	// Validating a model of hundreds of MB takes seconds: a signal does
+	// not wait for it (nor for the figures).
+	type figures struct {
+		stats  model.Stats
+		maxInt int64
+	}
+	fig, err := interrupt.Do(ctx, func() (figures, error) {
+		if err := m.Validate(); err != nil {
+			return figures{}, fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
+		}
+		return figures{m.Stats(), max(int64(math.Ceil(m.MaxRowSum())), l.MaxPreActivation())}, nil
+	})
+	if err != nil {
+		mr.Err = err
 		return
 	}
-	mr.Stats = m.Stats()
-	mr.MaxInt = max(int64(math.Ceil(m.MaxRowSum())), l.MaxPreActivation())
+	mr.Stats, mr.MaxInt = fig.stats, fig.maxInt
 	if beta, ok := m.SoftmaxBeta(); ok {
 		mr.Beta = beta
 	}
@@ -206,7 +217,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 		}
 	}
 	if r.Export != "" {
-		r.exportModel(ctx, p, pt, layerer, m, l, in, want, cp, mr, log)
+		r.exportModel(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
 		if mr.Err != nil {
 			return
 		}
@@ -220,23 +231,19 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // exportModel writes verified model m of row mr (--export): safetensors
 // and config, its labels, and its byte module where it has one; a failure
 // is the row's error.
-func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, m *model.Model, l *layered.Circuit,
+func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, b *config.Block, m *model.Model, l *layered.Circuit,
 	in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow, log zerolog.Logger) {
 	desc, err := description(m, l, in, want, cp, mr)
 	if err != nil {
 		mr.Err = err
 		return
 	}
-	info, err := safetensors.ExportDescribed(m, r.Export, exportName(p, pt, layerer, mr.Arch), r.ExportDenseLimit, desc)
+	info, err := r.export(ctx, m, exportName(p, pt, layerer, mr.Arch), describeModel(p, pt, layerer, b), desc)
 	if err != nil {
 		mr.Err = err
 		return
 	}
 	mr.Export = info.Config
-	if _, err := exportLabels(m, r.Export, exportName(p, pt, layerer, mr.Arch)); err != nil {
-		mr.Err = err
-		return
-	}
 	ev := log.Info()
 	if info.Note != "" {
 		ev = log.Warn().Str("note", info.Note)
@@ -248,26 +255,18 @@ func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.
 }
 
 // passLogger returns the forward.WithTrace hook that logs each forward
-// pass of a model check at debug level: what it computed (forward.Work:
-// multiply-adds, exponentials), its time, the machine's floor for that
-// work (forward.Floor, measured once a run) in cache and out of it, and
-// the ratios of the pass's time to them.
+// pass of a model check at debug level: what it computed, its time split
+// by kernel, and the machine's floor for that work (forward.Floor,
+// measured once a run) with the share of it each kind of kernel reached
+// (forward.PassInfo.Fields).
 func (r *Runner) passLogger(ctx context.Context, log zerolog.Logger) func(forward.PassInfo) {
 	r.floorOnce.Do(func() {
 		r.floor = forward.MeasureFloor(ctx, 100*time.Millisecond)
-		r.Log.Debug().Float64("mac_per_s", r.floor.MACs).Float64("mac_mem_per_s", r.floor.MACsMem).Float64("exp_per_s", r.floor.Exps).
-			Msg("the machine's floor for the forward pass's kernels")
+		r.Log.Debug().Fields(r.floor.Fields()).Msg("the machine's floor for the forward pass's kernels")
 	})
 	f := r.floor
 	return func(pi forward.PassInfo) {
-		cache, mem := f.Time(pi.Work)
-		format := "fp32"
-		if pi.Float64 {
-			format = "fp64"
-		}
-		log.Debug().Str("format", format).Bool("probe", pi.ProbeBeta).Float64("beta_override", pi.Beta).Int("samples", pi.Samples).
-			Int64("macs", pi.Work.MACs).Int64("exps", pi.Work.Exps).Dur("pass_ms", pi.Took).Dur("floor_ms", cache).Dur("floor_mem_ms", mem).
-			Float64("ratio", pi.Took.Seconds()/cache.Seconds()).Float64("ratio_mem", pi.Took.Seconds()/mem.Seconds()).Msg("forward pass")
+		log.Debug().Fields(pi.Fields(f)).Msg("forward pass")
 	}
 }
 
@@ -324,7 +323,7 @@ func verifyModel(ctx context.Context, m *model.Model, l *layered.Circuit, in, wa
 		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
 			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
 	}
-	prog, err := forward.Compile(m)
+	prog, err := interrupt.Do(ctx, func() (*forward.Program, error) { return forward.Compile(m) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -416,16 +415,6 @@ func betaSearch(ctx context.Context, prog *forward.Program, in, want []bitvec.Ve
 		}
 	}
 	return hi, hi - lo, nil
-}
-
-// exportName names a model's files: pipeline[.point].layerer.arch.
-func exportName(p *config.Pipeline, pt config.Point, layerer, arch string) string {
-	parts := []string{p.Name}
-	if s := pt.String(); s != "" {
-		parts = append(parts, strings.NewReplacer("=", "-", " ", "_").Replace(s))
-	}
-	parts = append(parts, layerer, strings.ReplaceAll(arch, "/", "-"))
-	return safeName(filepath.Base(strings.Join(parts, ".")))
 }
 
 // safeName turns s into a file-name-safe string.

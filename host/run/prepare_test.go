@@ -50,6 +50,18 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "sha1" { steps = 79 + matrix.rate }` + "\nlayerer \"reifier\" {}", "steps", "at most 80"},
 		{`construction "sha1" { blocks = 1, message_bits = matrix.rate == 2 ? 8 : null }` + "\nlayerer \"reifier\" {}", "message_bits", "not both"},
 	},
+	"ascon": {
+		{`construction "ascon" { rounds = 11 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 12"},
+		{`construction "ascon" { output_bits = 255 + matrix.rate }` + "\nlayerer \"reifier\" {}", "output_bits", "256 bits"},
+	},
+	"blake2s": {
+		{`construction "blake2s" { rounds = 9 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 10"},
+		{`construction "blake2s" { message_bits = 7 + matrix.rate }` + "\nlayerer \"reifier\" {}", "message_bits", "not a whole number of bytes"},
+	},
+	"blake3": {
+		{`construction "blake3" { rounds = 6 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 7"},
+		{`construction "blake3" { blocks = 1023 + matrix.rate }` + "\nlayerer \"reifier\" {}", "blocks", "at most 1024 blocks"},
+	},
 	"sha2": {
 		{`construction "sha2" { preset = "sha256", rounds = 63 + matrix.rate }` + "\nlayerer \"reifier\" {}", "rounds", "at most 64 rounds"},
 		{`construction "sha2" { preset = "sha256", rounds = matrix.rate - 1 }` + "\nlayerer \"reifier\" {}", "rounds", "must be at least 1"},
@@ -70,6 +82,11 @@ var impossible = map[string][]struct{ src, param, reason string }{
 	},
 	"no-attention": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"no-attention\" { variant = matrix.rate == 1 ? \"mlp\" : \"attention\" }", "variant", "must be one of"},
+	},
+	"decoder": {
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"decoder\" { levels_per_step = 64 + matrix.rate }", "levels_per_step", "at most 64"},
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"decoder\" { bit_order = matrix.rate == 1 ? \"auto\" : \"both\" }", "bit_order", "must be one of"},
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"decoder\" { max_d_model = 17 - matrix.rate }", "max_d_model", "must be at least 16"},
 	},
 	"tokens-as-gates": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"tokens-as-gates\" { beta = 1 - matrix.rate }", "beta", "must be ≥ 0"},

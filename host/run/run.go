@@ -140,6 +140,10 @@ type Runner struct {
 	// once a run for the debug log's passes (passLogger).
 	floorOnce sync.Once
 	floor     forward.Floor
+	// exported holds the export names taken so far in this run, and by
+	// what (claimExport).
+	exportMu sync.Mutex
+	exported map[string]string
 }
 
 // Run runs every point of the pipeline. It returns the rows even when some

@@ -64,14 +64,9 @@ func (w *worker[F]) attention(s *tsub[F]) {
 			sum := w.sums[off*L : off*L+nl]
 			clear(sum)
 			vs := &srcs[vi]
-			for t := 0; t < T; t++ {
-				for r := 0; r < pr.n; r++ {
-					row := vs.row(t, r, n)
-					sr := sum[r*L:][:n]
-					for l, x := range row {
-						sr[l] += x
-					}
-				}
+			for r := 0; r < pr.n; r++ {
+				// Lane by lane in token order, row by row: the same sums.
+				sumRows(sum[r*L:][:n], vs.buf, vs.stride, vs.off[r], T)
 			}
 			sums[vi] = sum
 		}
@@ -86,74 +81,91 @@ func (w *worker[F]) attention(s *tsub[F]) {
 		dst = w.dlt
 		clear(dst)
 	}
+	static := true
 	for hi := range s.heads {
-		h := &s.heads[hi]
-		pr := &s.vproj[h.v]
-		nv := pr.n
-		vs := &srcs[h.v]
-		if h.sc == nil {
-			for l := 0; l < n; l++ {
-				w.dynamicHead(s, h, pr, vs, sums[h.v], ir, dst, l)
-			}
-			continue
-		}
-		// One value row into one output dimension: accumulate in place.
-		direct := nv == 1 && h.head.o.ptr[1] == 1
-		var dk int
-		var dw F
-		if direct {
-			dk, dw = int(h.head.o.idx[0]), h.o[0]
-		}
-		acc := w.acc[:nv*L]
+		static = static && s.heads[hi].sc != nil
+	}
+	if static {
+		// Query by query, each head in turn: a head reads no dimension
+		// any head writes (or writes to dlt), so this adds to every
+		// output dimension what the head-by-head order adds, in the same
+		// order, with the query's stream in cache across its heads.
 		for i := 0; i < T; i++ {
 			if !w.tp.needed(s, i) {
 				continue
 			}
-			switch s.mode {
-			case model.Hard:
-				a, b := h.sel.ptr[i], h.sel.ptr[i+1]
-				if a == b {
-					continue
+			for hi := range s.heads {
+				w.staticQuery(s, &s.heads[hi], srcs, sums, means, dst, i)
+			}
+		}
+	} else {
+		for hi := range s.heads {
+			h := &s.heads[hi]
+			if h.sc == nil {
+				pr := &s.vproj[h.v]
+				for l := 0; l < n; l++ {
+					w.dynamicHead(s, h, pr, &srcs[h.v], sums[h.v], ir, dst, l)
 				}
-				if direct {
-					gather(dst[(i*p.nd+dk)*L:][:n], vs.buf, vs.stride, vs.off[0], h.sel.col[a:b], nil, dw)
-					continue
-				}
-				clear(acc)
-				for r := 0; r < nv; r++ {
-					gather(acc[r*L:][:n], vs.buf, vs.stride, vs.off[r], h.sel.col[a:b], nil, 1)
-				}
-			case model.Softmax:
-				bs := h.base[i]
-				for r := 0; r < nv; r++ {
-					ar, sr := acc[r*L:][:n], sums[h.v][r*L:][:n]
-					for l, x := range sr {
-						ar[l] = bs * x
-					}
-				}
-				a, b := h.sc.ptr[i], h.sc.ptr[i+1]
-				for r := 0; r < nv; r++ {
-					gather(acc[r*L:][:n], vs.buf, vs.stride, vs.off[r], h.sc.col[a:b], h.wp[a:b], 0)
-				}
-				for r := 0; r < nv; r++ {
-					scale(acc[r*L:][:n], h.invZ[i])
-				}
-				if s.probe != nil {
-					w.probeAttnOut(h, nv, acc, means[h.v], i)
+				continue
+			}
+			for i := 0; i < T; i++ {
+				if w.tp.needed(s, i) {
+					w.staticQuery(s, h, srcs, sums, means, dst, i)
 				}
 			}
-			w.applyO(h, nv, acc, dst, i)
 		}
 	}
 	if !s.inPlace {
 		if s.residual {
-			for k, d := range dst {
-				w.x[k] += d
-			}
+			addVec(w.x, dst)
 		} else {
 			copy(w.x, dst)
 		}
 	}
+}
+
+// staticQuery adds head h's output for query i, whose scores are the same
+// for every lane, to dst.
+func (w *worker[F]) staticQuery(s *tsub[F], h *thead[F], srcs []vsrc[F], sums, means [][]F, dst []F, i int) {
+	p, L, n := w.p, w.L, w.n
+	nv := s.vproj[h.v].n
+	vs := &srcs[h.v]
+	// One value row into one output dimension: accumulate in place.
+	direct := nv == 1 && h.head.o.ptr[1] == 1
+	acc := w.acc[:nv*L]
+	switch s.mode {
+	case model.Hard:
+		a, b := h.sel.ptr[i], h.sel.ptr[i+1]
+		if a == b {
+			return
+		}
+		if direct {
+			gather(dst[(i*p.nd+int(h.head.o.idx[0]))*L:][:n], vs.buf, vs.stride, vs.off[0], h.sel.col[a:b], nil, h.o[0])
+			return
+		}
+		clear(acc)
+		for r := 0; r < nv; r++ {
+			gather(acc[r*L:][:n], vs.buf, vs.stride, vs.off[r], h.sel.col[a:b], nil, 1)
+		}
+	case model.Softmax:
+		a, b := h.sc.ptr[i], h.sc.ptr[i+1]
+		if direct {
+			// The output row fused in: d += O·acc as applyO adds it.
+			d := dst[(i*p.nd+int(h.head.o.idx[0]))*L:][:n]
+			softRow(acc[:n], sums[h.v][:n], vs.buf, vs.stride, vs.off[0], h.sc.col[a:b], h.wp[a:b], h.base[i], h.invZ[i], d, h.o[0])
+			if s.probe != nil {
+				w.probeAttnOut(h, nv, acc, means[h.v], i)
+			}
+			return
+		}
+		for r := 0; r < nv; r++ {
+			softRow(acc[r*L:][:n], sums[h.v][r*L:][:n], vs.buf, vs.stride, vs.off[r], h.sc.col[a:b], h.wp[a:b], h.base[i], h.invZ[i], nil, 0)
+		}
+		if s.probe != nil {
+			w.probeAttnOut(h, nv, acc, means[h.v], i)
+		}
+	}
+	w.applyO(h, nv, acc, dst, i)
 }
 
 // applyO adds O·acc (acc: V rows × L) to token i of dst.

@@ -23,7 +23,7 @@ func (e *MemoryError) Error() string {
 
 // WorkerBytes returns the bytes of the buffers one worker of a pass with
 // options opt allocates to carry lanes samples through the model at once
-// (the residual stream, its delta, the V projections, the probe's copy and means),
+// (the residual stream, its delta or the second stream of a fused block, the V projections, the probe's copy and means),
 // the memory a pass needs beyond the Program itself: workers × WorkerBytes.
 func (p *Program) WorkerBytes(lanes int, opt Options) int64 {
 	f := int64(4)
@@ -49,6 +49,9 @@ func (p *Program) WorkerBytes(lanes int, opt Options) int64 {
 	n := T*nd*L + T*int64(p.maxVBuf)*L + 2*max(1, int64(p.maxV))*L + 2*hid*L + T*L + L
 	if p.delta {
 		n += T * nd * L
+	}
+	if p.fuse && !opt.ProbeBeta {
+		n += T * nd * L // the stream a fused block writes (worker.block)
 	}
 	if opt.ProbeBeta {
 		n += T*nd*L + int64(p.maxV)*L + 2*hid*L + 2*L
@@ -106,7 +109,7 @@ func (p *Program) RunContext(ctx context.Context, inputs []bitvec.Vec, opt Optio
 		took := time.Since(t0)
 		w := p.Work(len(inputs), opt)
 		w.Exps += res.SiLUExps
-		done(PassInfo{Samples: len(inputs), Float64: opt.Float64, ProbeBeta: opt.ProbeBeta, Beta: opt.Beta, Work: w, Took: took})
+		done(PassInfo{Samples: len(inputs), Float64: opt.Float64, ProbeBeta: opt.ProbeBeta, Beta: opt.Beta, Work: w, Took: took, Phases: res.phases})
 	}
 	return res, err
 }

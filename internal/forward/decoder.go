@@ -179,11 +179,14 @@ func compileDecoder(m *model.Model) (*decProgram, error) {
 	return p, nil
 }
 
-// decState is one worker's buffers and KV cache.
+// decState is one worker's buffers and KV cache. The cache keeps, per
+// layer and head, only the dims of its keys and values that can be
+// nonzero (decProgram.live), packed position by position, so a step's
+// attention reads each head's keys contiguously.
 type decState[F Float] struct {
 	p                  *decProgram
 	x, h, qkv, att, hd []F
-	k, v               [][]F // per layer: Positions × d
+	k, v               [][][]F // per layer, per head: Positions × its live dims
 	scores             []F
 	logits             []F
 	// expFloor: below it exp(x) rounds to 0 in F (e⁻¹⁰⁴ is under half of
@@ -203,9 +206,15 @@ func newDecState[F Float](p *decProgram) *decState[F] {
 	if _, f64 := any(st.expFloor).(float64); f64 {
 		st.expFloor = -746
 	}
-	for range p.layers {
-		st.k = append(st.k, make([]F, T*d))
-		st.v = append(st.v, make([]F, T*d))
+	for li := range p.layers {
+		lp := p.live[li]
+		ks, vs := make([][]F, len(lp.qk)), make([][]F, len(lp.v))
+		for h := range lp.qk {
+			ks[h] = make([]F, T*len(lp.qk[h]))
+			vs[h] = make([]F, T*len(lp.v[h]))
+		}
+		st.k = append(st.k, ks)
+		st.v = append(st.v, vs)
 	}
 	return st
 }
@@ -259,27 +268,35 @@ func (st *decState[F]) step(pos int, tok int32) {
 	for li, l := range p.layers {
 		layerNorm(st.x, st.h, l.n1w, l.n1b, l.eps)
 		matvec(l.inW, l.inB, st.h, st.qkv)
-		K, V := st.k[li][pos*d:][:d], st.v[li][pos*d:][:d]
-		copy(K, st.qkv[d:2*d])
-		copy(V, st.qkv[2*d:])
 		hd := d / l.heads
 		scale := F(1 / math.Sqrt(float64(hd)))
 		lp := p.live[li]
 		for hh := range l.heads {
-			q := st.qkv[hh*hd:][:hd]
+			qk, vs := lp.qk[hh], lp.v[hh]
+			nk, nv := len(qk), len(vs)
+			kc, vc := st.k[li][hh], st.v[li][hh]
+			for i, c := range qk {
+				kc[pos*nk+i] = st.qkv[d+hh*hd+c]
+			}
+			for i, c := range vs {
+				vc[pos*nv+i] = st.qkv[2*d+hh*hd+c]
+			}
 			o := st.att[hh*hd:][:hd]
 			clear(o)
-			qk, vs := lp.qk[hh], lp.v[hh]
-			if len(vs) == 0 {
+			if nv == 0 {
 				continue // the head adds nothing
+			}
+			q := make([]F, 0, 16)
+			for _, c := range qk {
+				q = append(q, st.qkv[hh*hd+c])
 			}
 			mx := F(math.Inf(-1))
 			sc := st.scores[:pos+1]
 			for j := range sc {
-				k := st.k[li][j*d+hh*hd:][:hd]
+				k := kc[j*nk:][:nk]
 				var s F
-				for _, c := range qk {
-					s += q[c] * k[c]
+				for i, x := range q {
+					s += x * k[i]
 				}
 				s *= scale
 				sc[j] = s
@@ -304,9 +321,9 @@ func (st *decState[F]) step(pos int, tok int32) {
 				if a == 0 {
 					continue
 				}
-				v := st.v[li][j*d+hh*hd:][:hd]
-				for _, c := range vs {
-					o[c] += a * v[c]
+				v := vc[j*nv:][:nv]
+				for i, c := range vs {
+					o[c] += a * v[i]
 				}
 			}
 		}

@@ -7,141 +7,13 @@ import (
 	"runtime"
 	"sync"
 	"time"
-
-	"github.com/tcforge/tcforge/sdk/model"
 )
-
-// Work counts what a forward pass computes: the multiply-adds of its
-// kernels over every lane (sample), and the exponentials it evaluates.
-// Program.Work counts what the model's shape decides; the exact SiLU
-// evaluations depend on the samples (Result.SiLUExps, added by the trace
-// of WithTrace). Sample-dependent attention scores (heads whose Q or K
-// read the stream) are not counted: for those models the counts are a
-// lower bound.
-type Work struct {
-	MACs, Exps int64
-}
-
-// Work returns what a pass over n samples with options opt computes (see
-// Work). Models of stock encoder layers are not counted (zero). It takes
-// time linear in the tokens and sublayers, not their product.
-func (p *Program) Work(n int, opt Options) Work {
-	if p.stock != nil {
-		return Work{}
-	}
-	probe := opt.ProbeBeta
-	need := p.need
-	if probe {
-		need = nil
-	}
-	S := len(p.subs)
-	// over(f)[s] = Σ f(t) over the tokens t sublayer s computes.
-	over := func(f func(t int) int64) []int64 {
-		out := make([]int64, S+1)
-		for t := 0; t < p.T; t++ {
-			last := S - 1
-			if need != nil {
-				last = int(need[t])
-			}
-			if last >= 0 {
-				out[last] += f(t)
-			}
-		}
-		for s := S - 1; s >= 0; s-- {
-			out[s] += out[s+1]
-		}
-		return out
-	}
-	tokens := over(func(int) int64 { return 1 })
-	rowSums := map[*scoreMat][2][]int64{} // Σ row lengths; rows not empty
-	rows := func(m *scoreMat) [2][]int64 {
-		r, ok := rowSums[m]
-		if !ok {
-			r[0] = over(func(t int) int64 { return int64(m.ptr[t+1] - m.ptr[t]) })
-			r[1] = over(func(t int) int64 {
-				if m.ptr[t+1] > m.ptr[t] {
-					return 1
-				}
-				return 0
-			})
-			rowSums[m] = r
-		}
-		return r
-	}
-	rowLen := func(c *csr, u int) int64 { return int64(c.ptr[u+1] - c.ptr[u]) }
-	var per, exps int64 // per sample; per pass
-	type softKey struct {
-		sc   *scoreMat
-		beta float64
-	}
-	soft := map[softKey]bool{}
-	T := int64(p.T)
-	for si, s := range p.subs {
-		if s.norm != nil {
-			per += T * int64(p.nd)
-		}
-		if !s.attn {
-			var unit int64 // one token's
-			for u := 0; u < s.gate.n; u++ {
-				g, v := rowLen(&s.gate.dyn, u), rowLen(&s.value.dyn, u)
-				unit += rowLen(&s.out, u)
-				switch {
-				case probe:
-					// The pass's projections, the probe's of the λ part, its
-					// three products and the δ and δ² updates.
-					unit += 2*(g+v) + 3 + 2*rowLen(&s.out, u)
-				case s.norm != nil || s.gate.isDyn[u]:
-					unit += g + v
-				case s.value.isDyn[u]:
-					unit += v
-				}
-			}
-			per += tokens[si] * unit
-			continue
-		}
-		for _, pr := range s.vproj {
-			if pr.alias == nil {
-				per += T * int64(len(pr.dyn.idx))
-			}
-			if s.mode == model.Softmax {
-				per += T * int64(pr.n) // Σ_all v
-			}
-		}
-		beta := s.beta
-		if opt.Beta > 0 {
-			beta = opt.Beta
-		}
-		for _, h := range s.heads {
-			nv := int64(s.vproj[h.v].n)
-			oe := int64(len(h.o.idx))
-			switch {
-			case h.sc == nil:
-				// Sample-dependent scores: the Q and K projections only.
-				per += T * int64(len(h.q.dyn.idx)+len(h.k.dyn.idx))
-			case s.mode == model.Hard:
-				r := rows(h.sel)
-				per += r[0][si]*nv + r[1][si]*oe
-			case s.mode == model.Softmax:
-				r := rows(h.sc)
-				q := tokens[si]
-				per += (r[0][si]+2*q)*nv + q*oe // base, the gather, 1/Z; O
-				if probe {
-					per += q * oe
-				}
-				if k := (softKey{h.sc, beta}); !soft[k] {
-					soft[k] = true
-					exps += int64(len(h.sc.s)) + T // once a pass, for every sample
-				}
-			}
-		}
-	}
-	return Work{MACs: per * int64(n), Exps: exps}
-}
 
 // Floor is this machine's rate for the kernels a forward pass is made of,
 // measured by MeasureFloor with every core busy (a pass's workers run on
 // all of them): the time a pass of Work w cannot beat is w.MACs/MACs +
-// w.Exps/Exps.
+// w.DenseMACs/Dense + w.Exps/ExpsVec, and w.Bytes/Bandwidth for its
+// stream.
 type Floor struct {
 	// MACs is float32 multiply-adds a second of the sparse
 	// gather-multiply-add kernel (gather: 32 lanes, 8 weighted random
@@ -150,20 +22,38 @@ type Floor struct {
 	// MACsMem is the same over a buffer far larger than the caches
 	// (64 MiB), as a large model's residual stream is.
 	MACsMem float64
-	// Exps is float64 exponentials (math.Exp) a second.
-	Exps float64
+	// Dense is float32 multiply-adds a second of the dense GEMM kernel
+	// (gemm, fused, 256 × 256 × 256 on each core): the machine's dense
+	// floor, what a stock layer's attention tiles run at.
+	Dense float64
+	// Exps is float64 exponentials a second of math.Exp; ExpsVec of
+	// expVec, the vectorised exp with the same bits the pass uses.
+	Exps, ExpsVec float64
+	// Bandwidth is bytes a second read and written by streaming over 64
+	// MiB on each core (d += x).
+	Bandwidth float64
 }
 
 // Time returns the floor of a pass of work w: at the in-cache rate, and
 // at the out-of-cache one (0 if a rate was not measured).
 func (f Floor) Time(w Work) (cache, mem time.Duration) {
-	if !(f.MACs > 0 && f.MACsMem > 0 && f.Exps > 0) {
+	if !(f.MACs > 0 && f.MACsMem > 0 && f.Dense > 0 && f.ExpsVec > 0) {
 		return 0, 0
 	}
-	e := float64(w.Exps) / f.Exps
-	cache = time.Duration((float64(w.MACs)/f.MACs + e) * float64(time.Second))
-	mem = time.Duration((float64(w.MACs)/f.MACsMem + e) * float64(time.Second))
+	rest := float64(w.DenseMACs)/f.Dense + float64(w.Exps)/f.ExpsVec
+	cache = seconds(float64(w.MACs)/f.MACs + rest)
+	mem = seconds(float64(w.MACs)/f.MACsMem + rest)
 	return cache, mem
+}
+
+// seconds converts s seconds to a Duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Fields returns the floor's rates as a debug line's fields (host/run
+// logs them once a run).
+func (f Floor) Fields() map[string]any {
+	return map[string]any{"mac_per_s": f.MACs, "mac_mem_per_s": f.MACsMem, "dense_mac_per_s": f.Dense,
+		"exp_per_s": f.Exps, "exp_vec_per_s": f.ExpsVec, "bytes_per_s": f.Bandwidth}
 }
 
 // floorLanes is the lane count the floor's gather runs at (the kernels'
@@ -266,15 +156,75 @@ func allCores(f func() int64) float64 {
 	return float64(total) / time.Since(t0).Seconds()
 }
 
+// floorGemmN is the side of the GEMM the dense floor runs on each core.
+const floorGemmN = 256
+
+// floorGemm multiplies two floorGemmN² float32 matrices (gemm, fused) for
+// about d on one core and returns the multiply-adds it did.
+func floorGemm(ctx context.Context, d time.Duration) int64 {
+	n := floorGemmN
+	a, b, c := floorMatrix[float32](n, 1), floorMatrix[float32](n, 2), make([]float32, n*n)
+	var buf gemmBuf[float32]
+	var macs int64
+	for end := time.Now().Add(d); ctx.Err() == nil && time.Now().Before(end); {
+		gemm(gemmFused, n, n, n, a, n, b, n, false, c, n, &buf)
+		macs += int64(n * n * n)
+	}
+	return macs
+}
+
+// floorMatrix returns n² values in [−1, 1).
+func floorMatrix[F Float](n int, seed uint64) []F {
+	rng := rand.New(rand.NewPCG(37, seed))
+	xs := make([]F, n*n)
+	for i := range xs {
+		xs[i] = F(2*rng.Float64() - 1)
+	}
+	return xs
+}
+
+// floorExpVec evaluates expVec over floorExpArgs for about d on one core
+// and returns how many.
+func floorExpVec(ctx context.Context, d time.Duration) int64 {
+	xs := floorExpArgs()
+	ys := make([]float64, len(xs))
+	var n int64
+	for end := time.Now().Add(d); ctx.Err() == nil && time.Now().Before(end); {
+		expVec(ys, xs)
+		n += int64(len(xs))
+	}
+	return n
+}
+
+// floorStreamBytes is the buffer the bandwidth floor streams over on each
+// core: two of 32 MiB.
+const floorStreamBytes = 32 << 20
+
+// floorStream adds one buffer into another (d += x, float32) for about d
+// on one core and returns the bytes it read and wrote.
+func floorStream(ctx context.Context, dur time.Duration) int64 {
+	n := floorStreamBytes / 4
+	d, x := make([]float32, n), make([]float32, n)
+	var bytes int64
+	for end := time.Now().Add(dur); ctx.Err() == nil && time.Now().Before(end); {
+		addVec(d, x)
+		bytes += 3 * floorStreamBytes
+	}
+	return bytes
+}
+
 // MeasureFloor measures the machine's Floor, each kernel for about d on
-// every core (3d in all).
+// every core (7d in all).
 func MeasureFloor(ctx context.Context, d time.Duration) Floor {
 	var f Floor
 	buf, cols, ws := floorGatherBuf(256 << 10)
 	f.MACs = allCores(func() int64 { return floorGather(ctx, buf, cols, ws, d) })
 	buf, cols, ws = floorGatherBuf(64 << 20)
 	f.MACsMem = allCores(func() int64 { return floorGather(ctx, buf, cols, ws, d) })
+	f.Dense = allCores(func() int64 { return floorGemm(ctx, d) })
 	f.Exps = allCores(func() int64 { return floorExp(ctx, d) })
+	f.ExpsVec = allCores(func() int64 { return floorExpVec(ctx, d) })
+	f.Bandwidth = allCores(func() int64 { return floorStream(ctx, d) })
 	return f
 }
 
@@ -286,6 +236,73 @@ type PassInfo struct {
 	Beta      float64 // the β override (0: the model's own)
 	Work      Work
 	Took      time.Duration
+	// Phases splits Took by the kernels its workers ran.
+	Phases Phases
+}
+
+// Phases is a pass's time by kind of kernel, in wall time (each worker's
+// time over the workers, plus what ran before them): sparse kernels
+// (attention gathers, FFN and projection rows over CSR), dense kernels
+// (GEMM tiles), exponentials (the softmax weights, a stock layer's
+// softmax), and the rest (loading the samples, norms, per-sample scores,
+// the readout).
+type Phases struct {
+	Sparse, Dense, Exp, Other time.Duration
+}
+
+// add adds q to p.
+func (p *Phases) add(q Phases) {
+	p.Sparse += q.Sparse
+	p.Dense += q.Dense
+	p.Exp += q.Exp
+	p.Other += q.Other
+}
+
+// over returns p over n workers.
+func (p Phases) over(n int) Phases {
+	d := time.Duration(max(1, n))
+	return Phases{Sparse: p.Sparse / d, Dense: p.Dense / d, Exp: p.Exp / d, Other: p.Other / d}
+}
+
+// Fields returns the pass as a debug line's fields (host/run logs one a
+// pass of a model check): what it computed (Work), its time and how its
+// kernels split it (Phases), the floor of its work (Floor.Time, in cache
+// and out of it) and their ratios, and per kind of kernel the floor of its
+// share of the work and the share of that floor it reached (floor / time:
+// 1 is the machine's rate). The stream's bytes over Bandwidth are the
+// floor of its memory traffic, against the sparse kernels' time (which
+// moves it).
+func (pi PassInfo) Fields(f Floor) map[string]any {
+	cache, mem := f.Time(pi.Work)
+	format := "fp32"
+	if pi.Float64 {
+		format = "fp64"
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	share := func(floor, took time.Duration) float64 {
+		if took <= 0 {
+			return 0
+		}
+		return floor.Seconds() / took.Seconds()
+	}
+	w, ph := pi.Work, pi.Phases
+	fl := func(n int64, rate float64) time.Duration {
+		if rate <= 0 {
+			return 0
+		}
+		return seconds(float64(n) / rate)
+	}
+	sparse, dense, exp, bytes := fl(w.MACs, f.MACs), fl(w.DenseMACs, f.Dense), fl(w.Exps, f.ExpsVec), fl(w.Bytes, f.Bandwidth)
+	return map[string]any{
+		"format": format, "probe": pi.ProbeBeta, "beta_override": pi.Beta, "samples": pi.Samples,
+		"macs": w.MACs, "dense_macs": w.DenseMACs, "exps": w.Exps, "bytes": w.Bytes,
+		"pass_ms": ms(pi.Took), "floor_ms": ms(cache), "floor_mem_ms": ms(mem),
+		"ratio": share(pi.Took, cache), "ratio_mem": share(pi.Took, mem),
+		"sparse_ms": ms(ph.Sparse), "dense_ms": ms(ph.Dense), "exp_ms": ms(ph.Exp), "other_ms": ms(ph.Other),
+		"sparse_floor_ms": ms(sparse), "dense_floor_ms": ms(dense), "exp_floor_ms": ms(exp), "bytes_floor_ms": ms(bytes),
+		"sparse_share": share(sparse, ph.Sparse), "dense_share": share(dense, ph.Dense),
+		"exp_share": share(exp, ph.Exp), "bytes_share": share(bytes, ph.Sparse),
+	}
 }
 
 type traceKey struct{}

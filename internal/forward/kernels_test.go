@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestKernels32 checks the 32-lane float32 kernels (assembly where the CPU
@@ -218,19 +219,26 @@ func TestProbeKernels(t *testing.T) {
 		}
 		return t1, t2, delta
 	}
+	type unitKernel = func(gate, pg, pv, vc *float32, hi, lo float32, t1, t2, dmax *float64) int
+	units := []unitKernel{probeUnit64}
+	if useAVX512 {
+		units = append(units, probeUnit64z)
+	}
 	t1, t2 := make([]float64, L), make([]float64, L)
 	var dmax [4]float64
-	f := probeUnit64(&g[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0])
 	w1, w2, wd := ref()
-	if f != 3 {
-		t.Errorf("flags %b, want 11", f)
-	}
-	if d := max(-1, dmax[0], dmax[1], dmax[2], dmax[3]); d != wd {
-		t.Errorf("δ bound %v, want %v", d, wd)
-	}
-	for l := range t1 {
-		if math.Float64bits(t1[l]) != math.Float64bits(w1[l]) || math.Float64bits(t2[l]) != math.Float64bits(w2[l]) {
-			t.Errorf("lane %d: t1, t2 = %v, %v, want %v, %v", l, t1[l], t2[l], w1[l], w2[l])
+	for k, unit := range units {
+		f := unit(&g[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0])
+		if f != 3 {
+			t.Errorf("kernel %d: flags %b, want 11", k, f)
+		}
+		if d := max(-1, dmax[0], dmax[1], dmax[2], dmax[3]); d != wd {
+			t.Errorf("kernel %d: δ bound %v, want %v", k, d, wd)
+		}
+		for l := range t1 {
+			if math.Float64bits(t1[l]) != math.Float64bits(w1[l]) || math.Float64bits(t2[l]) != math.Float64bits(w2[l]) {
+				t.Errorf("kernel %d lane %d: t1, t2 = %v, %v, want %v, %v", k, l, t1[l], t2[l], w1[l], w2[l])
+			}
 		}
 	}
 	// probeOut64 and probeBad64 on these coefficients.
@@ -267,17 +275,19 @@ func TestProbeKernels(t *testing.T) {
 		}
 	}
 	// A lane in range, or not finite: the Go loop's (bit 2).
-	for _, v := range []float32{1.5, float32(math.Inf(1)), float32(math.NaN())} {
-		g2 := append([]float32(nil), g...)
-		g2[13] = v
-		if f := probeUnit64(&g2[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
-			t.Errorf("gate %v: not sent to the Go loop", v)
+	for k, unit := range units {
+		for _, v := range []float32{1.5, float32(math.Inf(1)), float32(math.NaN())} {
+			g2 := append([]float32(nil), g...)
+			g2[13] = v
+			if f := unit(&g2[0], &pg[0], &pv[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
+				t.Errorf("kernel %d, gate %v: not sent to the Go loop", k, v)
+			}
 		}
-	}
-	pv2 := append([]float32(nil), pv...)
-	pv2[2] = float32(math.Inf(-1))
-	if f := probeUnit64(&g[0], &pg[0], &pv2[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
-		t.Errorf("infinite projection: not sent to the Go loop")
+		pv2 := append([]float32(nil), pv...)
+		pv2[2] = float32(math.Inf(-1))
+		if f := unit(&g[0], &pg[0], &pv2[0], &vc[0], hi, lo, &t1[0], &t2[0], &dmax[0]); f&4 == 0 {
+			t.Errorf("kernel %d, infinite projection: not sent to the Go loop", k)
+		}
 	}
 }
 
@@ -304,5 +314,51 @@ func TestSiLUCache(t *testing.T) {
 	v, _ := cachedSiLU(c, float32(-3))
 	if v != silu(float32(-3)) {
 		t.Errorf("float32 SiLU(−3) = %v, want %v", v, silu(float32(-3)))
+	}
+}
+
+// TestFFNArgsLayout checks the field offsets of ffnArgs, attnArgs and
+// attnHead against the FA_*, AA_* and AH_* constants kernels512_amd64.s
+// reads them at.
+func TestFFNArgsLayout(t *testing.T) {
+	var a ffnArgs
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"x", unsafe.Offsetof(a.x), 0}, {"tokBytes", unsafe.Offsetof(a.tokBytes), 8},
+		{"tokens", unsafe.Offsetof(a.tokens), 16}, {"nh", unsafe.Offsetof(a.nh), 24},
+		{"gPtr", unsafe.Offsetof(a.gPtr), 32}, {"gIdx", unsafe.Offsetof(a.gIdx), 40}, {"gW", unsafe.Offsetof(a.gW), 48},
+		{"vPtr", unsafe.Offsetof(a.vPtr), 56}, {"vIdx", unsafe.Offsetof(a.vIdx), 64}, {"vW", unsafe.Offsetof(a.vW), 72},
+		{"oPtr", unsafe.Offsetof(a.oPtr), 80}, {"oIdx", unsafe.Offsetof(a.oIdx), 88}, {"oW", unsafe.Offsetof(a.oW), 96},
+		{"gsPtr", unsafe.Offsetof(a.gsPtr), 104}, {"gsIdx", unsafe.Offsetof(a.gsIdx), 112}, {"gsVal", unsafe.Offsetof(a.gsVal), 120},
+		{"vsPtr", unsafe.Offsetof(a.vsPtr), 128}, {"vsIdx", unsafe.Offsetof(a.vsIdx), 136}, {"vsVal", unsafe.Offsetof(a.vsVal), 144},
+		{"h", unsafe.Offsetof(a.h), 152}, {"g", unsafe.Offsetof(a.g), 160}, {"slow", unsafe.Offsetof(a.slow), 168},
+		{"lo", unsafe.Offsetof(a.lo), 176}, {"hi", unsafe.Offsetof(a.hi), 184},
+		{"residual", unsafe.Offsetof(a.residual), 192}, {"outOnly", unsafe.Offsetof(a.outOnly), 200},
+		{"lo32", unsafe.Offsetof(a.lo32), 208}, {"hi32", unsafe.Offsetof(a.hi32), 212}, {"exps", unsafe.Offsetof(a.exps), 216},
+		{"gOut", unsafe.Offsetof(a.gOut), 224}, {"vOut", unsafe.Offsetof(a.vOut), 232},
+	} {
+		if c.got != c.want {
+			t.Errorf("ffnArgs.%s at offset %d, the kernels read it at %d", c.name, c.got, c.want)
+		}
+	}
+	var aa attnArgs
+	var ah attnHead
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"attnArgs.xOld", unsafe.Offsetof(aa.xOld), 0}, {"attnArgs.xNew", unsafe.Offsetof(aa.xNew), 8}, {"attnArgs.xSrc", unsafe.Offsetof(aa.xSrc), 16},
+		{"attnArgs.tokBytes", unsafe.Offsetof(aa.tokBytes), 24}, {"attnArgs.tokens", unsafe.Offsetof(aa.tokens), 32}, {"attnArgs.tok", unsafe.Offsetof(aa.tok), 40},
+		{"attnArgs.nh", unsafe.Offsetof(aa.nh), 48}, {"attnArgs.heads", unsafe.Offsetof(aa.heads), 56},
+		{"attnHead.ptr", unsafe.Offsetof(ah.ptr), 0}, {"attnHead.cols", unsafe.Offsetof(ah.cols), 8}, {"attnHead.wp", unsafe.Offsetof(ah.wp), 16},
+		{"attnHead.bs", unsafe.Offsetof(ah.bs), 24}, {"attnHead.invZ", unsafe.Offsetof(ah.invZ), 32}, {"attnHead.sum", unsafe.Offsetof(ah.sum), 40},
+		{"attnHead.vOff", unsafe.Offsetof(ah.vOff), 48}, {"attnHead.oOff", unsafe.Offsetof(ah.oOff), 56}, {"attnHead.ow64", unsafe.Offsetof(ah.ow64), 64},
+		{"attnHead.ow32", unsafe.Offsetof(ah.ow32), 72}, {"attnHead.soft", unsafe.Offsetof(ah.soft), 80}, {"attnHead size", unsafe.Sizeof(ah), 88},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s at offset %d, the kernels read it at %d", c.name, c.got, c.want)
+		}
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -65,4 +67,54 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkStockPass times the stock pass of the tokens-as-states model of
+// full SHA3-256 (fusion: 64 tokens, d_model 120, 48 stock encoder layers,
+// 24 heads of 5 dimensions), 64 samples, float32 and float64; besides
+// cpu-sec/op it reports the share of the pass in its dense tiles, its
+// exponentials and its sparse projections (PassInfo.Phases).
+func BenchmarkStockPass(b *testing.B) {
+	ctx := context.Background()
+	c := sdktest.Build(b, keccak.Plugin, map[string]any{"preset": "sha3-256"})
+	l, err := fusion.Compile(ctx, c, fusion.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := tokensasstates.Map(ctx, l, tokensasstates.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := Compile(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 64, p.nIn)
+	for _, f64 := range []bool{false, true} {
+		name := "fp32"
+		if f64 {
+			name = "fp64"
+		}
+		b.Run(name, func(b *testing.B) {
+			c0 := cpuTime(b)
+			var ph Phases
+			var took time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				r, err := p.Run(in, Options{Float64: f64})
+				if err != nil {
+					b.Fatal(err)
+				}
+				took += time.Since(t0)
+				ph.add(r.phases)
+			}
+			b.ReportMetric((cpuTime(b)-c0).Seconds()/float64(b.N), "cpu-sec/op")
+			for _, x := range []struct {
+				name string
+				d    time.Duration
+			}{{"dense", ph.Dense}, {"exp", ph.Exp}, {"sparse", ph.Sparse}} {
+				b.ReportMetric(x.d.Seconds()/took.Seconds(), x.name+"-share")
+			}
+		})
+	}
 }

@@ -202,7 +202,11 @@ func (w *worker[F]) probeFFN(s *tsub[F], t int, gates, vconst []F) {
 			// The candidates' maximum is the same in any order: every
 			// candidate is ≤ 0 and finite or −∞ (a signed zero's sign
 			// cannot change 1+δ).
-			if f := probeUnit64(f32(g), f32(pg), f32(pv), f32(vc), float32(hi), float32(lo), &t1s[0], &t2s[0], &dmax[0]); f&4 == 0 {
+			unit := probeUnit64
+			if useAVX512 {
+				unit = probeUnit64z
+			}
+			if f := unit(f32(g), f32(pg), f32(pv), f32(vc), float32(hi), float32(lo), &t1s[0], &t2s[0], &dmax[0]); f&4 == 0 {
 				delta = max(delta, dmax[0], dmax[1], dmax[2], dmax[3])
 				w.probeOut(s, u, f&1 != 0, f&2 != 0)
 				continue

@@ -46,6 +46,7 @@ type Program struct {
 	outThr    []float64
 	stLive    bool          // the static part survives the last sublayer
 	delta     bool          // some sublayer needs a separate output buffer
+	fuse      bool          // some attention sublayer and the FFN after it run fused (fusable)
 	maxV      int           // largest Σ of V rows of one attention sublayer
 	maxVBuf   int           // the same without the rows read in place from the stream (proj.alias)
 	stock     *stockProgram // set for a model of stock encoder layers (stock.go)
@@ -122,6 +123,30 @@ type sublayer struct {
 	// FFN
 	gate, value *proj
 	out         csr // per hidden unit: (dyn index, weight)
+	// fuse: an attention sublayer the FFN after it runs with, token by
+	// token (fusable, worker.block).
+	fuse bool
+}
+
+// fusable reports whether attention sublayer s and FFN sublayer f after
+// it can run token by token (worker.block) and give the bits they give
+// one after the other: s adds to the stream in place (residual, no norm,
+// writing no dimension it reads) heads whose scores are the same for
+// every lane, each one value row read in place from the stream into one
+// output dimension; f has no norm. Queries then read only the keys' values
+// from the stream before s, which block keeps apart from the stream it
+// writes.
+func fusable(s, f *sublayer) bool {
+	if !s.attn || f.attn || !s.inPlace || !s.residual || s.norm != nil || f.norm != nil || len(s.heads) == 0 || f.gate.n == 0 {
+		return false
+	}
+	for _, h := range s.heads {
+		pr := s.vproj[h.v]
+		if h.sc == nil || s.mode == model.Hard && h.sel == nil || pr.n != 1 || pr.alias == nil || h.o.ptr[1] != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 type normParams struct {
@@ -258,6 +283,9 @@ func Compile(m *model.Model) (*Program, error) {
 	}
 	for i, s := range p.subs {
 		s.idx = int32(i)
+		if i+1 < len(p.subs) && fusable(s, p.subs[i+1]) {
+			s.fuse, p.fuse = true, true
+		}
 	}
 	p.need = p.neededUntil()
 	return p, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/tcforge/tcforge/sdk/model"
 
@@ -61,6 +62,8 @@ type Result struct {
 	// SiLUExps counts the lanes whose SiLU the pass evaluated exactly
 	// (inside the range where it is not relu in F): an exponential each.
 	SiLUExps int64
+
+	phases Phases // PassInfo.Phases
 }
 
 // Forward compiles m and runs it on inputs.
@@ -122,6 +125,7 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 		return nil, err
 	}
 	batches := (n + lanes - 1) / lanes
+	t0 := time.Now()
 	tp, perr := makeTyped[F](p, opt)
 	if perr != nil {
 		// The probe does not apply: the pass runs without it.
@@ -132,6 +136,8 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 	if opt.ProbeBeta {
 		res.Beta = &BetaBound{Supported: true, Saturated: true}
 	}
+	typed := time.Since(t0)
+	var phases Phases // the workers'
 
 	type margin struct {
 		m    float64
@@ -161,9 +167,11 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 			}()
 			w := getWorker(p, tp, lanes, opt.ProbeBeta)
 			defer putWorker(p, w)
+			var ph Phases
 			defer func() {
 				mu.Lock()
 				res.SiLUExps += w.exps
+				phases.add(ph)
 				mu.Unlock()
 			}()
 			defer func() {
@@ -184,12 +192,26 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 			for b := range next {
 				lo := b * lanes
 				hi := min(n, lo+lanes)
+				t := time.Now()
 				w.load(inputs[lo:hi])
-				for i := range tp.subs {
+				for i := 0; i < len(tp.subs); i++ {
 					if opt.ctx.Err() != nil {
 						return
 					}
-					w.sublayer(&tp.subs[i])
+					s := &tp.subs[i]
+					t1 := time.Now()
+					ph.Other += t1.Sub(t)
+					if s.fuse && w.block(s, &tp.subs[i+1]) {
+						i++
+					} else {
+						w.sublayer(s)
+					}
+					t = time.Now()
+					if s.sparse {
+						ph.Sparse += t.Sub(t1)
+					} else {
+						ph.Other += t.Sub(t1)
+					}
 				}
 				local := margin{m: math.Inf(1), s: -1, k: -1}
 				for l := 0; l < hi-lo; l++ {
@@ -225,6 +247,7 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 					worst = local
 				}
 				mu.Unlock()
+				ph.Other += time.Since(t)
 			}
 		}()
 	}
@@ -236,5 +259,8 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 		return nil, err
 	}
 	res.MinMargin, res.WorstSample, res.WorstOutput = worst.m, worst.s, worst.k
+	res.phases = phases.over(workers)
+	res.phases.Exp += tp.expTook
+	res.phases.Other += typed - tp.expTook
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
@@ -81,6 +82,8 @@ func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, workers int, opt Op
 	nOut := p.m.NumOutputs()
 	values := make([][]float64, len(inputs))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var phases Phases
 	next := make(chan int)
 	for range workers {
 		wg.Add(1)
@@ -92,6 +95,9 @@ func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, workers int, opt Op
 					values[s] = st.sample(inputs[s])
 				}
 			}
+			mu.Lock()
+			phases.add(st.ph)
+			mu.Unlock()
 		}()
 	}
 	for s := range inputs {
@@ -122,6 +128,7 @@ func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, workers int, opt Op
 	if opt.KeepValues {
 		res.Values = values
 	}
+	res.phases = phases.over(workers)
 	return res, nil
 }
 
@@ -129,7 +136,12 @@ func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, workers int, opt Op
 type stockState[F Float] struct {
 	p                   *stockProgram
 	x, h, qkv, att, hid []F
-	scores              []F
+	scores              []F        // T × T: one head's scores, then its weights
+	vt, ot              []F        // head_dim × T: a head's values and outputs, transposed
+	args, exps          []float64  // T: one row's arguments of exp and its values
+	gb                  gemmBuf[F] // gemm's buffers
+	ph                  Phases     // the time of this worker's samples, by kernel
+	t                   time.Time  // the end of the last timed step
 }
 
 func newStockState[F Float](p *stockProgram) *stockState[F] {
@@ -138,7 +150,15 @@ func newStockState[F Float](p *stockProgram) *stockState[F] {
 		mf = max(mf, l.ffn)
 	}
 	return &stockState[F]{p: p, x: make([]F, p.T*p.d), h: make([]F, p.T*p.d), qkv: make([]F, p.T*F3),
-		att: make([]F, p.T*p.d), hid: make([]F, p.T*mf), scores: make([]F, p.T)}
+		att: make([]F, p.T*p.d), hid: make([]F, p.T*mf), scores: make([]F, p.T*p.T),
+		args: make([]float64, p.T), exps: make([]float64, p.T)}
+}
+
+// lap adds the time since the last lap to *d.
+func (st *stockState[F]) lap(d *time.Duration) {
+	now := time.Now()
+	*d += now.Sub(st.t)
+	st.t = now
 }
 
 // matvec computes out[r] = Σ W[r][c]·x[c] + b[r] for every row r.
@@ -178,7 +198,8 @@ func layerNorm[F Float](x, h []F, w, b []float64, eps float64) {
 // sample runs one sample and returns its readout values.
 func (st *stockState[F]) sample(in bitvec.Vec) []float64 {
 	p := st.p
-	T, d := p.T, p.d
+	d := p.d
+	st.t = time.Now()
 	for i, v := range p.base {
 		st.x[i] = F(v)
 	}
@@ -192,75 +213,156 @@ func (st *stockState[F]) sample(in bitvec.Vec) []float64 {
 			row[c] += F(vals[k])
 		}
 	}
-	for _, l := range p.layers {
-		// x = x + out_proj(MHA(LN1(x)))
-		for t := range T {
-			layerNorm(st.x[t*d:][:d], st.h[t*d:][:d], l.n1w, l.n1b, l.eps)
-			matvec(l.inW, l.inB, st.h[t*d:][:d], st.qkv[t*3*d:][:3*d])
-		}
-		hd := d / l.heads
-		scale := F(1 / math.Sqrt(float64(hd)))
-		for hh := range l.heads {
-			for i := range T {
-				q := st.qkv[i*3*d+hh*hd:][:hd]
-				mx := F(math.Inf(-1))
-				for j := range T {
-					k := st.qkv[j*3*d+d+hh*hd:][:hd]
-					var s F
-					for c := range hd {
-						s += q[c] * k[c]
-					}
-					s *= scale
-					st.scores[j] = s
-					mx = max(mx, s)
-				}
-				var z F
-				for j := range T {
-					e := F(math.Exp(float64(st.scores[j] - mx)))
-					st.scores[j] = e
-					z += e
-				}
-				o := st.att[i*d+hh*hd:][:hd]
-				clear(o)
-				for j := range T {
-					a := st.scores[j] / z
-					if a == 0 {
-						continue
-					}
-					v := st.qkv[j*3*d+2*d+hh*hd:][:hd]
-					for c := range hd {
-						o[c] += a * v[c]
-					}
-				}
-			}
-		}
-		for t := range T {
-			matvec(l.outW, l.outB, st.att[t*d:][:d], st.h[t*d:][:d])
-			x := st.x[t*d:][:d]
-			for c, v := range st.h[t*d:][:d] {
-				x[c] += v
-			}
-		}
-		// x = x + linear2(relu(linear1(LN2(x))))
-		for t := range T {
-			x := st.x[t*d:][:d]
-			h := st.h[t*d:][:d]
-			layerNorm(x, h, l.n2w, l.n2b, l.eps)
-			hid := st.hid[t*l.ffn:][:l.ffn]
-			matvec(l.l1W, l.l1B, h, hid)
-			for u, v := range hid {
-				hid[u] = max(v, 0)
-			}
-			matvec(l.l2W, l.l2B, hid, h)
-			for c, v := range h {
-				x[c] += v
-			}
-		}
+	for i := range p.layers {
+		st.layer(&p.layers[i])
 	}
 	r := p.m.Readout
 	out := make([]float64, len(r.Token))
 	for k := range out {
 		out[k] = float64(st.x[int(r.Token[k])*d+int(r.Dim[k])])
 	}
+	st.lap(&st.ph.Other)
 	return out
+}
+
+// layer runs one stock encoder layer on the T token rows of st.x (T × d,
+// row-major), in place, as torch.nn.TransformerEncoderLayer with
+// norm_first does: x = x + out_proj(MHA(LN1(x))), then x = x +
+// linear2(relu(linear1(LN2(x)))). Its steps: the projections (matvec,
+// CSR rows), the heads (attention) and the norms (layerNorm).
+func (st *stockState[F]) layer(l *stockLayer) {
+	p := st.p
+	T, d := p.T, p.d
+	// x = x + out_proj(MHA(LN1(x)))
+	for t := range T {
+		layerNorm(st.x[t*d:][:d], st.h[t*d:][:d], l.n1w, l.n1b, l.eps)
+		matvec(l.inW, l.inB, st.h[t*d:][:d], st.qkv[t*3*d:][:3*d])
+	}
+	st.lap(&st.ph.Sparse)
+	st.attention(l)
+	for t := range T {
+		matvec(l.outW, l.outB, st.att[t*d:][:d], st.h[t*d:][:d])
+		x := st.x[t*d:][:d]
+		for c, v := range st.h[t*d:][:d] {
+			x[c] += v
+		}
+	}
+	// x = x + linear2(relu(linear1(LN2(x))))
+	for t := range T {
+		x := st.x[t*d:][:d]
+		h := st.h[t*d:][:d]
+		layerNorm(x, h, l.n2w, l.n2b, l.eps)
+		hid := st.hid[t*l.ffn:][:l.ffn]
+		matvec(l.l1W, l.l1B, h, hid)
+		for u, v := range hid {
+			hid[u] = max(v, 0)
+		}
+		matvec(l.l2W, l.l2B, hid, h)
+		for c, v := range h {
+			x[c] += v
+		}
+	}
+	st.lap(&st.ph.Sparse)
+}
+
+// attention sets st.att (T × d) to the heads' outputs over st.qkv (T rows
+// of q, k, v): per head, the scores S = Q·Kᵀ/sqrt(head_dim) (a dense tile:
+// gemm, each dot product's products rounded and added in order, then
+// scaled, as a loop over the head's dimensions does), the softmax of each
+// row (its maximum subtracted, expVec: math.Exp's bits, summed in order,
+// divided) and the output P·V (gemm, each output's products in key
+// order). A head whose values are not all finite takes
+// attentionLoop instead: there a weight of 0 skips its value, where gemm
+// would add 0·v (NaN for an infinite v; a signed zero otherwise adds
+// nothing, the outputs starting at +0).
+func (st *stockState[F]) attention(l *stockLayer) {
+	T, d := st.p.T, st.p.d
+	hd := d / l.heads
+	scale := F(1 / math.Sqrt(float64(hd)))
+	S := st.scores[:T*T]
+	for hh := range l.heads {
+		finite := true
+		for j := 0; j < T && finite; j++ {
+			for _, v := range st.qkv[j*3*d+2*d+hh*hd:][:hd] {
+				finite = finite && !math.IsInf(float64(v), 0) && !math.IsNaN(float64(v))
+			}
+		}
+		if !finite {
+			st.attentionLoop(l, hh)
+			st.lap(&st.ph.Other)
+			continue
+		}
+		clear(S)
+		gemm(gemmMulAdd, T, T, hd, st.qkv[hh*hd:], 3*d, st.qkv[d+hh*hd:], 3*d, true, S, T, &st.gb)
+		st.lap(&st.ph.Dense)
+		for i := range T {
+			row := S[i*T:][:T]
+			mx := F(math.Inf(-1))
+			for j, s := range row {
+				s *= scale
+				row[j] = s
+				mx = max(mx, s)
+			}
+			for j, s := range row {
+				st.args[j] = float64(s - mx)
+			}
+			expVec(st.exps, st.args)
+			var z F
+			for j, e := range st.exps {
+				row[j] = F(e)
+				z += row[j]
+			}
+			for j := range row {
+				row[j] /= z
+			}
+		}
+		st.lap(&st.ph.Exp)
+		for i := range T {
+			clear(st.att[i*d+hh*hd:][:hd])
+		}
+		gemm(gemmMulAdd, T, hd, T, S, T, st.qkv[2*d+hh*hd:], 3*d, false, st.att[hh*hd:], d, &st.gb)
+		st.lap(&st.ph.Dense)
+	}
+}
+
+// attentionLoop sets head hh's outputs in st.att, query by query: the
+// scalar loop attention replaces (the same values where every value is
+// finite).
+func (st *stockState[F]) attentionLoop(l *stockLayer, hh int) {
+	T, d := st.p.T, st.p.d
+	hd := d / l.heads
+	scale := F(1 / math.Sqrt(float64(hd)))
+	scores := st.scores[:T]
+	for i := range T {
+		q := st.qkv[i*3*d+hh*hd:][:hd]
+		mx := F(math.Inf(-1))
+		for j := range T {
+			k := st.qkv[j*3*d+d+hh*hd:][:hd]
+			var s F
+			for c := range hd {
+				s += q[c] * k[c]
+			}
+			s *= scale
+			scores[j] = s
+			mx = max(mx, s)
+		}
+		var z F
+		for j := range T {
+			e := F(math.Exp(float64(scores[j] - mx)))
+			scores[j] = e
+			z += e
+		}
+		o := st.att[i*d+hh*hd:][:hd]
+		clear(o)
+		for j := range T {
+			a := scores[j] / z
+			if a == 0 {
+				continue
+			}
+			v := st.qkv[j*3*d+2*d+hh*hd:][:hd]
+			for c := range hd {
+				o[c] += a * v[c]
+			}
+		}
+	}
 }

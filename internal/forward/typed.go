@@ -3,6 +3,7 @@ package forward
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/tcforge/tcforge/sdk/model"
 )
@@ -15,6 +16,8 @@ type typed[F Float] struct {
 	// need is Program.need, or nil under Options.ProbeBeta (the probe's
 	// bound covers every token).
 	need []int32
+	// expTook is the time softWeights took (its exponentials).
+	expTook time.Duration
 }
 
 // needed reports whether sublayer s must compute token t (see Program.need).
@@ -43,6 +46,9 @@ type tsub[F Float] struct {
 	gate, value tproj[F]
 	outW        []F
 	probe       *probeSub // softmax sublayer under Options.ProbeBeta
+	// sparse: the sublayer runs sparse kernels only (no norm, no
+	// per-sample scores): its time is Phases.Sparse, else Other.
+	sparse bool
 }
 
 func conv[F Float](xs []float64) []F {
@@ -87,7 +93,10 @@ func makeTyped[F Float](p *Program, opt Options) (*typed[F], error) {
 	type softVal struct{ wp, base, invZ []F }
 	softCache := map[softKey]softVal{}
 	for _, s := range p.subs {
-		ts := tsub[F]{sublayer: s, beta: s.beta}
+		ts := tsub[F]{sublayer: s, beta: s.beta, sparse: s.norm == nil}
+		for _, h := range s.heads {
+			ts.sparse = ts.sparse && h.sc != nil
+		}
 		if opt.Beta > 0 {
 			ts.beta = opt.Beta
 		}
@@ -107,7 +116,9 @@ func makeTyped[F Float](p *Program, opt Options) (*typed[F], error) {
 					key := softKey{h.sc, ts.beta}
 					c, ok := softCache[key]
 					if !ok {
+						t0 := time.Now()
 						c.wp, c.base, c.invZ = softWeights[F](h.sc, p.T, ts.beta)
+						tp.expTook += time.Since(t0)
 						softCache[key] = c
 					}
 					th.wp, th.base, th.invZ = c.wp, c.base, c.invZ

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tcforge/tcforge/internal/modeltest"
@@ -90,13 +91,28 @@ func unchangedModels(t *testing.T) ([]string, []*model.Model) {
 // leave these alone: the verification results (every output bit, the
 // margins, β_min's probe) are decided exactly as before. The float32
 // values depend on whether the FMA kernels run (amd64 with AVX2 and FMA)
-// or the Go loops (-tags purego, other CPUs), so each has its digest.
+// or the Go loops (-tags purego, other CPUs), so each has its digest; the
+// AVX-512 kernels give the AVX2 kernels' bits, so on a CPU with AVX-512 the
+// test runs twice, with and without them (once under -short).
 func TestPassUnchanged(t *testing.T) {
 	want := map[bool]string{ // by useAVX
 		true:  "82a076509e98e657ce467a7753fa559e393136d714acc38543a8d84007dffe16",
 		false: "81a0538cf84b198280a1b8319d48f674d2db4cf0cd522d51dc2c0ff21d30e54f",
 	}[useAVX]
 	names, models := unchangedModels(t)
+	sets := []bool{useAVX512}
+	if useAVX512 && !testing.Short() {
+		sets = []bool{false, true} // the AVX2 kernels too (CI's tier)
+	}
+	defer func(v bool) { useAVX512 = v }(useAVX512)
+	for _, z := range sets {
+		useAVX512 = z
+		t.Run(fmt.Sprintf("avx512=%v", z), func(t *testing.T) { passUnchanged(t, names, models, want) })
+	}
+}
+
+// passUnchanged is TestPassUnchanged with the kernels set as they are.
+func passUnchanged(t *testing.T, names []string, models []*model.Model, want string) {
 	h := sha256.New()
 	for i, m := range models {
 		p, err := Compile(m)
@@ -121,5 +137,43 @@ func TestPassUnchanged(t *testing.T) {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
 		t.Errorf("digest of every pass %s, want %s (the per-pass digests above locate a change)", got, want)
+	}
+}
+
+// TestBlockFused checks that the tokens-as-gates models of
+// unchangedModels run their blocks fused (fusable, worker.block) where the
+// AVX-512 kernels apply — TestPassUnchanged then pins the fused path's
+// bits — and that a probed pass does not.
+func TestBlockFused(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512: blocks run sublayer by sublayer")
+	}
+	names, models := unchangedModels(t)
+	for i, m := range models {
+		p, err := Compile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag := names[i][strings.Index(names[i], "/")+1:]
+		if want := tag == "hard" || tag == "softmax"; p.fuse != want {
+			t.Errorf("%s: fuse %v, want %v", names[i], p.fuse, want)
+		}
+		if !p.fuse {
+			continue
+		}
+		in := bitvec.Random(rand.New(rand.NewPCG(3, 64)), 64, p.nIn)
+		for _, probe := range []bool{false, true} {
+			p.idle = nil
+			if _, err := p.Run(in, Options{ProbeBeta: probe && tag == "softmax"}); err != nil {
+				t.Fatal(err)
+			}
+			blocks := 0
+			for _, x := range p.idle {
+				blocks += x.(*worker[float32]).blocks
+			}
+			if fused := !(probe && tag == "softmax"); (blocks > 0) != fused {
+				t.Errorf("%s probed %v: %d fused blocks", names[i], probe, blocks)
+			}
+		}
 	}
 }

@@ -2,10 +2,12 @@ package forward
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"unsafe"
 
 	"github.com/tcforge/tcforge/sdk/bitvec"
+	"github.com/tcforge/tcforge/sdk/model"
 )
 
 // worker carries L samples through the model.
@@ -24,11 +26,17 @@ type worker[F Float] struct {
 	live bool  // the static part lives
 	exps int64 // SiLU evaluated exactly, lane by lane (siluMul), this pass
 	silu *siluCache
+	slow []uint8 // per hidden unit: left to Go by ffn32z, ffn64z
 	// per-lane scratch of dynamic scores
 	sAcc  []float64
 	sSeen []bool
 	sTch  []int32
 	pr    *probeState[F] // Options.ProbeBeta
+	// fused blocks (block): the stream a block writes, then x; its heads;
+	// the blocks run (tests).
+	x2     []F
+	ah     []attnHead
+	blocks int
 }
 
 func newWorker[F Float](p *Program, tp *typed[F], L int, probe bool) *worker[F] {
@@ -253,7 +261,201 @@ func (w *worker[F]) lanes(pr *tproj[F], u int, c F, xt, ir, dst []F) {
 	}
 }
 
+// ptrOf returns &xs[0], or nil for an empty slice.
+func ptrOf[T any](xs []T) unsafe.Pointer {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&xs[0])
+}
+
+// ffnKernel runs FFN sublayer s over the tokens it must compute with the
+// fused AVX-512 kernels (ffnRun), and the β probe's check after each
+// token's units where the pass probes. It returns false, having done
+// nothing, where they do not apply (ffnFast).
+func (w *worker[F]) ffnKernel(s *tsub[F]) bool {
+	if w.pr != nil && w.pr.pending != nil {
+		if !w.ffnFast(s, true) {
+			return false
+		}
+		// Token by token: the kernel leaves each unit's gate and value
+		// where probeFFN reads them (it reads the stream's λ part x1, not
+		// the stream the kernel writes).
+		for t := 0; t < w.p.T; t++ {
+			w.ffnRun(s, w.x, t, t+1, true)
+			w.probeFFN(s, t, w.pr.gates, w.pr.vals)
+		}
+		return true
+	}
+	if !w.ffnFast(s, false) {
+		return false
+	}
+	for t0 := 0; t0 < w.p.T; {
+		if !w.tp.needed(s, t0) {
+			t0++
+			continue
+		}
+		t1 := t0 + 1
+		for t1 < w.p.T && w.tp.needed(s, t1) {
+			t1++
+		}
+		w.ffnRun(s, w.x, t0, t1, false)
+		t0 = t1
+	}
+	return true
+}
+
+// ffnFast reports whether ffnRun applies to FFN sublayer s: the AVX-512
+// kernels over 32 lanes, no norm, some hidden unit; probed (after a
+// softmax sublayer of a probed pass) or not, as probe says.
+func (w *worker[F]) ffnFast(s *tsub[F], probe bool) bool {
+	n := w.n
+	return (avx512x32[F](n) || avx512x64[F](n)) && w.L == n && s.norm == nil && s.gate.n > 0 && (w.pr != nil && w.pr.pending != nil) == probe
+}
+
+// ffnRun runs FFN sublayer s on tokens t0 … t1−1 of stream x with the
+// fused AVX-512 kernels (ffn32z, ffn64z): the same operations, in the same
+// order, as the Go path of ffn below; with probe, the last token's gates
+// and values are left in the probe's buffers.
+func (w *worker[F]) ffnRun(s *tsub[F], x []F, t0, t1 int, probe bool) {
+	p, L, n := w.p, w.L, w.n
+	nh := s.gate.n
+	gp, vp := &s.gate, &s.value
+	size := floatSize[F]()
+	hi, lo := siluRange[F]()
+	if len(w.slow) < nh {
+		w.slow = make([]uint8, nh)
+	}
+	a := ffnArgs{tokBytes: int64(p.nd*L) * size, nh: int64(nh),
+		gPtr: ptrOf(gp.dyn.ptr), gIdx: ptrOf(gp.dyn.idx), gW: ptrOf(gp.dynW),
+		vPtr: ptrOf(vp.dyn.ptr), vIdx: ptrOf(vp.dyn.idx), vW: ptrOf(vp.dynW),
+		oPtr: ptrOf(s.out.ptr), oIdx: ptrOf(s.out.idx), oW: ptrOf(s.outW),
+		h: ptrOf(w.h[:nh*L]), g: ptrOf(w.g[:nh*L]), slow: ptrOf(w.slow),
+		lo: float64(lo), hi: float64(hi), lo32: float32(lo), hi32: float32(hi)}
+	if s.residual {
+		a.residual = 1
+	}
+	if w.live && gp.stat.ptr != nil {
+		a.gsPtr, a.gsIdx, a.gsVal = unsafe.Pointer(&gp.stat.ptr[t0]), ptrOf(gp.stat.idx), ptrOf(gp.statVal)
+	}
+	if w.live && vp.stat.ptr != nil {
+		a.vsPtr, a.vsIdx, a.vsVal = unsafe.Pointer(&vp.stat.ptr[t0]), ptrOf(vp.stat.idx), ptrOf(vp.statVal)
+	}
+	a.x, a.tokens = unsafe.Pointer(&x[t0*p.nd*L]), int64(t1-t0)
+	_ = x[t1*p.nd*L-1]
+	if probe {
+		a.gOut, a.vOut = ptrOf(w.pr.gates[:nh*L]), ptrOf(w.pr.vals[:nh*L])
+	}
+	for {
+		var r int
+		if size == 4 {
+			r = ffn32z(&a)
+		} else {
+			r = ffn64z(&a)
+		}
+		if r == 0 {
+			break
+		}
+		// Units whose SiLU the kernel left: as siluMul does.
+		for u, sl := range w.slow[:nh] {
+			if sl != 0 {
+				w.exps += int64(siluMul(w.h[u*L:][:n], w.g[u*L:][:n], lo, hi, w.silu))
+			}
+		}
+		a.outOnly = 1
+	}
+	w.exps += a.exps
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(x)
+}
+
+// blockChunk is the queries a fused block runs through its attention
+// before their FFN (their streams, 256 × 256 bytes in float32, stay in
+// cache between the two).
+const blockChunk = 256
+
+// block runs attention sublayer s and the FFN sublayer f after it (fusable,
+// Program.fuse) a chunk of tokens at a time: the attention's queries read
+// the keys' values from the stream before s, x, and write their streams
+// (their own copied, the heads added) into x2, where f then runs on them;
+// the two streams then swap. Every value gets the operations, in the same
+// order, that the two sublayers one after the other give it, while each
+// token's stream is read and written once instead of three times. It
+// returns false, having done nothing, where its kernels do not apply.
+func (w *worker[F]) block(s, f *tsub[F]) bool {
+	p, L, n := w.p, w.L, w.n
+	if !(avx512x32[F](n) || avx512x64[F](n)) || L != n || w.pr != nil || !w.ffnFast(f, false) {
+		return false
+	}
+	T, nd := p.T, p.nd
+	size := floatSize[F]()
+	var sums [][]F
+	if s.mode == model.Softmax {
+		sums = make([][]F, len(s.vproj))
+		off := 0
+		for vi := range s.vproj {
+			pr := &s.vproj[vi]
+			sum := w.sums[off*L : (off+pr.n)*L]
+			clear(sum)
+			for r, k := range pr.alias {
+				sumRows(sum[r*L:][:n], w.x, nd*L, int(k)*L, T)
+			}
+			sums[vi] = sum
+			off += pr.n
+		}
+	}
+	if w.x2 == nil {
+		w.x2 = make([]F, len(w.x))
+	}
+	w.ah = w.ah[:0]
+	for hi := range s.heads {
+		h := &s.heads[hi]
+		ow := h.o[0]
+		ah := attnHead{vOff: int64(s.vproj[h.v].alias[0]) * int64(L) * size, oOff: int64(h.head.o.idx[0]) * int64(L) * size,
+			ow64: float64(ow), ow32: float32(ow)}
+		if s.mode == model.Softmax {
+			ah.ptr, ah.cols, ah.wp = ptrOf(h.sc.ptr), ptrOf(h.sc.col), ptrOf(h.wp)
+			ah.bs, ah.invZ, ah.sum, ah.soft = ptrOf(h.base), ptrOf(h.invZ), ptrOf(sums[h.v]), 1
+		} else {
+			ah.ptr, ah.cols = ptrOf(h.sel.ptr), ptrOf(h.sel.col)
+		}
+		w.ah = append(w.ah, ah)
+	}
+	tok := nd * L
+	for t0 := 0; t0 < T; {
+		if !w.tp.needed(s, t0) {
+			t0++
+			continue
+		}
+		t1 := min(T, t0+blockChunk)
+		for c := t0 + 1; c < t1; c++ {
+			if !w.tp.needed(s, c) {
+				t1 = c
+			}
+		}
+		a := attnArgs{xOld: unsafe.Pointer(&w.x[0]), xNew: unsafe.Pointer(&w.x2[t0*tok]), xSrc: unsafe.Pointer(&w.x[t0*tok]),
+			tokBytes: int64(tok) * size, tokens: int64(t1 - t0), tok: int64(t0), nh: int64(len(w.ah)), heads: unsafe.Pointer(&w.ah[0])}
+		if size == 4 {
+			attnRun32z(&a)
+		} else {
+			attnRun64z(&a)
+		}
+		w.ffnRun(f, w.x2, t0, t1, false)
+		t0 = t1
+	}
+	runtime.KeepAlive(s)
+	w.x, w.x2 = w.x2, w.x
+	w.blocks++
+	if !f.residual {
+		w.live = false
+	}
+	return true
+}
+
 func (w *worker[F]) ffn(s *tsub[F]) {
+	if w.ffnKernel(s) {
+		return
+	}
 	p, L, n := w.p, w.L, w.n
 	nh := s.gate.n
 	var ir []F

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tcforge/tcforge/internal/interrupt"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
@@ -53,7 +54,8 @@ func Build(ctx context.Context, c *sdk.Construction, pass *sdk.Pass, seed uint64
 	if err != nil {
 		return nil, err
 	}
-	if lg.Out, err = verifyLogic(circ, seed, lg.In, ref); err != nil {
+	// Evaluating a large circuit takes seconds: a signal does not wait.
+	if lg.Out, err = interrupt.Do(ctx, func() ([]bitvec.Vec, error) { return verifyLogic(circ, seed, lg.In, ref) }); err != nil {
 		return nil, fmt.Errorf("construction %q: %w", c.Name, err)
 	}
 	lg.VerifyTime = time.Since(t0)
@@ -89,7 +91,9 @@ func Layer(ctx context.Context, l *sdk.Layerer, pass *sdk.Pass, lg *Logic, trust
 	}
 	out.Circuit = lc
 	t0 = time.Now()
-	err = verifyLayered(lc, lg.Circuit, lg.Seed, lg.In, lg.Out)
+	_, err = interrupt.Do(ctx, func() (struct{}, error) {
+		return struct{}{}, verifyLayered(lc, lg.Circuit, lg.Seed, lg.In, lg.Out)
+	})
 	out.VerifyTime = time.Since(t0)
 	if err != nil {
 		return out, fmt.Errorf("layerer %q: %w", l.Name, err)

@@ -25,7 +25,7 @@ func Describe(construction string, params map[string]any, c *circuit.Circuit) *C
 // the model otherwise, "none" for SHA-2's bare compression; SHA-2's block
 // mode reads one block the caller padded.
 func bitLayout(construction string, params map[string]any) (order, padding string) {
-	order = map[string]string{"keccak": "lsb-first", "sha2": "msb-first"}[construction]
+	order = map[string]string{"keccak": "lsb-first", "sha2": "msb-first", "ascon": "msb-first", "blake2s": "msb-first"}[construction]
 	if order == "" {
 		order = "bits"
 	}

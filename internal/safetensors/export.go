@@ -2,14 +2,17 @@ package safetensors
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/tcforge/tcforge/internal/safefile"
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
@@ -18,12 +21,26 @@ import (
 // denseLimit bytes, CSR otherwise (denseLimit ≤ 0: always CSR); Info.Note
 // says why when a dense export was refused.
 func Export(m *model.Model, dir, name string, denseLimit int64) (Info, error) {
-	return ExportDescribed(m, dir, name, denseLimit, nil)
+	return ExportContext(context.Background(), m, dir, name, denseLimit, nil)
 }
 
 // ExportDescribed is Export with what the model computes and the formats
 // it was checked in added to the config (d nil: none).
 func ExportDescribed(m *model.Model, dir, name string, denseLimit int64, d *Description) (Info, error) {
+	return ExportContext(context.Background(), m, dir, name, denseLimit, d)
+}
+
+// ExportContext is ExportDescribed that stops, leaving the files as they
+// were, when ctx ends (it checks at every MiB it writes).
+//
+// The files are written atomically and whole, confined to dir
+// (safefile.Dir): each into a temporary file renamed over its name, so a
+// symbolic link planted at a name is replaced, never written through, and
+// one in place of dir's own subdirectories is not followed. The config,
+// which names the weights, goes first (removed) and last (written): a
+// config present always names weights of the same export, whatever
+// stopped a write between the two.
+func ExportContext(ctx context.Context, m *model.Model, dir, name string, denseLimit int64, d *Description) (Info, error) {
 	info := Info{Layout: LayoutCSR, DenseBytes: DenseBytes(m)}
 	if denseLimit > 0 {
 		if info.DenseBytes <= denseLimit {
@@ -32,11 +49,16 @@ func ExportDescribed(m *model.Model, dir, name string, denseLimit int64, d *Desc
 			info.Note = fmt.Sprintf("dense float32 form needs %s, over the %s limit: wrote CSR tensors", humanBytes(info.DenseBytes), humanBytes(denseLimit))
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	root, err := safefile.OpenDir(dir, true)
+	if err != nil {
 		return info, fmt.Errorf("export: %w", err)
 	}
+	defer root.Close()
 	info.Weights = filepath.Join(dir, name+".safetensors")
 	info.Config = filepath.Join(dir, name+".json")
+	if _, err := root.Remove(name + ".json"); err != nil {
+		return info, fmt.Errorf("export: %w", err)
+	}
 	sw := &stWriter{meta: map[string]string{"format": Format, "architecture": m.Arch, "layout": info.Layout, "config": name + ".json"}}
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
@@ -48,17 +70,18 @@ func ExportDescribed(m *model.Model, dir, name string, denseLimit int64, d *Desc
 		sw.add(t.Name+".col_indices", "I32", []int64{int64(len(t.Col))}, writeWords(t.Col, i32Word))
 		sw.add(t.Name+".values", "F32", []int64{int64(len(t.Val))}, writeWords(t.Val, math.Float32bits))
 	}
-	f, err := os.Create(info.Weights)
+	f, err := root.Create(name + ".safetensors")
 	if err != nil {
 		return info, fmt.Errorf("export: %w", err)
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
+	defer f.Abort()
+	bw := bufio.NewWriterSize(ctxWriter{ctx, f}, 1<<20)
 	n, err := sw.writeTo(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = f.Commit()
 	}
 	if err != nil {
 		return info, fmt.Errorf("export %s: %w", info.Weights, err)
@@ -70,10 +93,27 @@ func ExportDescribed(m *model.Model, dir, name string, denseLimit int64, d *Desc
 	if err != nil {
 		return info, fmt.Errorf("export: encoding the config: %w", err)
 	}
-	if err := os.WriteFile(info.Config, append(cfg, '\n'), 0o644); err != nil {
+	if err := ctx.Err(); err != nil {
+		return info, fmt.Errorf("export %s: %w", info.Config, err)
+	}
+	if err := root.WriteFile(name+".json", append(cfg, '\n')); err != nil {
 		return info, fmt.Errorf("export: %w", err)
 	}
 	return info, nil
+}
+
+// ctxWriter is a writer that fails once ctx has ended.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+// Write implements io.Writer.
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 func humanBytes(n int64) string {

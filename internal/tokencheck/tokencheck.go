@@ -77,10 +77,34 @@ type Result struct {
 	// Outputs are the digest bits each sample generated (output o of
 	// sample s), as a pass's outputs are.
 	Outputs []bitvec.Vec
-	// MinMargin is the generation's smallest logit gap (forward.Generation).
-	MinMargin float64
+	// MinMargin is the generation's smallest logit gap (forward.Generation),
+	// at generated token Worst of sample WorstSample.
+	MinMargin   float64
+	WorstSample int
+	Worst       Where
 	// Tokens is the number of generated tokens compared.
 	Tokens int
+}
+
+// Where places generated token Token of a decoder: its position, step and
+// name.
+type Where struct {
+	Token, Position int
+	Step            int32
+	Name            string
+}
+
+// At returns where generated token t is.
+func At(d *model.Decoder, t int) Where {
+	w := Where{Token: t, Position: d.Prompt + t, Name: name(d, t)}
+	if t >= 0 && t < len(d.Step) {
+		w.Step = d.Step[t]
+	}
+	return w
+}
+
+func (w Where) String() string {
+	return fmt.Sprintf("generated token %d (position %d, step %d, %s)", w.Token, w.Position, w.Step, w.Name)
 }
 
 // Mismatch is the first generated token that differs from its expected
@@ -126,7 +150,7 @@ func Check(ctx context.Context, m *model.Model, c *layered.Circuit, inputs []bit
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{MinMargin: gen.MinMargin, Outputs: make([]bitvec.Vec, len(inputs))}
+	res := &Result{MinMargin: gen.MinMargin, Outputs: make([]bitvec.Vec, len(inputs)), WorstSample: gen.WorstSample, Worst: At(d, gen.WorstToken)}
 	nOut := c.NumOutputs()
 	for s := range inputs {
 		res.Tokens += len(gen.Tokens[s])

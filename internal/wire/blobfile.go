@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -109,10 +108,59 @@ func makeBlobDir() (string, error) {
 }
 
 // SweepBlobDirs removes the blob directories of hosts that are gone from
-// the temporary directory (see sweepBlobDirs): a run killed outright
-// leaves nothing past the next one. It reads the whole temporary
+// the temporary directory (see sweepBlobDirs), and from the short
+// directories sockets fall back to when it is too long (socketDir): a run
+// killed outright leaves nothing past the next one. It reads the whole
 // directory, so a host runs it once, not at every plugin start.
-func SweepBlobDirs() { sweepBlobDirs(os.TempDir()) }
+func SweepBlobDirs() {
+	sweepBlobDirs(os.TempDir())
+	if !socketFits(os.TempDir()) {
+		for _, d := range shortDirs {
+			sweepBlobDirs(d)
+		}
+	}
+}
+
+// maxSocketDir is the longest directory a plugin's Unix socket can be
+// made in: go-plugin names it DIR/plugin<up to 10 digits>, and a socket's
+// path has at most 107 bytes (sun_path, 108 with its NUL) on Linux, 103
+// on the BSDs and macOS.
+const maxSocketDir = 103 - len("/plugin") - 10
+
+// shortDirs are where a plugin's socket goes, in a private directory of
+// its own, when the blob directory's path is too long for one.
+var shortDirs = []string{"/tmp", "/dev/shm", "/var/tmp"}
+
+// socketFits reports whether a directory made in dir (blobDirPrefix, the
+// pid and a random suffix) can hold a plugin's socket.
+func socketFits(dir string) bool {
+	return len(dir)+len("/"+blobDirPrefix)+len(strconv.Itoa(os.Getpid()))+1+10 <= maxSocketDir
+}
+
+// socketDir returns the directory a plugin's Unix socket is made in: dir
+// (its blob directory) if its path is short enough, else a private
+// directory (mode 0700, named as blob directories are, so that
+// SweepBlobDirs removes it after a killed host) in the first of shortDirs
+// that takes one. Without either, it says to shorten $TMPDIR: before,
+// every plugin failed to start with "exited during startup: exit status 0".
+func socketDir(dir string) (string, error) {
+	if dir != "" && len(dir) <= maxSocketDir {
+		return dir, nil
+	}
+	for _, d := range shortDirs {
+		if !socketFits(d) {
+			continue
+		}
+		if sd, err := os.MkdirTemp(d, blobDirPrefix+strconv.Itoa(os.Getpid())+"-"); err == nil {
+			return sd, nil
+		}
+	}
+	at := dir
+	if at == "" {
+		at = os.TempDir()
+	}
+	return "", fmt.Errorf("the temporary directory's path %s is too long for a plugin's Unix socket (%d bytes; at most %d), and none of %s takes a directory: set TMPDIR to a shorter path", at, len(at), maxSocketDir, strings.Join(shortDirs, ", "))
+}
 
 // sweepBlobDirs removes the blob directories under tmp whose host process
 // no longer exists, with whatever files a killed transfer left in them.
@@ -168,23 +216,7 @@ func writeBlobFile(dir string, blob [][]byte) (blobRef, error) {
 		return blobRef{}, err
 	}
 	ref := blobRef{name: filepath.Base(f.Name())}
-	sum := func() {
-		for _, p := range blob {
-			ref.crc = crc32.Update(ref.crc, castagnoli, p)
-		}
-	}
-	var wg sync.WaitGroup
-	if blobSize(blob) >= parallelCRCMin {
-		wg.Go(sum) // on another goroutine while this one writes
-	} else {
-		sum()
-	}
-	for _, p := range blob {
-		if _, err = f.Write(p); err != nil {
-			break
-		}
-	}
-	wg.Wait()
+	ref.crc, err = writeBlob(f, blob)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -195,10 +227,60 @@ func writeBlobFile(dir string, blob [][]byte) (blobRef, error) {
 	return ref, nil
 }
 
+// writeBlob writes a blob, given as consecutive parts, to f and returns
+// its CRC-32C, made on another goroutine meanwhile for a large blob.
+func writeBlob(f *os.File, blob [][]byte) (uint32, error) {
+	var crc uint32
+	sum := func() {
+		for _, p := range blob {
+			crc = crc32.Update(crc, castagnoli, p)
+		}
+	}
+	var wg sync.WaitGroup
+	if blobSize(blob) >= parallelCRCMin {
+		wg.Go(sum) // on another goroutine while this one writes
+	} else {
+		sum()
+	}
+	var err error
+	for _, p := range blob {
+		if _, err = f.Write(p); err != nil {
+			break
+		}
+	}
+	wg.Wait()
+	return crc, err
+}
+
+// readChunk is how much of a blob file is read between two looks at the
+// call's context: a large answer (hundreds of MB) is read within a
+// fraction of a second of a signal, not after it.
+const readChunk = 16 << 20
+
+// readBlob reads size bytes of f from its start into fresh memory,
+// stopping when ctx ends.
+func readBlob(ctx context.Context, f *os.File, size uint64, name string) ([]byte, error) {
+	blob := make([]byte, size)
+	for off := uint64(0); off < size; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := f.ReadAt(blob[off:min(off+readChunk, size)], int64(off))
+		off += uint64(n)
+		if err != nil && off < size {
+			return nil, fmt.Errorf("blob file %s: %w", name, err)
+		}
+	}
+	return blob, nil
+}
+
 // readBlobFile reads and removes the blob file ref in dir, which must hold
 // exactly size bytes with ref's checksum: it maps it through m if m
-// takes it (nil: never), else reads it.
-func readBlobFile(dir string, ref blobRef, size uint64, m *Mapped) ([]byte, error) {
+// takes it (nil: never; the plugin side maps the host's requests, which
+// it trusts), else reads it. It opens the file without following a link
+// and without waiting on a FIFO (a FIFO in its place hung the host past
+// its timeout and its signals), and checks the file it opened.
+func readBlobFile(ctx context.Context, dir string, ref blobRef, size uint64, m *Mapped) ([]byte, error) {
 	if dir == "" {
 		return nil, errors.New("a blob file was announced but this side has no blob directory")
 	}
@@ -227,9 +309,8 @@ func readBlobFile(dir string, ref blobRef, size uint64, m *Mapped) ([]byte, erro
 	}
 	blob, mapped := m.mapFile(f, int64(size))
 	if !mapped {
-		blob = make([]byte, size)
-		if _, err := io.ReadFull(f, blob); err != nil {
-			return nil, fmt.Errorf("blob file %s: %w", ref.name, err)
+		if blob, err = readBlob(ctx, f, size, ref.name); err != nil {
+			return nil, err
 		}
 	}
 	if got := checksum(blob); got != ref.crc {
@@ -267,12 +348,16 @@ func acceptsFlat(md metadata.MD) bool {
 }
 
 // callFiles returns ctx with the outgoing metadata of a call: that the
-// host reads blob files and flat encodings (flat layered circuits too, if
-// layered: it maps the answer), and the request blob's file, if any.
-func callFiles(ctx context.Context, req *blobRef, layered bool) context.Context {
+// host reads blob files and flat encodings, the request blob's file, if
+// any, and the answer file the host gives the plugin, if any (then a
+// layered answer may be flat too, if layered: the host maps it).
+func callFiles(ctx context.Context, req *blobRef, answer *answerFile, layered bool) context.Context {
 	md := metadata.Pairs(mdBlobFiles, blobFilesVersion, mdFlat, flatVersion)
-	if layered {
-		md.Append(mdFlatLayered, flatVersion)
+	if answer != nil {
+		md.Append(mdAnswerFile, answer.path)
+		if layered {
+			md.Append(mdFlatLayered, flatVersion)
+		}
 	}
 	if req != nil {
 		md = metadata.Join(md, req.md())

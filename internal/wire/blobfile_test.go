@@ -4,6 +4,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ func TestBlobFileRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := readBlobFile(dir, ref, uint64(len(blob)), mapped)
+		got, err := readBlobFile(context.Background(), dir, ref, uint64(len(blob)), mapped)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +57,7 @@ func TestBlobFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref.crc++
-	if _, err := readBlobFile(dir, ref, uint64(len(blob)), m); err == nil || !strings.Contains(err.Error(), "CRC-32C") {
+	if _, err := readBlobFile(context.Background(), dir, ref, uint64(len(blob)), m); err == nil || !strings.Contains(err.Error(), "CRC-32C") {
 		t.Errorf("a mapped blob with a wrong checksum: %v, want a CRC error", err)
 	}
 	if n := m.Mapped(); n != 0 {
@@ -94,7 +95,7 @@ func TestBlobFileRejects(t *testing.T) {
 			}
 			size := uint64(len(blob))
 			tc.mod(&ref, &size)
-			if _, err := readBlobFile(dir, ref, size, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := readBlobFile(context.Background(), dir, ref, size, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
@@ -108,12 +109,12 @@ func TestBlobFileRejects(t *testing.T) {
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := readBlobFile(dir, blobRef{name: blobFilePrefix + "link"}, uint64(len(blob)), nil); err == nil {
+		if _, err := readBlobFile(context.Background(), dir, blobRef{name: blobFilePrefix + "link"}, uint64(len(blob)), nil); err == nil {
 			t.Error("a symbolic link was followed")
 		}
 	})
 	t.Run("no directory", func(t *testing.T) {
-		if _, err := readBlobFile("", blobRef{name: blobFilePrefix + "x"}, 1, nil); err == nil {
+		if _, err := readBlobFile(context.Background(), "", blobRef{name: blobFilePrefix + "x"}, 1, nil); err == nil {
 			t.Error("a blob file was read without a blob directory")
 		}
 	})

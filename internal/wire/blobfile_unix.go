@@ -10,9 +10,11 @@ import (
 	"syscall"
 )
 
-// openNoFollow opens path for reading, failing if it is a symbolic link.
+// openNoFollow opens path for reading, failing if it is a symbolic link,
+// and without waiting for a writer if it is a FIFO (the caller checks on
+// the opened file that it is a regular one).
 func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
 
 // checkOwner reports an error unless fi belongs to this process's user.

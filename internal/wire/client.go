@@ -2,14 +2,11 @@ package wire
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +47,7 @@ type Client struct {
 type proc struct {
 	pc     *plugin.Client
 	cmd    *exec.Cmd
+	exe    string   // the executable's path as given (cmd.Path may be a private copy's)
 	names  []string // the plugins it serves
 	closed atomic.Bool
 	quiet  *atomic.Bool // see hcLogger.quiet
@@ -64,8 +62,9 @@ type proc struct {
 	// timedOut is the timeout that killed the process, if one did.
 	timedOut atomic.Pointer[TimeoutError]
 	// dir is the blob directory made for the process (removed by Close);
-	// blobDir is dir if the plugins speak blob files, else "".
-	dir, blobDir string
+	// blobDir is dir if the plugins speak blob files, else "". sockDir is
+	// the directory of its socket: dir, or a short one of its own.
+	dir, blobDir, sockDir string
 	// flat is set if the plugins read the flat encodings and blobs cross
 	// as files (see Flat).
 	flat bool
@@ -129,178 +128,6 @@ func (e *ExitError) Error() string {
 	return msg
 }
 
-// Launch starts the plugin executable cmd (a fresh, unstarted *exec.Cmd),
-// performs the go-plugin handshake over gRPC with AutoMTLS, asks the plugin
-// to describe itself, checks that it speaks protocol and, if name is
-// not empty, that it is named name, and returns a Client for it.
-//
-// The plugin's log lines are written to log with a "plugin" field naming
-// it; its level is passed to the plugin (LogLevelEnv). Canceling ctx aborts
-// the start. The caller must Close the client.
-func Launch(ctx context.Context, name string, cmd *exec.Cmd, protocol int, checksum []byte, log zerolog.Logger) (*Client, error) {
-	if cmd == nil {
-		return nil, fmt.Errorf("plugin %q: no command to launch", name)
-	}
-	label := name
-	if label == "" {
-		label = filepath.Base(cmd.Path)
-	}
-	p, rpc, shown, err := launch(ctx, label, false, cmd, protocol, checksum, log)
-	if err != nil {
-		return nil, err
-	}
-	c, err := p.client(ctx, name, "", rpc, protocol, log)
-	if err != nil {
-		p.close()
-		return nil, err
-	}
-	if name == "" && c.name != "" {
-		shown.Store(&c.name)
-	}
-	return c, nil
-}
-
-// LaunchGroup starts cmd, which serves the plugins names in one process
-// (ServeGroup), as Launch does, and returns a Client for each, in order:
-// every call names its plugin, and the process is started, and its
-// start-up paid for, once. The plugins share its fate: closing one of the
-// clients, a call's timeout, the memory bound or a crash ends the process
-// under all of them (their errors say it is shared, and with whom).
-func LaunchGroup(ctx context.Context, names []string, cmd *exec.Cmd, protocol int, log zerolog.Logger) ([]*Client, error) {
-	if cmd == nil || len(names) == 0 {
-		return nil, fmt.Errorf("plugins %q: no command to launch", names)
-	}
-	for _, n := range names {
-		if n == "" {
-			return nil, errors.New("a plugin group names a plugin \"\"")
-		}
-	}
-	p, rpc, _, err := launch(ctx, strings.Join(names, ","), true, cmd, protocol, nil, log)
-	if err != nil {
-		return nil, err
-	}
-	p.names = slices.Clone(names)
-	cs := make([]*Client, len(names))
-	for i, n := range names {
-		if cs[i], err = p.client(ctx, n, n, rpc, protocol, log); err != nil {
-			p.close()
-			return nil, err
-		}
-	}
-	return cs, nil
-}
-
-// launch starts cmd and performs the handshake (see Launch): label names
-// the process in its log lines and errors; group, that its plugins' log
-// lines name themselves (groupPluginField).
-func launch(ctx context.Context, label string, group bool, cmd *exec.Cmd, protocol int, checksum []byte, log zerolog.Logger) (*proc, proto.PluginClient, *atomic.Pointer[string], error) {
-	shown := &atomic.Pointer[string]{}
-	shown.Store(&label)
-	quiet := &atomic.Bool{}
-	stderr := &output{}
-
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	cmd.Env = append(cmd.Env, LogLevelEnv+"="+effectiveLevel(log).String())
-	// Large blobs cross as files in a directory of this plugin's
-	// (blobfile.go); without one they are streamed.
-	dir, derr := makeBlobDir()
-	if derr != nil {
-		log.Debug().Err(derr).Str("plugin", label).Msg("no blob directory; blobs will be streamed")
-		dir = ""
-	} else {
-		// The plugin's socket goes there too (go-plugin's server honours
-		// PLUGIN_UNIX_SOCKET_DIR): in a directory only this user can
-		// enter, removed with it, not one more socket in the shared
-		// temporary directory, where a killed plugin's stayed for good.
-		cmd.Env = append(cmd.Env, BlobDirEnv+"="+dir, plugin.EnvUnixSocketDir+"="+dir)
-	}
-	removeDir := func() {
-		if dir != "" {
-			os.RemoveAll(dir)
-		}
-	}
-
-	// Mutual TLS with P-256 keys, the plugin's certificate pinned through
-	// the blob directory (tls.go); go-plugin's AutoMTLS (P-521) if that
-	// cannot be set up here.
-	tlsCfg, certEnv, terr := hostTLS(dir)
-	if terr != nil {
-		log.Debug().Err(terr).Str("plugin", label).Msg("no TLS key of our own; using go-plugin's AutoMTLS")
-	} else {
-		cmd.Env = append(cmd.Env, certEnv)
-	}
-
-	startTimeout := time.Minute
-	if d, ok := ctx.Deadline(); ok {
-		startTimeout = max(min(time.Until(d), startTimeout), time.Millisecond)
-	}
-	pc := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:     Handshake(protocol),
-		Plugins:             plugin.PluginSet{pluginSetKey: &grpcPlugin{}},
-		Cmd:                 cmd,
-		AllowedProtocols:    []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:            tlsCfg == nil,
-		TLSConfig:           tlsCfg,
-		StartTimeout:        startTimeout,
-		PluginLogBufferSize: logLineSize,
-		Logger:              &hcLogger{log: log, plugin: shown, exe: filepath.Base(cmd.Path), quiet: quiet, group: group},
-		SyncStdout:          &lineLogger{log: log, plugin: shown, stream: "stdout", level: zerolog.InfoLevel},
-		SyncStderr:          &lineLogger{log: log, plugin: shown, stream: "stderr", level: zerolog.WarnLevel},
-		Stderr:              stderr,
-		SecureConfig:        secure(checksum),
-		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
-			grpc.WithInitialWindowSize(windowSize), grpc.WithInitialConnWindowSize(windowSize)},
-	})
-
-	type started struct {
-		rpc proto.PluginClient
-		err error
-	}
-	done := make(chan started, 1)
-	t0 := time.Now()
-	go func() {
-		cp, err := pc.Client()
-		if err != nil {
-			done <- started{err: err}
-			return
-		}
-		raw, err := cp.Dispense(pluginSetKey)
-		if err != nil {
-			done <- started{err: err}
-			return
-		}
-		rpc, ok := raw.(proto.PluginClient)
-		if !ok {
-			done <- started{err: fmt.Errorf("dispensed %T, not a tcforge plugin client", raw)}
-			return
-		}
-		done <- started{rpc: rpc}
-	}()
-	var rpc proto.PluginClient
-	select {
-	case <-ctx.Done():
-		quiet.Store(true) // the error returned says why it is killed
-		go func() {
-			<-done
-			stopProcess(pc, cmd)
-			removeDir()
-		}()
-		return nil, nil, nil, fmt.Errorf("plugin %q: starting: %w", label, ctx.Err())
-	case s := <-done:
-		if s.err != nil {
-			quiet.Store(true)
-			stopProcess(pc, cmd)
-			removeDir()
-			return nil, nil, nil, startError(label, cmd, protocol, s.err, stderr)
-		}
-		rpc = s.rpc
-	}
-	return &proc{pc: pc, cmd: cmd, quiet: quiet, dir: dir, stderr: stderr, start: time.Since(t0), tls: tlsKind(tlsCfg)}, rpc, shown, nil
-}
-
 // pid is the process ID of cmd, 0 if it has none.
 func pid(cmd *exec.Cmd) int {
 	if cmd.Process == nil {
@@ -315,7 +142,7 @@ func pid(cmd *exec.Cmd) int {
 func (p *proc) client(ctx context.Context, name, route string, rpc proto.PluginClient, protocol int, log zerolog.Logger) (*Client, error) {
 	label := name
 	if label == "" {
-		label = filepath.Base(p.cmd.Path)
+		label = filepath.Base(p.exe)
 	}
 	c := &Client{proc: p, name: label, route: route, rpc: rpc, log: log}
 	t0 := time.Now()
@@ -336,7 +163,7 @@ func (p *proc) client(ctx context.Context, name, route string, rpc proto.PluginC
 		return nil, fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK", label, descProtocol, protocol)
 	}
 	if name != "" && descName != name {
-		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, p.cmd.Path, descName)
+		return nil, fmt.Errorf("plugin %q: the executable %s describes itself as %q", name, p.exe, descName)
 	}
 	if name == "" && descName != "" {
 		c.name = descName
@@ -364,48 +191,6 @@ func (c *Client) outgoing(ctx context.Context) context.Context {
 		return ctx
 	}
 	return metadata.AppendToOutgoingContext(ctx, mdPlugin, c.route)
-}
-
-// ErrChecksum is the error Launch returns (wrapped) when the executable's
-// SHA-256 is not the checksum it was given: go-plugin checks the file right
-// before it runs it.
-var ErrChecksum = plugin.ErrChecksumsDoNotMatch
-
-// secure is go-plugin's check of the executable against checksum (SHA-256),
-// or nil for none.
-func secure(checksum []byte) *plugin.SecureConfig {
-	if checksum == nil {
-		return nil
-	}
-	return &plugin.SecureConfig{Checksum: checksum, Hash: sha256.New()}
-}
-
-// startError explains a failed start of cmd (killed by now): a protocol
-// version mismatch in the handshake, a line on its standard output that is
-// not the handshake (a *StartError), a process that exited on its own (an
-// *ExitError with its standard error), or go-plugin's own error.
-func startError(name string, cmd *exec.Cmd, protocol int, err error, stderr *output) error {
-	const mismatch = "incompatible API version with plugin. Plugin version: "
-	if _, rest, ok := strings.Cut(err.Error(), mismatch); ok {
-		var v int
-		if _, serr := fmt.Sscanf(rest, "%d", &v); serr == nil {
-			return fmt.Errorf("plugin %q speaks tcforge plugin protocol %d, this host speaks %d: rebuild the plugin against a matching tcforge SDK: %w", name, v, protocol, err)
-		}
-	}
-	const unrecognized = "Unrecognized remote plugin message: "
-	if _, rest, ok := strings.Cut(err.Error(), unrecognized); ok {
-		if line, _, _ := strings.Cut(rest, "\n"); line != "" {
-			if r := []rune(line); len(r) > 120 {
-				line = string(r[:120]) + "…"
-			}
-			return &StartError{Plugin: name, Full: err.Error(), Output: stderr.String(),
-				Reason: fmt.Sprintf("wrote %q to its standard output before the start-up handshake (nothing may write there before serve.Main)", line)}
-		}
-	}
-	if st := cmd.ProcessState; st != nil && st.Exited() {
-		return &ExitError{Plugin: name, Call: "startup", Status: st.String(), Output: stderr.String()}
-	}
-	return fmt.Errorf("plugin %q: starting: %w", name, err)
 }
 
 // describe calls Describe and returns the raw answer, with the two fields
@@ -471,7 +256,29 @@ func (p *proc) close() {
 		if p.dir != "" {
 			os.RemoveAll(p.dir)
 		}
+		if p.sockDir != "" && p.sockDir != p.dir {
+			os.RemoveAll(p.sockDir)
+		}
 	})
+}
+
+// PID returns the plugin process's ID.
+func (c *Client) PID() int { return pid(c.cmd) }
+
+// Ended says how the plugin process ended ("exit status 3", "signal:
+// killed"; a memory bound or a call's timeout that killed it is said
+// so), or "" while it runs.
+func (c *Client) Ended() string {
+	if !c.pc.Exited() {
+		return ""
+	}
+	if rss := c.overMemory.Load(); rss > 0 {
+		return fmt.Sprintf("killed at %d MiB, over the memory bound of %d MiB", rss>>20, c.memLimit>>20)
+	}
+	if to := c.timedOut.Load(); to != nil {
+		return fmt.Sprintf("killed: %s did not answer within %s", to.Call, to.Timeout)
+	}
+	return c.exitStatus()
 }
 
 // exitStatus says how the plugin process ended. Call it only once Exited.
@@ -585,6 +392,11 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 	}
 	t0 := time.Now()
 	var req *blobRef
+	// Only circuits are decoded in place (DecodeView): mapping any other
+	// answer would hold its memory for nothing. A mapped answer comes
+	// through an answer file the host makes and seals (answer.go).
+	var mapped *Mapped
+	var answer *answerFile
 	if c.blobDir != "" {
 		if blobSize(in) >= blobFileMin {
 			// A failed write leaves the chunks.
@@ -594,7 +406,13 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 				defer os.Remove(filepath.Join(c.blobDir, r.name))
 			}
 		}
-		sctx = callFiles(sctx, req, method == "Layer" && c.mapped.room())
+		if (method == "Build" || method == "Layer") && c.mapped.room() {
+			if answer = newAnswerFile(); answer != nil {
+				mapped = c.mapped
+				defer answer.close()
+			}
+		}
+		sctx = callFiles(sctx, req, answer, method == "Layer")
 	}
 	sctx = c.outgoing(sctx)
 	stream, err := open(sctx)
@@ -620,13 +438,15 @@ func (c *Client) Call(ctx context.Context, method string, pj []byte, in [][]byte
 	if c.blobDir == "" {
 		respFile = nil
 	}
-	// Only circuits are decoded in place (DecodeView): mapping any other
-	// answer would hold its file for nothing.
-	var mapped *Mapped
-	if method == "Build" || method == "Layer" {
-		mapped = c.mapped
+	// A blob file is read, never mapped: the plugin, or anyone, could
+	// change it after its checksum was checked.
+	take := func(ref blobRef, size uint64) ([]byte, error) {
+		if ref.name == answerFileRef {
+			return answer.take(ctx, size, ref.crc, mapped)
+		}
+		return readBlobFile(ctx, c.blobDir, ref, size, nil)
 	}
-	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, c.blobDir, mapped)
+	_, out, remote, err := recvBlob(&firstFrameTimer{r: stream, first: &first}, true, respFile, take)
 	if t != nil {
 		t.In, t.Out = blobSize(in), len(out)
 		t.Send, t.Wait, t.Recv = t1.Sub(t0), first.Sub(t1), time.Since(first)

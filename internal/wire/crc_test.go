@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"hash/crc32"
 	"math/rand/v2"
 	"testing"
@@ -54,7 +55,7 @@ func TestBlobFileHalves(t *testing.T) {
 		if want := crc32.Checksum(blob, castagnoli); ref.crc != want {
 			t.Fatalf("written checksum %08x, want %08x", ref.crc, want)
 		}
-		got, err := readBlobFile(dir, ref, uint64(len(blob)), m)
+		got, err := readBlobFile(context.Background(), dir, ref, uint64(len(blob)), m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,25 +19,47 @@ const killGrace = 2 * time.Second
 // shutdown first, SIGKILL (which a stopped process receives too) when that
 // has not finished within killGrace. It returns without waiting longer
 // for go-plugin's own goroutines, which end once the process is gone.
+//
+// The process leads a process group (ownGroup): once it has exited, what
+// is left of its group (a script's children) is killed, also because it
+// may hold the pipes go-plugin waits on.
 func stopProcess(pc *plugin.Client, cmd *exec.Cmd) {
+	pid := 0
+	if cmd != nil && cmd.Process != nil {
+		pid = cmd.Process.Pid
+		defer killGroup(pid)
+	}
 	done := make(chan struct{})
 	go func() {
 		pc.Kill()
 		close(done)
 	}()
-	t := time.NewTimer(killGrace)
-	defer t.Stop()
-	select {
-	case <-done:
+	// wait waits for go-plugin's Kill for at most killGrace, killing
+	// the group as soon as its leader has exited.
+	wait := func() bool {
+		t := time.NewTimer(killGrace)
+		defer t.Stop()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return true
+			case <-t.C:
+				return false
+			case <-tick.C:
+				if pc.Exited() {
+					killGroup(pid)
+				}
+			}
+		}
+	}
+	if wait() {
 		return
-	case <-t.C:
 	}
 	if cmd != nil && cmd.Process != nil {
 		_ = cmd.Process.Kill()
 	}
-	t.Reset(killGrace)
-	select {
-	case <-done:
-	case <-t.C:
-	}
+	killGroup(pid)
+	wait()
 }

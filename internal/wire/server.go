@@ -250,7 +250,10 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	if method == "Layer" {
 		mapped = s.mapped
 	}
-	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, s.blobDir, mapped)
+	take := func(ref blobRef, size uint64) ([]byte, error) {
+		return readBlobFile(stream.Context(), s.blobDir, ref, size, mapped)
+	}
+	params, in, _, err := recvBlob(stream, false, func() (blobRef, bool, error) { return blobRefFrom(md) }, take)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
 			return err
@@ -283,12 +286,21 @@ func (s *server) serve(stream grpc.BidiStreamingServer[proto.Frame, proto.Frame]
 	inFile := false
 	size := blobSize(out)
 	if files && size >= blobFileMin {
-		// A failed write or header leaves the chunks.
-		if ref, err := writeBlobFile(s.blobDir, out); err == nil {
-			if stream.SetHeader(ref.md()) == nil {
-				inFile = true
-			} else {
-				os.Remove(filepath.Join(s.blobDir, ref.name))
+		// Into the host's answer file if it gave one (it seals and maps
+		// it: answer.go), else a blob file; a failed write or header
+		// leaves the chunks.
+		if af := md.Get(mdAnswerFile); len(af) == 1 {
+			if ref, err := writeAnswerFile(af[0], out); err == nil {
+				inFile = stream.SetHeader(ref.md()) == nil
+			}
+		}
+		if !inFile {
+			if ref, err := writeBlobFile(s.blobDir, out); err == nil {
+				if stream.SetHeader(ref.md()) == nil {
+					inFile = true
+				} else {
+					os.Remove(filepath.Join(s.blobDir, ref.name))
+				}
 			}
 		}
 	}

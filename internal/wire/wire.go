@@ -192,13 +192,13 @@ func joinParts(parts [][]byte) []byte {
 }
 
 // recvBlob reads a header and the blob's chunks, or, if file (called when
-// the header has arrived; nil: never) returns a reference, the blob file
-// it names in dir (mapped through m where m takes it; nil: read). A
+// the header has arrived; nil: never) returns a reference, the blob take
+// returns for it (a blob file read or mapped, the host's answer file). A
 // request (response = false) ends at io.EOF; a response
 // ends with a trailer, whose error is returned as remote (then params and
 // blob are nil). err reports transport errors (unchanged), malformed
 // framing and a bad blob file.
-func recvBlob(r frameReceiver, response bool, file func() (blobRef, bool, error), dir string, m *Mapped) (params, blob []byte, remote *proto.Error, err error) {
+func recvBlob(r frameReceiver, response bool, file func() (blobRef, bool, error), take func(blobRef, uint64) ([]byte, error)) (params, blob []byte, remote *proto.Error, err error) {
 	var size uint64
 	header, inFile := false, false
 	for {
@@ -232,7 +232,7 @@ func recvBlob(r frameReceiver, response bool, file func() (blobRef, bool, error)
 					return nil, nil, nil, err
 				}
 				if ok {
-					if blob, err = readBlobFile(dir, ref, size, m); err != nil {
+					if blob, err = take(ref, size); err != nil {
 						return nil, nil, nil, err
 					}
 					inFile = true

@@ -25,11 +25,11 @@ const (
 	codeBase = 32
 	// posPairs pairs code a position (up to codeBase³), rcPairs a row or a
 	// col (up to codeBase²).
-	posPairs, rcPairs = 3, 2
+	posPairs, rcPairs = 3, 3
 	// MaxPositions is the longest sequence the position code tells apart.
 	MaxPositions = codeBase * codeBase * codeBase
 	// maxRowCol is the most rows or cols the row and col codes tell apart.
-	maxRowCol = codeBase * codeBase
+	maxRowCol = codeBase * codeBase * codeBase
 )
 
 // code returns the code of p with n (cos, sin) pairs of periods codeBase,
@@ -475,7 +475,7 @@ func (p *plan) layoutDims(lo *layout) error {
 		}
 	}
 	d := p.dimWork + p.workDims
-	hd := max(8, (d+p.H-1)/p.H)
+	hd := max(8, 4*rcPairs, 2*posPairs, (d+p.H-1)/p.H)
 	p.d, p.hd = hd*p.H, hd
 	for _, x := range []int{len(lo.row)} {
 		if x > MaxPositions {

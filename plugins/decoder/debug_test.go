@@ -56,7 +56,7 @@ func TestDebugGroups(t *testing.T) {
 	for first := k; first >= 1; first-- {
 		sc := newSchedule(g, lv, k, first)
 		w, _ := buildWorking(ctx, g, sc)
-		lo := newLayout(g, sc, w, true)
+		lo := newLayout(g, sc, w, "msb-first")
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bs, bw = lo, sc, w
 		}
@@ -99,7 +99,7 @@ func TestDebugDiff(t *testing.T) {
 	for first := k; first >= 1; first-- {
 		sc := newSchedule(g, lv, k, first)
 		w, _ := buildWorking(ctx, g, sc)
-		lo := newLayout(g, sc, w, true)
+		lo := newLayout(g, sc, w, "msb-first")
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bs, bw = lo, sc, w
 		}
@@ -162,7 +162,7 @@ func TestDebugUnits(t *testing.T) {
 	for first := k; first >= 1; first-- {
 		sc := newSchedule(g, lv, k, first)
 		w, _ := buildWorking(ctx, g, sc)
-		lo := newLayout(g, sc, w, true)
+		lo := newLayout(g, sc, w, "msb-first")
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bs, bw = lo, sc, w
 		}
@@ -213,7 +213,7 @@ func TestDebugSkel(t *testing.T) {
 	for first := k; first >= 1; first-- {
 		sc := newSchedule(g, lv, k, first)
 		w, _ := buildWorking(ctx, g, sc)
-		lo := newLayout(g, sc, w, true)
+		lo := newLayout(g, sc, w, "msb-first")
 		if best == nil || len(lo.gen) < len(best.gen) {
 			best, bs, bw = lo, sc, w
 		}
@@ -251,4 +251,55 @@ func TestDebugSkel(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestDebugRetime(t *testing.T) {
+	if os.Getenv("DBG") == "" {
+		t.Skip()
+	}
+	ctx := context.Background()
+	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(64)})
+	l, _ := reifier.CompileBounded(ctx, c, 1<<16)
+	g, _ := buildDAG(ctx, l)
+	alap := g.alap()
+	n := g.nodes()
+	asap := make([]int32, n)
+	for v := g.nIn; v < n; v++ {
+		src, _ := g.terms(v)
+		m := int32(0)
+		for _, u := range src {
+			if !g.isConst(u) {
+				m = max(m, asap[u])
+			}
+		}
+		asap[v] = m + 1
+	}
+	k := int32(10)
+	variant := func(name string, lv []int32) {
+		bestTok := 1 << 30
+		for first := k; first >= 1; first-- {
+			sc := newSchedule(g, lv, int(k), int(first))
+			w, _ := buildWorking(ctx, g, sc)
+			lo := newLayout(g, sc, w, "msb-first")
+			bestTok = min(bestTok, len(lo.gen))
+		}
+		fmt.Println(name, bestTok)
+	}
+	variant("alap", alap)
+	stepped := make([]int32, n)
+	for v := range n {
+		stepped[v] = alap[v] - k*((alap[v]-asap[v])/k)
+		if v < g.nIn {
+			stepped[v] = 0
+		}
+	}
+	for v := g.nIn; v < n; v++ {
+		src, _ := g.terms(v)
+		for _, u := range src {
+			if !g.isConst(u) {
+				stepped[v] = max(stepped[v], stepped[u]+1)
+			}
+		}
+	}
+	variant("alap-stepped", stepped)
 }

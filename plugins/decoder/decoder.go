@@ -43,6 +43,7 @@ package decoder
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tcforge/tcforge/sdk"
@@ -57,15 +58,19 @@ var Plugin = &sdk.Mapper{
 	Doc:     "Tokens as time: a causal, GPT-shaped stock PyTorch model over a byte vocabulary that reads the input bytes and greedily writes the circuit's working (a basis of each step's values, 8 bits a token) and then the digest; levels_per_step levels a step, one stock layer a level.",
 	Params: []sdk.Param{
 		{Name: "levels_per_step", Type: sdk.Int, Default: 0, Min: sdk.Bound(0), Max: sdk.Bound(64),
-			Doc: "circuit levels a step computes, hence the model's layers (more levels: more layers, fewer generated tokens); 0: the one of 1 … 12 whose model generates the fewest tokens within max_d_model"},
+			Doc: "circuit levels a step computes, hence the model's layers (more levels: more layers, fewer generated tokens); 0: a round's levels (the circuit's depth over the rounds its scopes name, at most 12), or fewer until d_model fits max_d_model"},
 		{Name: "max_d_model", Type: sdk.Int, Default: 1024, Min: sdk.Bound(16),
-			Doc: "the widest residual stream levels_per_step = 0 may choose"},
-		{Name: "bit_order", Type: sdk.String, Default: "lsb-first", Enum: []string{"lsb-first", "msb-first"},
-			Doc: "how a token's bits map to circuit bits: \"lsb-first\" (token bit b is input or output bit 8j+b: Keccak's bytes) or \"msb-first\" (bit 8j+7−b: SHA-2's)"},
+			Doc: "the widest residual stream levels_per_step = 0 accepts"},
+		{Name: "bit_order", Type: sdk.String, Default: "auto", Enum: []string{"auto", "lsb-first", "msb-first"},
+			Doc: "how a token's bits map to circuit bits 8j … 8j+7: \"lsb-first\" (token bit b is bit 8j+b: Keccak's bytes), \"msb-first\" (bit 8j+7−b: SHA-2's), or \"auto\": by the bits' position hints (bit h of a word is token bit h mod 8, which gives both), lsb-first without them"},
 	},
+	// Additions in 8-bit chunks: a sum's bits then come a byte a chunk,
+	// as the working's tokens do (and SHA-256's round at 10 reifier
+	// levels, 1,234 generated tokens).
+	MaxWeight: 1 << 16,
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
 		return Config{LevelsPerStep: pass.Params.Int("levels_per_step"), MaxDModel: pass.Params.Int("max_d_model"),
-			MSBFirst: pass.Params.String("bit_order") == "msb-first"}, nil
+			BitOrder: pass.Params.String("bit_order")}, nil
 	},
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
 		return Map(ctx, c, pass.Prepared.(Config))
@@ -78,8 +83,9 @@ type Config struct {
 	LevelsPerStep int
 	// MaxDModel bounds the residual stream the automatic choice accepts.
 	MaxDModel int
-	// MSBFirst maps token bit b to circuit bit 8j+7−b.
-	MSBFirst bool
+	// BitOrder is "auto" (or ""), "lsb-first" or "msb-first" (see the
+	// parameter).
+	BitOrder string
 }
 
 // Map maps layered circuit c to a decoder.
@@ -96,52 +102,63 @@ func Map(ctx context.Context, c *layered.Circuit, cfg Config) (*model.Model, err
 	if maxD <= 0 {
 		maxD = 1024
 	}
-	var best *model.Model
+	// A round a step, else fewer levels until the stream fits.
 	var errs []string
-	for k := 1; k <= min(12, g.depth); k++ {
+	for k := min(roundLevels(c), 12); k >= 1; k-- {
 		m, err := mapK(ctx, c, g, lv, cfg, k)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
 			}
-			errs = append(errs, fmt.Sprintf("k = %d: %v", k, err))
+			errs = append(errs, fmt.Sprintf("levels_per_step = %d: %v", k, err))
 			continue
 		}
-		if m.DModel > maxD {
-			errs = append(errs, fmt.Sprintf("k = %d: d_model %d > %d", k, m.DModel, maxD))
-			continue
+		if m.DModel <= maxD {
+			return m, nil
 		}
-		if best == nil || m.Decoder.Generated() < best.Decoder.Generated() {
-			best = m
-		}
+		errs = append(errs, fmt.Sprintf("levels_per_step = %d: d_model %d > max_d_model %d", k, m.DModel, maxD))
 	}
-	if best == nil {
-		return nil, fmt.Errorf("decoder: no levels_per_step in 1 … 12 maps within d_model %d: %s", maxD, strings.Join(errs, "; "))
-	}
-	return best, nil
+	return nil, fmt.Errorf("decoder: no levels_per_step maps within max_d_model = %d (%s); raise max_d_model", maxD, strings.Join(errs, "; "))
 }
 
-// mapK maps with k levels a step, trying every first-step length 1 … k
-// and keeping the one that writes the fewest tokens.
-func mapK(ctx context.Context, c *layered.Circuit, g *dag, lv []int32, cfg Config, k int) (*model.Model, error) {
-	var best *layout
-	var bestW *working
-	var bestS *schedule
-	for first := k; first >= 1; first-- {
-		if first > g.depth {
-			continue
-		}
-		sc := newSchedule(g, lv, k, first)
-		w, err := buildWorking(ctx, g, sc)
-		if err != nil {
-			return nil, err
-		}
-		lo := newLayout(g, sc, w, cfg.MSBFirst)
-		if best == nil || len(lo.gen) < len(best.gen) {
-			best, bestW, bestS = lo, w, sc
+// roundLevels returns the levels of one round of c: its depth over the
+// rounds its scope tags name ("round N" in every block), at least 1; the
+// whole depth if the tags name no rounds.
+func roundLevels(c *layered.Circuit) int {
+	rounds := map[string]bool{}
+	for _, tag := range c.Tags {
+		parts := strings.Split(tag, "/")
+		for i, p := range parts {
+			if strings.HasPrefix(p, "round ") {
+				rounds[strings.Join(parts[:i+1], "/")] = true
+			}
 		}
 	}
-	lo, w, sc := best, bestW, bestS
+	if len(rounds) == 0 {
+		return max(1, c.Depth())
+	}
+	return max(1, int(math.Round(float64(c.Depth())/float64(len(rounds)))))
+}
+
+// mapK maps with k levels a step. The first step's length (1 … k) is
+// the one whose steps pass the fewest distinct families of gates to later
+// steps (what their working must carry, counted without building it).
+func mapK(ctx context.Context, c *layered.Circuit, g *dag, lv []int32, cfg Config, k int) (*model.Model, error) {
+	first, best := k, -1
+	for f := k; f >= 1; f-- {
+		if f > g.depth {
+			continue
+		}
+		if n := crossing(g, newSchedule(g, lv, k, f)); best < 0 || n < best {
+			first, best = f, n
+		}
+	}
+	sc := newSchedule(g, lv, k, first)
+	w, err := buildWorking(ctx, g, sc)
+	if err != nil {
+		return nil, err
+	}
+	lo := newLayout(g, sc, w, cfg.BitOrder)
 	gs := groups(g, sc, w, lo)
 	cones := make([]*cone, len(gs))
 	for i, ts := range gs {
@@ -158,7 +175,7 @@ func mapK(ctx context.Context, c *layered.Circuit, g *dag, lv []int32, cfg Confi
 	if err != nil {
 		return nil, err
 	}
-	m, err := pl.emit(g, lo)
+	m, err := pl.emit(g, lo, c.Tags)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +183,26 @@ func mapK(ctx context.Context, c *layered.Circuit, g *dag, lv []int32, cfg Confi
 	m.Attrs["steps"] = int64(sc.steps())
 	setWorking(m.Decoder, g, w, lo, c)
 	return m, nil
+}
+
+// crossing counts, over the steps, the distinct families (single gates,
+// or the steps of one sum) that a later step reads.
+func crossing(g *dag, sc *schedule) int {
+	seen := map[[2]int32]bool{}
+	for v := g.nIn; v < g.nodes(); v++ {
+		src, _ := g.terms(v)
+		for _, u := range src {
+			if g.isConst(u) || sc.step[u] == sc.step[v] {
+				continue
+			}
+			f := g.family[u]
+			if f < 0 {
+				f = -1 - u
+			}
+			seen[[2]int32{sc.step[u], f}] = true
+		}
+	}
+	return len(seen)
 }
 
 // setWorking writes the definitions and names of the generated tokens.
@@ -198,13 +235,17 @@ func setWorking(d *model.Decoder, g *dag, w *working, lo *layout, c *layered.Cir
 			d.Names[t] = fmt.Sprintf("digest · byte %d", t-lo.working)
 			continue
 		}
-		// The scope of the token's first bit.
+		// The scope of the token's first bit, and which byte of a word
+		// its position hints make it.
 		name := fmt.Sprintf("step %d", lo.genStep[t])
 		for _, tb := range lo.gen[t] {
 			if tb.ref.step > 0 {
 				v := w.bits[tb.ref.step][tb.ref.bit].x.node[0]
 				if tg := g.tag[v]; tg >= 0 && int(tg) < len(c.Tags) && c.Tags[tg] != "" {
 					name += " · " + c.Tags[tg]
+				}
+				if h := g.pos[v]; h >= 0 {
+					name += fmt.Sprintf(" · byte %d", h/8)
 				}
 				break
 			}

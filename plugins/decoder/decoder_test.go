@@ -80,3 +80,40 @@ func TestToy(t *testing.T) {
 	}
 	_ = circuit.NoPos
 }
+
+// TestBitOrderAuto checks that the default bit order makes the prompt and
+// the digest the construction's bytes: SHA-2's msb-first (bit h of a word
+// is token bit h mod 8), Keccak's lsb-first, from the position hints.
+func TestBitOrderAuto(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		pl     *sdk.Construction
+		values map[string]any
+		want   [8]int32
+	}{
+		{"sha256", sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(1)}, [8]int32{7, 6, 5, 4, 3, 2, 1, 0}},
+		{"keccak", keccak.Plugin, map[string]any{"log_w": int64(3), "rate": int64(64), "rounds": int64(1)}, [8]int32{0, 1, 2, 3, 4, 5, 6, 7}},
+	} {
+		c := sdktest.Build(t, tc.pl, tc.values)
+		l, err := reifier.CompileBounded(ctx, c, 1<<16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := m.Decoder
+		for j := range 2 {
+			for b := range 8 {
+				if got, want := d.PromptBits[8*j+b], tc.want[b]+int32(8*j); got != want {
+					t.Errorf("%s: prompt token %d bit %d is input %d, want %d", tc.name, j, b, got, want)
+				}
+				if got, want := d.DigestBits[8*j+b], tc.want[b]+int32(8*j); got != want {
+					t.Errorf("%s: digest token %d bit %d is output %d, want %d", tc.name, j, b, got, want)
+				}
+			}
+		}
+	}
+}

@@ -52,7 +52,7 @@ func TestSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, MSBFirst: msb})
+	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, BitOrder: map[bool]string{true: "msb-first", false: "lsb-first"}[msb]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,22 +70,32 @@ func TestSizeCheck(t *testing.T) {
 	rounds, _ := strconv.Atoi(os.Getenv("ROUNDS"))
 	k, _ := strconv.Atoi(os.Getenv("K"))
 	n, _ := strconv.Atoi(os.Getenv("N"))
-	c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(rounds)})
 	var l *layered.Circuit
 	var err error
-	if os.Getenv("DEC") == "sha256-reifier" {
+	msb := true
+	switch os.Getenv("DEC") {
+	case "sha256-reifier":
+		c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(rounds)})
 		l, err = reifier.CompileBounded(ctx, c, 1<<16)
-	} else {
+	case "sha3":
+		msb = false
+		c := sdktest.Build(t, keccak.Plugin, map[string]any{"preset": "sha3-256", "padding": "none", "message_bits": int64(1088), "rounds": int64(rounds)})
+		l, err = fusion.Compile(ctx, c, fusion.Options{})
+	default:
+		c := sdktest.Build(t, sha2.Plugin, map[string]any{"preset": "sha256", "mode": "block", "rounds": int64(rounds)})
 		l, err = fusion.Compile(ctx, c, fusion.Options{MaxSum: 1 << 16})
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, MSBFirst: true})
+	t0 := time.Now()
+	m, err := decoder.Map(ctx, l, decoder.Config{LevelsPerStep: k, BitOrder: map[bool]string{true: "msb-first", false: "lsb-first"}[msb]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Now()
+	s := m.Stats()
+	fmt.Printf("mapped in %v: layers %d, d_model %d, heads %d, ffn %d, generated %d, kinds %d, params %d\n", time.Since(t0), s.Blocks, s.DModel, s.Heads, s.FFNHidden, s.Generated, m.Attrs["kinds"], s.ParamsDense)
+	t0 = time.Now()
 	in := bitvec.Random(rand.New(rand.NewPCG(3, 4)), n, l.NumInputs)
 	res, err := tokencheck.Check(ctx, m, l, in, false)
 	if err != nil {

@@ -42,16 +42,47 @@ type layout struct {
 	row, col []int32
 }
 
-// byteBit returns which bit of a byte-sized group bit b of a token is:
-// lsb-first maps token bit b to bit b of the group, msb-first to bit 7−b.
-func byteBit(msb bool, b int) int {
-	if msb {
-		return 7 - b
+// byteMap returns, for token bit b, which of the 8 circuit bits base …
+// base+7 it carries (−1: none, past n): lsb-first bit base+b, msb-first
+// bit base+7−b; auto by the bits' position hints (hint h is token bit
+// h mod 8) where they are eight distinct ones, else lsb-first.
+func byteMap(order string, base, n int, hint func(i int) int32) [8]int {
+	var m [8]int
+	for b := range m {
+		m[b] = base + b
+		if order == "msb-first" {
+			m[b] = base + 7 - b
+		}
 	}
-	return b
+	if order == "auto" || order == "" {
+		var byHint [8]int
+		seen := 0
+		for b := range byHint {
+			byHint[b] = -1
+		}
+		ok := true
+		for i := base; i < min(base+8, n); i++ {
+			h := hint(i)
+			if h < 0 || byHint[h%8] >= 0 {
+				ok = false
+				break
+			}
+			byHint[h%8] = i
+			seen++
+		}
+		if ok && seen > 0 {
+			m = byHint
+		}
+	}
+	for b := range m {
+		if m[b] >= n {
+			m[b] = -1
+		}
+	}
+	return m
 }
 
-func newLayout(g *dag, sc *schedule, w *working, msb bool) *layout {
+func newLayout(g *dag, sc *schedule, w *working, order string) *layout {
 	S := len(w.bits) - 1
 	lo := &layout{prompt: (g.nIn + 7) / 8, where: make([][]int32, S+1)}
 	if lo.prompt == 0 {
@@ -60,11 +91,10 @@ func newLayout(g *dag, sc *schedule, w *working, msb bool) *layout {
 	lo.promptBits = make([]int32, 8*lo.prompt)
 	lo.where[0] = make([]int32, g.nIn)
 	for j := range lo.prompt {
-		for b := range 8 {
-			i := 8*j + byteBit(msb, b)
-			lo.promptBits[8*j+b] = -1
-			if i < g.nIn {
-				lo.promptBits[8*j+b] = int32(i)
+		m := byteMap(order, 8*j, g.nIn, func(i int) int32 { return g.pos[i] })
+		for b, i := range m {
+			lo.promptBits[8*j+b] = int32(i)
+			if i >= 0 {
 				lo.where[0][i] = int32(8*j + b)
 			}
 		}
@@ -90,14 +120,10 @@ func newLayout(g *dag, sc *schedule, w *working, msb bool) *layout {
 	lo.digestBits = make([]int32, 8*nd)
 	for j := range nd {
 		var tb [8]tokenBit
-		for b := range 8 {
-			o := 8*j + byteBit(msb, b)
-			tb[b] = tokenBit{ref: bitRef{-1, -1}, out: -1}
-			lo.digestBits[8*j+b] = -1
-			if o < nOut {
-				tb[b].out = int32(o)
-				lo.digestBits[8*j+b] = int32(o)
-			}
+		m := byteMap(order, 8*j, nOut, func(o int) int32 { return g.pos[g.out[o]] })
+		for b, o := range m {
+			tb[b] = tokenBit{ref: bitRef{-1, -1}, out: int32(o)}
+			lo.digestBits[8*j+b] = int32(o)
 		}
 		lo.gen = append(lo.gen, tb)
 		lo.genStep = append(lo.genStep, int32(S))

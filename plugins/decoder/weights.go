@@ -49,6 +49,7 @@ type unit struct {
 	bias float64
 	out  []int
 	outW []float64
+	name string // its label
 }
 
 func (u *unit) read(dim int, w float64) {
@@ -79,22 +80,24 @@ type builder struct {
 	*plan
 	lo      *layout
 	g       *dag
+	tags    []string
 	units   [][]unit
+	labels  *model.Labels
 	cv, A   float64
 	sigma0  float64
 	tensors []*tensor
 }
 
 // emit writes the model.
-func (p *plan) emit(g *dag, lo *layout) (*model.Model, error) {
-	bd := &builder{plan: p, lo: lo, g: g, units: make([][]unit, p.layers)}
+func (p *plan) emit(g *dag, lo *layout, tags []string) (*model.Model, error) {
+	bd := &builder{plan: p, lo: lo, g: g, tags: tags, units: make([][]unit, p.layers), labels: &model.Labels{}}
 	for f := range p.famRep {
 		bd.familyUnits(int32(f))
 	}
 	// Every layer but the last clears the fetched dimensions for the next.
 	for l := 0; l+1 < p.layers; l++ {
 		for i := range 8 * p.H {
-			u := unit{}
+			u := unit{name: fmt.Sprintf("clears head %d's fetched bit %d for the next layer", i/8, i%8)}
 			u.read(p.dimFetch+i, 1)
 			u.write(p.dimFetch+i, -1)
 			bd.units[l] = append(bd.units[l], u)
@@ -148,6 +151,8 @@ func (p *plan) emit(g *dag, lo *layout) (*model.Model, error) {
 		Prompt: lo.prompt, PromptBits: lo.promptBits, Working: lo.working, Digest: len(lo.gen) - lo.working,
 		DigestBits: lo.digestBits, Step: lo.genStep}
 	m.Decoder = dec
+	bd.valueLabels(int32(len(m.Blocks)))
+	m.Labels = bd.labels
 	for _, t := range bd.tensors {
 		tt, err := t.b.Tensor()
 		if err != nil {
@@ -336,10 +341,16 @@ func (bd *builder) familyUnits(f int32) {
 			bound += math.Abs(w)
 		}
 		G := Steep*bound + 4
-		emit := func(gate func(u *unit, G float64), fts []fterm) {
-			pair := func(extra func(u *unit), writes func(u *unit, sign float64)) {
+		gname := bd.nodeName(n.v)
+		emit := func(gate func(u *unit, G float64), fts []fterm, who string) {
+			pair := func(extra func(u *unit), writes func(u *unit, sign float64), what string) {
 				for _, sh := range []float64{2, 1} { // relu(h), relu(h − 1), h = K(s − θ + ½)
-					u := unit{in: append([]int(nil), base.in...), inW: append([]float64(nil), base.inW...), bias: -Steep*theta + sh}
+					half := "relu(h)"
+					if sh == 1 {
+						half = "relu(h − 1)"
+					}
+					u := unit{in: append([]int(nil), base.in...), inW: append([]float64(nil), base.inW...), bias: -Steep*theta + sh,
+						name: fmt.Sprintf("%s of %s, step level %d (%s)%s", half, gname, n.level, who, what)}
 					for _, ft := range fts {
 						u.read(ft.dim, Steep*ft.w)
 					}
@@ -365,22 +376,23 @@ func (bd *builder) familyUnits(f int32) {
 					for _, us := range uses[i] {
 						u.write(p.dimOut+us.b, sign*us.w)
 					}
-				})
+				}, "")
 				return
 			}
 			if len(cf.writeDim[i]) > 0 {
-				pair(none, toForms)
+				pair(none, toForms, "")
 			}
 			for _, us := range uses[i] {
 				pair(func(u *unit) { u.gate(p.dimSlot, p.slotBits, int32(us.slot), G) },
-					func(u *unit, sign float64) { u.write(p.dimOut+us.b, sign*us.w) })
+					func(u *unit, sign float64) { u.write(p.dimOut+us.b, sign*us.w) },
+					fmt.Sprintf(" → bit %d of slot %d's token", us.b, us.slot))
 			}
 		}
 		if alike(i, 0, 0) {
-			emit(famGate, fetchTerms(k0, i, 0, 0))
+			emit(famGate, fetchTerms(k0, i, 0, 0), fmt.Sprintf("family %d", f))
 		} else {
 			for _, k := range kinds {
-				emit(kindGate(k), fetchTerms(k, i, 0, 0))
+				emit(kindGate(k), fetchTerms(k, i, 0, 0), fmt.Sprintf("family %d kind %d", f, k))
 			}
 		}
 	}
@@ -391,7 +403,7 @@ func (bd *builder) familyUnits(f int32) {
 			if (sign > 0 && fc.hi <= 0) || (sign < 0 && fc.lo >= 0) {
 				continue
 			}
-			u := unit{}
+			u := unit{name: fmt.Sprintf("clears work dim %d after its last read (family %d)", fc.dim, f)}
 			u.read(p.dimWork+int(fc.dim), sign)
 			u.write(p.dimWork+int(fc.dim), -sign)
 			famGate(&u, G)
@@ -405,7 +417,7 @@ func (bd *builder) familyUnits(f int32) {
 		for b, o := range os {
 			copyUnits := func(gate func(u *unit, G float64), fts []fterm) {
 				for _, ft := range fts {
-					u := unit{}
+					u := unit{name: fmt.Sprintf("copies a fetched bit into bit %d of slot %d's token (family %d)", b, slot, f)}
 					u.read(ft.dim, 1)
 					u.write(p.dimOut+b, ft.w)
 					gate(&u, 2)
@@ -427,7 +439,7 @@ func (bd *builder) familyUnits(f int32) {
 					cst0 += o.ftW[k2] * p.featVal[k0][j]
 					continue
 				}
-				u := unit{}
+				u := unit{name: fmt.Sprintf("copies a constant into bit %d of slot %d's token (family %d)", b, slot, f)}
 				u.read(p.dimFeat+int(fd), 1)
 				u.write(p.dimOut+b, o.ftW[k2])
 				famGate(&u, 2)
@@ -440,12 +452,78 @@ func (bd *builder) familyUnits(f int32) {
 			}
 		}
 		if anyCst {
+			cst.name = fmt.Sprintf("the constant bits of slot %d's token (family %d)", slot, f)
 			cst.bias = 1
 			famGate(&cst, 2)
 			cst.gate(p.dimSlot, p.slotBits, int32(slot), 2)
 			bd.units[0] = append(bd.units[0], cst)
 		}
 	}
+}
+
+// valueLabels names the residual dimensions (every position, every
+// boundary): what each fixed dimension holds; the work dimensions hold a
+// kind's forms, which its units' labels name.
+func (bd *builder) valueLabels(nb int32) {
+	p := bd.plan
+	add := func(dim int, format string, a ...any) {
+		bd.labels.Values = append(bd.labels.Values, model.ValueLabel{Token: -1, Dim: int32(dim), Until: nb, Kind: model.Aux, Name: fmt.Sprintf(format, a...)})
+	}
+	add(p.dimSink, "sink: always 0 (rows reading a LayerNorm put minus their sum here)")
+	add(p.dimPlus, "+C: pins LayerNorm's scale")
+	add(p.dimMinus, "−C: pins LayerNorm's scale")
+	for i := range 2 * posPairs {
+		add(p.dimPos+i, "key: the position's code, pair %d %s", i/2, [2]string{"cos", "sin"}[i%2])
+	}
+	for i := range 2 * rcPairs {
+		add(p.dimRow+i, "key: the token's row (step) code, pair %d %s", i/2, [2]string{"cos", "sin"}[i%2])
+		add(p.dimCol+i, "key: the token's col (role) code, pair %d %s", i/2, [2]string{"cos", "sin"}[i%2])
+		add(p.dimQRow+i, "query: the row (step) of the token the position writes, pair %d %s", i/2, [2]string{"cos", "sin"}[i%2])
+	}
+	for b := range p.kindBits {
+		add(p.dimKind+b, "kind code bit %d (family bits from %d)", b, p.varBits)
+	}
+	for b := range p.slotBits {
+		add(p.dimSlot+b, "slot code bit %d (which token of its group the position writes)", b)
+	}
+	for b := range 8 {
+		add(p.dimTok+b, "the position's token, bit %d", b)
+		add(p.dimOut+b, "bit %d of the next token (the LM head reads it)", b)
+	}
+	for j := range p.nFeat {
+		add(p.dimFeat+j, "constant %d of the position's kind (a round constant's bit)", j)
+	}
+	for l := range p.layers {
+		if p.mode[l] == targeted {
+			for h := range p.heads[l] {
+				for i := range 2 * posPairs {
+					add(p.dimQuery[l]+2*posPairs*h+i, "query: layer %d head %d's source code, pair %d", l, h, i/2)
+				}
+			}
+		}
+	}
+	for h := range p.H {
+		for b := range 8 {
+			add(p.dimFetch+8*h+b, "head %d's fetched bit %d (cleared after each layer)", h, b)
+		}
+	}
+	for i := range p.workDims {
+		add(p.dimWork+i, "work %d: a form of a level of the position's kind (see the units writing it)", i)
+	}
+}
+
+// nodeName names a dag node by the layered gate it is: its global index,
+// level and scope tag.
+func (bd *builder) nodeName(v int32) string {
+	g := bd.g
+	name := fmt.Sprintf("gate %d (level %d)", g.gate[v], g.level[v])
+	if t := g.tag[v]; t >= 0 && int(t) < len(bd.tags) && bd.tags[t] != "" {
+		name += " " + bd.tags[t]
+	}
+	if h := g.pos[v]; h >= 0 {
+		name += fmt.Sprintf(" @%d", h)
+	}
+	return name
 }
 
 func (bd *builder) fill(name string, v float64) *tensor {
@@ -518,7 +596,23 @@ func (bd *builder) layer(m *model.Model, l int) {
 			value(h)
 		}
 	}
+	for h := range p.heads[l] {
+		name := fmt.Sprintf("fetches the position's source %d (its code in the position embedding)", h)
+		if p.mode[l] == rowHeads {
+			for key, hh := range p.rows[l] {
+				if int(hh) == h {
+					name = fmt.Sprintf("fetches the token %d rows back at col %d", key.delta, key.col)
+				}
+			}
+		}
+		bd.labels.Units = append(bd.labels.Units, model.UnitLabel{Block: int32(l), Kind: model.HeadUnit, Index: int32(h), Name: name})
+	}
 	units := bd.units[l]
+	for i, u := range units {
+		if u.name != "" {
+			bd.labels.Units = append(bd.labels.Units, model.UnitLabel{Block: int32(l), Kind: model.FFNUnit, Index: int32(i), Name: u.name})
+		}
+	}
 	F := max(1, len(units))
 	l1W, l1B := newTensor(pre+"linear1.weight", F, d), newTensor(pre+"linear1.bias", 1, F)
 	l2W, l2B := newTensor(pre+"linear2.weight", d, F), newTensor(pre+"linear2.bias", 1, d)

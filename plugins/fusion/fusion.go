@@ -138,11 +138,11 @@ var Plugin = &sdk.Layerer{
 			Doc: "width budget: the widest level (gates and copies) may have at most this many gates; fusion returns the shallowest of its plans that fits — for objective \"round\": the round objective, the round objective with the last round exact one level later (no rule 10), depth first, size first; for \"depth\": depth first, size first — and refuses if none does; 0: no budget"},
 		{Name: "round_levels", Type: sdk.Int, Default: int64(0), Min: sdk.Bound(0),
 			Doc: "objective \"round\" only: keep its modular forms (values known modulo 2, rules 9 and 10) on levels 1..round_levels and plan the rest depth first — on Keccak the first round_levels rounds take one level each, the others two; 0: no limit"},
-		{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
-			Doc: "bound on the reachable sum of a modular addition (SUMBIT) before its operands' forms are substituted: wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"},
+		{Name: sdk.MaxWeightParam, Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
+			Doc: "bound on the reachable sum of a modular addition (SUMBIT) before its operands' forms are substituted: wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32; left unset under a mapper that needs less (tokens-as-states: 2^16, 8-bit chunks), the mapper's bound"},
 	},
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
-		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int("max_weight")), MaxWidth: pass.Params.Int("max_width"), RoundLevels: pass.Params.Int("round_levels")}
+		opts := Options{ASAP: !pass.Params.Bool("schedule"), MaxSum: int64(pass.Params.Int(sdk.MaxWeightParam)), MaxWidth: pass.Params.Int("max_width"), RoundLevels: pass.Params.Int("round_levels")}
 		switch pass.Params.String("objective") {
 		case "size":
 			opts.Objective = Size

@@ -45,7 +45,7 @@ var Plugin = &sdk.Layerer{
 		MaxWeightParam(),
 	},
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
-		return Config{Mode: pass.Params.String("mode"), MaxWeight: int64(pass.Params.Int("max_weight"))}, nil
+		return Config{Mode: pass.Params.String("mode"), MaxWeight: int64(pass.Params.Int(sdk.MaxWeightParam))}, nil
 	},
 	Layer: func(ctx context.Context, pass *sdk.Pass, c *circuit.Circuit) (*layered.Circuit, error) {
 		cfg := pass.Prepared.(Config)
@@ -68,8 +68,8 @@ type Config struct {
 // MaxWeightParam is the layerers' bound on the sums of modular additions
 // (SUMBIT nodes), shared by reifier and fusion.
 func MaxWeightParam() sdk.Param {
-	return sdk.Param{Name: "max_weight", Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
-		Doc: "bound on the weights and the reachable sum of the gates realising a modular addition (SUMBIT): wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32"}
+	return sdk.Param{Name: sdk.MaxWeightParam, Type: sdk.Int, Default: int64(circuit.DefaultMaxSum), Min: sdk.Bound(2), Max: sdk.Bound(1 << 27),
+		Doc: "bound on the weights and the reachable sum of the gates realising a modular addition (SUMBIT): wider additions are cut into chunks of b bits with carries (circuit.SplitSums), one more level per chunk; the default 2^22 keeps every pre-activation below 2^24, exact in float32; left unset under a mapper that needs less (tokens-as-states: 2^16), the mapper's bound"}
 }
 
 // tagTable interns the layered circuit's provenance tags in order of first

@@ -134,6 +134,7 @@ var Plugin = &sdk.Mapper{
 	Prepare: func(_ context.Context, pass *sdk.Pass) (any, error) {
 		return Config{Tokens: pass.Params.Int("tokens"), Interleave: pass.Params.String("assign") == "interleave"}, nil
 	},
+	MaxWeight: MaxWeight,
 	Map: func(ctx context.Context, pass *sdk.Pass, c *layered.Circuit) (*model.Model, error) {
 		cfg := pass.Prepared.(Config)
 		cfg.Labels = true
@@ -186,6 +187,13 @@ const (
 	// Steep is the slope of a step's ramp: K(s − θ + ½) is ±K/2 away from
 	// the ramp's middle for integer s, and K/2 − 1 away from its kinks.
 	Steep = 4.0
+	// MaxWeight is the mapper's sdk.Mapper.MaxWeight: a layerer's
+	// max_weight under which the gates of modular additions stay within
+	// MaxSum, the bound a layerer block that leaves max_weight unset gets
+	// (8-bit chunks; measured on fusion's circuits: SHA-256 176,103,
+	// BLAKE2s 96,132 at 3 rounds; at the default 2²², 16-bit chunks:
+	// 1,370,036 and 785,667,820).
+	MaxWeight = 1 << 16
 	// MaxSum bounds Σ|w·x| + |θ| over every gate: K·MaxSum·2⁻²⁴ stays
 	// below 1/16 of a step's margin (the adder's carries reach 9,925 at
 	// n = 32; SHA-256 at 8-bit chunks, 176,103; fusion's round objective

@@ -55,11 +55,21 @@ func (mp *mapping) pinScale() error {
 	m.Attrs["C"] = int64(cv)
 	m.Attrs["max_sum"] = int64(maxS)
 	if maxS > mp.maxSum() {
-		return fmt.Errorf("tokens-as-states: a gate's Σ|w·x| + |θ| (x bounded by the steps its forms add up) reaches %d > %d: each LayerNorm output carries a relative float32 error of 2⁻²⁴, so a step's pre-activation K·Σ w·x would be uncertain by more than its margin (not exact in float32)", int64(maxS), int64(mp.maxSum()))
+		return fmt.Errorf("tokens-as-states: a gate's Σ|w·x| + |θ| (x bounded by the steps its forms add up) reaches %d > %d: each LayerNorm output carries a relative float32 error of 2⁻²⁴, so a step's pre-activation K·Σ w·x would be uncertain by more than its margin (not exact in float32)%s", int64(maxS), int64(mp.maxSum()), mp.hint())
 	}
 	sigma0 := cv * math.Sqrt(2/float64(d))
 	mp.m, mp.cv, mp.sigma0 = m, cv, sigma0
 	return nil
+}
+
+// hint is what a refusal for the float32 budget adds: the layerer
+// setting that narrows the additions, when a circuit has any (a SUMBIT
+// cut into chunks leaves its carries' sums in the forms).
+func (mp *mapping) hint() string {
+	if mp.cfg.MaxSum > 0 {
+		return ""
+	}
+	return fmt.Sprintf("; max_weight = %d on the layerer (fusion, reifier) cuts modular additions into 8-bit chunks, which keeps the gates of SHA-256, MD5, SHA-1, BLAKE2s and BLAKE3 within it, and is what a layerer block that leaves max_weight unset gets under this mapper", MaxWeight)
 }
 
 // embedding writes the position embedding (base) and the input map.

@@ -11,15 +11,33 @@ model maps input bits to output bits:
 Only torch is needed; the safetensors file is parsed here.
 """
 
+import argparse
 import json
+import math
 import os
+import signal
 import stat
 import struct
+import sys
 import warnings
 
-import torch
 
-__all__ = ["FormatError", "Model", "load", "bytes_to_bits", "bits_to_bytes"]
+def _stop_at_once(signum, frame):
+    """SIGTERM or SIGINT while python3 -m tcforge_torch still imports
+    (torch takes seconds): nothing is written yet, so it ends at once, in
+    the one line its main's handler prints later."""
+    sys.stderr.write(f"tcforge_torch: ERROR: stopped by {signal.Signals(signum).name}\n")
+    os._exit(128 + signum)
+
+
+if __name__ == "tcforge_torch" and sys.argv[:1] == ["-m"]:
+    for _s in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(_s) is not signal.SIG_IGN:  # a background job's SIGINT stays ignored
+            signal.signal(_s, _stop_at_once)
+
+import torch  # noqa: E402 (after the handlers: importing it takes seconds)
+
+__all__ = ["FormatError", "Model", "load", "bytes_to_bits", "bits_to_bytes", "read_regular", "atomic_write", "Signalled", "UsageError", "ArgumentParser"]
 
 FORMAT = "tcforge-model"
 VERSIONS = (1,)
@@ -29,16 +47,104 @@ _DTYPES = {"F32": (torch.float32, 4), "I32": (torch.int32, 4)}
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
 
 
+# How the constructions tcforge ships map bytes to bits
+# (internal/safetensors/describe.go's bitLayout): a config of one of them
+# must say the same. Another construction's may say any of BIT_ORDERS.
+BIT_ORDER = {"keccak": "lsb-first", "sha2": "msb-first"}
+BIT_ORDERS = ("lsb-first", "msb-first", "bits")
+PADDINGS = ("model", "caller", "none", "")
+
+# Keccak presets (plugins/keccak): capacity in bits, at w = 64.
+KECCAK_CAPACITY = {"sha3-224": 448, "sha3-256": 512, "sha3-384": 768, "sha3-512": 1024,
+                   "shake128": 256, "shake256": 512, "keccak-256": 512}
+# SHA-2 presets (plugins/sha2): word size and digest bits.
+SHA2_PRESETS = {"sha224": (32, 224), "sha256": (32, 256), "sha384": (64, 384), "sha512": (64, 512),
+                "sha512-224": (64, 224), "sha512-256": (64, 256)}
+
+# A LayerNorm or RMSNorm epsilon above this is not a small guard against
+# division by zero but a change of the function (tcforge writes 1e-5 and
+# 1e-6).
+MAX_EPS = 1e-2
+
+
 class FormatError(ValueError):
     """A malformed export: the message names the file and the tensor."""
 
 
+class UsageError(Exception):
+    """A command line that cannot run (python3 -m tcforge_torch: exit 2)."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose errors raise UsageError (one line, exit 2,
+    from python3 -m tcforge_torch's main) rather than print the usage."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message} (--help prints the usage)")
+
+
+class Signalled(BaseException):
+    """SIGTERM or SIGINT arrived (python3 -m tcforge_torch's handler):
+    unwinds the command, whose finally blocks remove or mark what it was
+    writing, to main, which exits 128 + the signal."""
+
+    def __init__(self, signum):
+        import signal
+
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def read_regular(path, what="file", limit=1 << 40, binary=True):
+    """The contents of path, a regular file of at most limit bytes; a FIFO,
+    a device or a directory is refused (FormatError) without blocking on
+    it (opened non-blocking, checked, then read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise FormatError(f"{path}: cannot open the {what}: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FormatError(f"{path}: the {what} is not a regular file")
+        if st.st_size > limit:
+            raise FormatError(f"{path}: the {what} is {st.st_size:,} bytes, over the limit of {limit:,}")
+        data = f.read(st.st_size)  # what fstat saw: a file growing under the reader is not read past it
+    return data if binary else data.decode("utf-8", errors="replace")
+
+
+def atomic_write(path, write):
+    """Writes path whole or not at all: write(f) fills a hidden temporary
+    file beside it (.NAME.tmp-PID, a binary file object), which is synced
+    and renamed over path; on any error or signal the temporary file is
+    removed and path is left as it was."""
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "xb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
 def _read_safetensors(path):
     """Returns {name: (dtype, shape, raw bytes)} and the metadata."""
-    with open(path, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise FormatError(f"{path}: not a regular file")
-        data = f.read()
+    data = read_regular(path, "safetensors file")
     if len(data) < 8:
         raise FormatError(f"{path}: shorter than the 8-byte header length")
     (n,) = struct.unpack("<Q", data[:8])
@@ -128,12 +234,13 @@ def _index_list(config_path, obj, key, bound, where):
 def _config(config_path):
     """The parsed JSON config, its format, version and layout checked."""
     try:
-        with open(config_path) as f:
-            cfg = json.load(f)
+        cfg = json.loads(read_regular(config_path, "config", 1 << 30))
     except ValueError as e:
+        if isinstance(e, FormatError):
+            raise
         raise FormatError(f"{config_path}: not JSON: {e}") from None
     if not isinstance(cfg, dict):
-        raise FormatError(f"{config_path}: not a JSON object")
+        raise FormatError(f"{config_path}: the config is not a JSON object")
     if cfg.get("format") != FORMAT:
         raise FormatError(f"{config_path}: format {cfg.get('format')!r}, want {FORMAT!r}")
     if cfg.get("version") not in VERSIONS:
@@ -259,7 +366,7 @@ def _emulated_layer(x, p, nhead, eps, r, mask=None):
 class Model:
     """A loaded model: run(bits) computes its output bits."""
 
-    def __init__(self, config_path, cfg=None):
+    def __init__(self, config_path, check=True, cfg=None):
         self.path = config_path
         cfg = cfg if cfg is not None else _config(config_path)
         self.cfg = cfg
@@ -273,9 +380,54 @@ class Model:
         weights = _weights_path(config_path, cfg.get("weights"))
         raw, meta = _read_safetensors(weights)
         try:
+            _check_computes(config_path, cfg.get("computes"))
             self._build(config_path, cfg, weights, raw, meta)
-        except (KeyError, TypeError, IndexError, AttributeError) as e:
+        except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+            if isinstance(e, FormatError):
+                raise
             raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
+        self.vectors_checked = 0
+        if check:
+            self.check_vectors()
+
+    def test_vectors(self):
+        """The config's test vectors as (inputs uint8 [k, inputs], outputs
+        uint8 [k, outputs]), each checked to be bit strings of the model's
+        widths (k = 0 where the config has none)."""
+        vecs = self.cfg.get("test_vectors") or []
+        if not isinstance(vecs, list):
+            raise FormatError(f"{self.path}: test_vectors is {type(vecs).__name__}, want a list")
+        ins, outs = [], []
+        for i, v in enumerate(vecs):
+            if not isinstance(v, dict) or not isinstance(v.get("input"), str) or not isinstance(v.get("output"), str):
+                raise FormatError(f"{self.path}: test vector {i + 1}: want {{\"input\": bits, \"output\": bits}}")
+            for key, n in (("input", self.inputs), ("output", self.outputs)):
+                if len(v[key]) != n or set(v[key]) - {"0", "1"}:
+                    raise FormatError(f"{self.path}: test vector {i + 1}: {key} is not {n} characters of 0/1")
+            ins.append([int(c) for c in v["input"]])
+            outs.append([int(c) for c in v["output"]])
+        k = len(ins)
+        return (torch.tensor(ins, dtype=torch.uint8).reshape(k, self.inputs),
+                torch.tensor(outs, dtype=torch.uint8).reshape(k, self.outputs))
+
+    def check_vectors(self):
+        """Runs the config's test vectors (float32) and raises FormatError
+        naming the first that the model does not reproduce: weights or
+        hyper-parameters edited after the export (a weight, an epsilon)
+        compute another function, and the vectors, written by tcforge run
+        from its verification samples, say so. Returns how many ran."""
+        ins, want = self.test_vectors()
+        if len(ins):
+            got = self.run(ins)
+            bad = (got != want).any(dim=1).nonzero().flatten().tolist()
+            if bad:
+                i = bad[0]
+                k = int((got[i] != want[i]).nonzero()[0])
+                raise FormatError(f"{self.path}: test vector {i + 1} of {len(ins)}: output bit {k} is {int(got[i, k])}, the config says "
+                                  f"{int(want[i, k])} ({len(bad)} of {len(ins)} vectors differ): the model does not compute what its "
+                                  f"config says (weights or settings edited after the export?); refused")
+        self.vectors_checked = len(ins)
+        return len(ins)
 
     def _build(self, config_path, cfg, weights, raw, meta):
         """The tensors, embedding, blocks and readout of a parsed config."""
@@ -327,12 +479,20 @@ class Model:
     def _check_stock(self):
         layers = [blk["layer"] for blk in self.cfg["blocks"]]
         self.layers = len(layers)
-        self.nhead = int(layers[0]["nhead"])
-        self.eps = float(layers[0]["layer_norm_eps"])
+        self.nhead = _want(self.path, layers[0], "nhead", int, "blocks[0].layer")
+        self.eps = _eps(self.path, layers[0].get("layer_norm_eps"), "blocks[0].layer.layer_norm_eps", False)
         self.ffn = self.need(layers[0]["tensors"]["linear1.weight"], None, self.d).shape[0]
+        if self.nhead < 1 or self.d % self.nhead:
+            raise FormatError(f"{self.path}: nhead {self.nhead} does not divide d_model {self.d}")
         for i, l in enumerate(layers):
-            if int(l["nhead"]) != self.nhead or float(l["layer_norm_eps"]) != self.eps:
+            if l.get("nhead") != self.nhead or l.get("layer_norm_eps") != layers[0].get("layer_norm_eps"):
                 raise FormatError(f"{self.path}: layer {i}: nhead/eps differ from layer 0 (a stock encoder repeats one layer)")
+        st = self.cfg.get("stock")
+        if st is not None:
+            want = {"num_layers": self.layers, "nhead": self.nhead, "dim_feedforward": self.ffn, "layer_norm_eps": self.eps}
+            got = {k: st.get(k) for k in want} if isinstance(st, dict) else st
+            if got != want:
+                raise FormatError(f"{self.path}: \"stock\" says {got}, the layers {want}")
         for i, l in enumerate(layers):
             _check_layer(self.path, i, l, self.need, self.d, self.ffn)
         # Input map and readout as shared nn.Linear over each token's bits.
@@ -455,7 +615,7 @@ class Model:
         if n is None:
             return None
         g = self._dense(self.need(n["weight"], 1, self.d)).reshape(-1)
-        return g, float(n["eps"])
+        return g, _eps(self.path, n.get("eps"), "a norm's eps", True)
 
     def _weights(self, dtype):
         """The weights for a pass in dtype: float32 as loaded; float64
@@ -562,6 +722,65 @@ class Model:
         return (vals >= r(self.out_threshold.to(cdt))).to(torch.uint8)
 
 
+def _eps(path, v, where, zero_ok):
+    """A norm epsilon v: a finite number in (0, MAX_EPS], or [0, MAX_EPS]
+    if zero_ok."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not (0 <= v if zero_ok else 0 < v) or v > MAX_EPS:
+        raise FormatError(f"{path}: {where} is {v!r}: want a number in {'[' if zero_ok else '('}0, {MAX_EPS:g}] (a guard against "
+                          f"division by zero; tcforge writes 1e-05 and 1e-06)")
+    return float(v)
+
+
+def _check_computes(path, cp):
+    """Checks a config's "computes" section (absent: nothing to check):
+    bit order and padding among the known values and, for the
+    constructions tcforge ships, as their plugin decides them; a preset's
+    capacity or word size and digest length as its parameters say."""
+    if cp is None:
+        return
+    if not isinstance(cp, dict) or not isinstance(cp.get("params", {}), dict):
+        raise FormatError(f"{path}: \"computes\" is not a JSON object with \"params\" an object")
+    name, order, padding, p = cp.get("construction"), cp.get("bit_order"), cp.get("padding", ""), cp.get("params") or {}
+    if order not in BIT_ORDERS:
+        raise FormatError(f"{path}: computes.bit_order is {order!r}: want one of {', '.join(BIT_ORDERS)}")
+    if padding not in PADDINGS:
+        raise FormatError(f"{path}: computes.padding is {padding!r}: want one of {', '.join(repr(x) for x in PADDINGS)}")
+    if name in BIT_ORDER and order != BIT_ORDER[name]:
+        raise FormatError(f"{path}: computes.bit_order is {order!r}, but construction {name!r} maps bytes to bits {BIT_ORDER[name]}")
+    preset = p.get("preset", "")
+    if name == "keccak":
+        msg, padded = p.get("message_bits"), p.get("padded_bits")
+        if isinstance(msg, int) and isinstance(padded, int):
+            want = "caller" if msg == padded else "model"
+            if padding != want:
+                raise FormatError(f"{path}: computes.padding is {padding!r}, but message_bits {msg} and padded_bits {padded} say {want!r}")
+        if preset in KECCAK_CAPACITY:
+            c = KECCAK_CAPACITY[preset]
+            _check_params(path, preset, p, {"w": 64, "capacity": c, "rate": 1600 - c})
+        elif preset:
+            raise FormatError(f"{path}: computes.params.preset is {preset!r}: not a Keccak preset ({', '.join(KECCAK_CAPACITY)})")
+    elif name == "sha2":
+        # compress: no padding; block: one block the caller padded;
+        # hash: the model pads (internal/safetensors.bitLayout).
+        want = {"compress": "none", "block": "caller"}.get(p.get("mode"), "model")
+        if padding != want:
+            raise FormatError(f"{path}: computes.padding is {padding!r}, but SHA-2's mode {p.get('mode')!r} says {want!r}")
+        if "preset" in p and preset not in SHA2_PRESETS:
+            raise FormatError(f"{path}: computes.params.preset is {preset!r}: not a SHA-2 preset ({', '.join(SHA2_PRESETS)})")
+        if preset in SHA2_PRESETS:
+            w, bits = SHA2_PRESETS[preset]
+            _check_params(path, preset, p, {"w": w, "digest_bits": bits})
+
+
+def _check_params(path, preset, params, want):
+    """Each parameter of want that params has must equal want's: preset's."""
+    bad = {k: params[k] for k in want if k in params and params[k] != want[k]}
+    if bad:
+        says = ", ".join(f"{k} {v}" for k, v in bad.items())
+        should = ", ".join(f"{k} {want[k]}" for k in bad)
+        raise FormatError(f"{path}: computes.params.preset is {preset!r}, whose {should}, but the parameters say {says}")
+
+
 def _same(t):
     """The identity: the rounding of a float32 or float64 pass."""
     return t
@@ -572,16 +791,18 @@ def _round(t, dtype):
     return t.to(dtype).to(torch.float32)
 
 
-def load(config_path):
+def load(config_path, check=True):
     """Loads the model whose JSON config is config_path (its safetensors
     file is the config's "weights", next to it): a Model, or for a
-    decoder (a config with "decoder") a decoder.DecoderModel."""
+    decoder (a config with "decoder") a decoder.DecoderModel; unless
+    check is false, runs the config's test vectors: a model that does not
+    reproduce them raises FormatError naming the first."""
     cfg = _config(config_path)
     if "decoder" in cfg:
         from .decoder import DecoderModel
 
-        return DecoderModel(config_path, cfg)
-    return Model(config_path, cfg)
+        return DecoderModel(config_path, cfg, check)
+    return Model(config_path, check, cfg)
 
 
 def bytes_to_bits(data):

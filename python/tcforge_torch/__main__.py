@@ -11,13 +11,20 @@
 
 Each command is one entry of COMMANDS: (help line, add_arguments(parser),
 main(args) -> exit status). A new command adds a function pair and an entry.
+
+Errors are one line on stderr, "tcforge_torch: ERROR: …", exit status 1
+(2 for a usage error); --debug (or TCFORGE_DEBUG=1) adds the traceback.
+SIGTERM and SIGINT end a command as an error does (files it was writing
+are removed or marked), with exit status 143 and 130.
 """
 
-import argparse
+import hashlib
 import os
+import signal
 import sys
+import traceback
 
-from . import FormatError, load
+from . import ArgumentParser, FormatError, Signalled, UsageError, load, read_regular
 
 
 def _run_args(p):
@@ -47,19 +54,51 @@ def _module_args(p):
 def _module(args):
     from . import decoder, digest, onnxgraph
 
+    base = args.out or (args.config[:-len(".json")] if args.config.endswith(".json") else args.config)
+    folder = os.path.dirname(os.path.abspath(base))
+    if not os.path.isdir(folder):
+        raise FormatError(f"{base}: the directory {folder} does not exist")
+    targets = [base + ".pt"] + ([] if args.no_onnx else [base + ".onnx"])
+    for path in targets:
+        if os.path.lexists(path) and not digest.written_here(path):
+            raise FormatError(f"{path} exists and is not a byte module tcforge_torch wrote: not replaced (remove it, or give -o)")
+    _remove_dead_temps(folder, [os.path.basename(base) + ext for ext in (".pt", ".onnx")])
     m = load(args.config)
     if isinstance(m, decoder.DecoderModel):
-        mod, save_pt, save_onnx = decoder.decoder_module(m), decoder.save_torchscript, onnxgraph.write_decoder_onnx
+        mod = decoder.decoder_module(m)
+        checked = decoder.check_module(mod, m)
+        save_pt, save_onnx = decoder.save_torchscript, decoder.save_onnx
     else:
-        mod, save_pt, save_onnx = digest.digest_module(m), digest.save_torchscript, digest.save_onnx
+        mod = digest.digest_module(m)
+        checked = digest.check_module(mod, m)
+        save_pt, save_onnx = digest.save_torchscript, digest.save_onnx
     del m  # the loader's tensors: the module holds its own
-    base = args.out or (args.config[:-len(".json")] if args.config.endswith(".json") else args.config)
-    save_pt(mod, base + ".pt")
-    print(base + ".pt")
+    provenance = {"format": "tcforge-byte-module", "config": os.path.basename(args.config),
+                  "config_sha256": hashlib.sha256(read_regular(args.config, "config", 1 << 30)).hexdigest(), "checked": checked}
+    save_pt(mod, base + ".pt", provenance)
     if not args.no_onnx:
-        save_onnx(mod, base + ".onnx")
-        print(base + ".onnx")
+        save_onnx(mod, base + ".onnx", provenance)
+    elif digest.written_here(base + ".onnx"):
+        os.unlink(base + ".onnx")  # an earlier model's, stale beside the new .pt
+    for path in targets:
+        print(path)
     return 0
+
+
+def _remove_dead_temps(folder, names):
+    """Removes the temporary files (atomic_write's .NAME.tmp-PID) of names
+    left in folder by a writer that was killed: those whose process is
+    gone."""
+    for entry in os.listdir(folder):
+        for name in names:
+            prefix = f".{name}.tmp-"
+            if entry.startswith(prefix) and entry[len(prefix):].isdigit():
+                try:
+                    os.kill(int(entry[len(prefix):]), 0)
+                except ProcessLookupError:
+                    os.unlink(os.path.join(folder, entry))
+                except OSError:
+                    pass  # alive (another user's): left alone
 
 
 COMMANDS = {
@@ -70,8 +109,9 @@ COMMANDS = {
 
 def parser():
     """The argument parser of every command."""
-    p = argparse.ArgumentParser(prog="python3 -m tcforge_torch",
-                                description="Run and convert the models `tcforge run --export DIR` writes (docs/export.md).")
+    p = ArgumentParser(prog="python3 -m tcforge_torch",
+                       description="Run and convert the models `tcforge run --export DIR` writes (docs/export.md).")
+    p.add_argument("--debug", action="store_true", help="on an error, print the traceback too (also TCFORGE_DEBUG=1)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_line, add_args, fn) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_line, description=help_line)
@@ -86,24 +126,66 @@ def parser():
 DELEGATED = {"train": ("train a model of an export's shape (python3 -m tcforge_torch train --help)", "train")}
 
 
-def main(argv):
-    args = argv[1:]
-    if args and args[0] in DELEGATED:
-        import importlib
+def _on_signal(signum, frame):
+    # Once: a second signal while the command unwinds is ignored (the
+    # command's own cleanup must not be cut short).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise Signalled(signum)
 
-        mod = importlib.import_module("." + DELEGATED[args[0]][1], __package__)
-        return mod.main(args[1:])
-    if args and args[0] not in COMMANDS and not args[0].startswith("-"):
-        args = ["run"] + args  # python3 -m tcforge_torch CONFIG
-    p = parser()
-    ns = p.parse_args(args)
-    if ns.command is None:
-        p.print_usage(sys.stderr)
-        return 2
+
+def _debug(args):
+    return "--debug" in args or os.environ.get("TCFORGE_DEBUG", "") not in ("", "0")
+
+
+def error(msg, args=()):
+    """Prints the one-line error (the traceback first with --debug or
+    TCFORGE_DEBUG=1)."""
+    if _debug(args):
+        traceback.print_exc()
+    lines = [l for l in str(msg).split("\n") if l.strip()]
+    line = " ".join(lines[0].split()) if lines else "failed"
+    print(f"tcforge_torch: ERROR: {line}", file=sys.stderr)
+
+
+def main(argv):
+    args = [a for a in argv[1:] if a != "--debug"]
+    for s in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(s) is not signal.SIG_IGN:  # a background job's SIGINT stays ignored
+            signal.signal(s, _on_signal)
     try:
+        if args and args[0] in DELEGATED:
+            import importlib
+
+            mod = importlib.import_module("." + DELEGATED[args[0]][1], __package__)
+            return mod.main(args[1:])
+        if args and args[0] not in COMMANDS and not args[0].startswith("-"):
+            args = ["run"] + args  # python3 -m tcforge_torch CONFIG
+        p = parser()
+        ns = p.parse_args(args)
+        if ns.command is None:
+            p.print_usage(sys.stderr)
+            return 2
         return ns.fn(ns)
+    except UsageError as e:
+        error(e, argv)
+        return 2
+    except SystemExit as e:  # argparse's --help (0)
+        return e.code if isinstance(e.code, int) else 2
+    except Signalled as e:
+        error(f"stopped by {e}", argv)
+        return 128 + e.signum
+    except KeyboardInterrupt:
+        error("stopped by SIGINT", argv)
+        return 130
     except (FormatError, OSError, ValueError) as e:
-        print(f"tcforge_torch: {e}", file=sys.stderr)
+        error(e, argv)
+        return 1
+    except MemoryError:
+        error("out of memory", argv)
+        return 1
+    except Exception as e:  # a defect: named by its type, traceback with --debug
+        error(f"{type(e).__name__}: {e} (an internal error; --debug shows where)", argv)
         return 1
 
 

@@ -31,16 +31,18 @@ working on request), written as TorchScript (save_torchscript) and ONNX
 (onnxgraph.write_decoder_onnx: the greedy loop as an ONNX Loop).
 """
 
+import json
 import warnings
 from typing import List, Optional, Tuple
 
 import torch
 from torch import nn
 
-from . import FormatError, _check_layer, _dense, _emulated_layer, _layer_state, _matrices, _needer, _read_safetensors, _round, _want, _weights_path
-from .digest import _byte_interface, _interface_buffers, check_message, pad_message
+from . import (FormatError, _check_computes, _check_layer, _dense, _emulated_layer, _eps, _layer_state, _matrices, _needer, _read_safetensors,
+               _round, _want, _weights_path, atomic_write)
+from .digest import PROVENANCE, _byte_interface, _interface_buffers, _pack, _reference, check_message, pad_message
 
-__all__ = ["DecoderModel", "StockDecoder", "DecoderDigestModule", "decoder_module"]
+__all__ = ["DecoderModel", "StockDecoder", "DecoderDigestModule", "decoder_module", "check_module", "save_torchscript", "save_onnx"]
 
 # The most bytes the score matrices of one teacher-forced pass through the
 # stock layers' forward may take (batch × heads × positions² float32);
@@ -149,19 +151,27 @@ class DecoderModel:
     """A loaded decoder export: its stock modules (module()), token maps
     and the checks of docs/export.md ("Decoders")."""
 
-    def __init__(self, config_path, cfg):
+    def __init__(self, config_path, cfg, check=True):
         self.path, self.cfg = config_path, cfg
         self.arch = cfg.get("architecture", "")
         self.d = _want(config_path, cfg, "d_model", int)
+        if self.d < 1:
+            raise FormatError(f"{config_path}: d_model {self.d}: want at least 1")
         for key, kind in (("blocks", list), ("tensors", dict), ("decoder", dict)):
             _want(config_path, cfg, key, kind)
         weights = _weights_path(config_path, cfg.get("weights"))
         raw, meta = _read_safetensors(weights)
-        try:
-            self._build(config_path, cfg, weights, raw, meta)
-        except (KeyError, TypeError, IndexError, AttributeError) as e:
-            raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
         self._modules = {}
+        try:
+            _check_computes(config_path, cfg.get("computes"))
+            self._build(config_path, cfg, weights, raw, meta)
+        except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+            if isinstance(e, FormatError):
+                raise
+            raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
+        self.vectors_checked = 0
+        if check:
+            self.check_vectors()
 
     def _build(self, path, cfg, weights, raw, meta):
         self.W = _matrices(path, cfg, weights, raw, meta)
@@ -186,9 +196,7 @@ class DecoderModel:
         if norm is not None:
             need(_want(path, norm, "weight", str, "decoder.norm"), 1, self.d)
             need(_want(path, norm, "bias", str, "decoder.norm"), 1, self.d)
-            self.norm_eps = float(_want(path, norm, "eps", (int, float), "decoder.norm"))
-            if not self.norm_eps > 0:
-                raise FormatError(f"{path}: decoder.norm.eps {self.norm_eps}: want > 0")
+            self.norm_eps = _eps(path, norm.get("eps"), "decoder.norm.eps", False)
         self.prompt_bits = self._bit_map(dc, "prompt_bits", self.prompt)
         self.digest_bits = self._bit_map(dc, "digest_bits", self.digest)
         self.steps = _want(path, dc, "step", list, w)
@@ -202,7 +210,8 @@ class DecoderModel:
             layer = blk.get("layer") if isinstance(blk, dict) else None
             if not layer:
                 raise FormatError(f"{path}: block {i} is not a stock layer: a decoder's blocks are all \"layer\"")
-            H, eps = _want(path, layer, "nhead", int, f"blocks[{i}].layer"), float(_want(path, layer, "layer_norm_eps", (int, float), f"blocks[{i}].layer"))
+            H = _want(path, layer, "nhead", int, f"blocks[{i}].layer")
+            eps = _eps(path, layer.get("layer_norm_eps"), f"blocks[{i}].layer.layer_norm_eps", False)
             if H < 1 or self.d % H:
                 raise FormatError(f"{path}: layer {i}: nhead {H} does not divide d_model {self.d}")
             F = _check_layer(path, i, layer, need, self.d)
@@ -216,6 +225,72 @@ class DecoderModel:
         self.outputs = max([int(b) for b in self.digest_bits] + [-1]) + 1
         attrs = cfg.get("attrs") or {}
         self.head_scale = float(attrs.get("head_scale", 1))
+
+    def test_vectors(self):
+        """The config's test vectors as (inputs uint8 [k, inputs], outputs
+        uint8 [k, outputs], sequences int64 [k, positions]: prompt then
+        the tokens the model must generate), each checked to be of the
+        model's widths and the prompt the inputs' (k = 0 where the config
+        has none)."""
+        vecs = self.cfg.get("test_vectors") or []
+        if not isinstance(vecs, list):
+            raise FormatError(f"{self.path}: test_vectors is {type(vecs).__name__}, want a list")
+        ins, outs, seqs = [], [], []
+        for i, v in enumerate(vecs):
+            if not isinstance(v, dict) or not all(isinstance(v.get(k), str) for k in ("input", "output")) or not all(isinstance(v.get(k), list) for k in ("prompt", "tokens")):
+                raise FormatError(f"{self.path}: test vector {i + 1}: want {{\"input\": bits, \"output\": bits, \"prompt\": tokens, \"tokens\": tokens}}")
+            for key, n in (("input", self.inputs), ("output", self.outputs)):
+                if len(v[key]) != n or set(v[key]) - {"0", "1"}:
+                    raise FormatError(f"{self.path}: test vector {i + 1}: {key} is not {n} characters of 0/1")
+            seq = v["prompt"] + v["tokens"]
+            if len(v["prompt"]) != self.prompt or len(seq) != self.positions or not all(isinstance(t, int) and not isinstance(t, bool) and 0 <= t < self.vocab for t in seq):
+                raise FormatError(f"{self.path}: test vector {i + 1}: want {self.prompt} prompt and {self.generated} generated tokens in [0, {self.vocab})")
+            ins.append([int(c) for c in v["input"]])
+            outs.append([int(c) for c in v["output"]])
+            seqs.append(seq)
+        k = len(ins)
+        ins = torch.tensor(ins, dtype=torch.uint8).reshape(k, self.inputs)
+        seqs = torch.tensor(seqs, dtype=torch.long).reshape(k, self.positions)
+        if k and not torch.equal(self.prompt_tokens(ins), seqs[:, :self.prompt]):
+            raise FormatError(f"{self.path}: a test vector's prompt is not its input bits through decoder.prompt_bits")
+        return ins, torch.tensor(outs, dtype=torch.uint8).reshape(k, self.outputs), seqs
+
+    def check_vectors(self):
+        """Checks the config's test vectors against the model and raises
+        FormatError naming the first it does not reproduce: every vector's
+        prompt (its input bits through prompt_bits) and digest (its tokens'
+        digest bits, the output), and the first vector's every token in
+        one teacher-forced float32 pass (one: a full-size decoder's pass
+        takes seconds). Returns how many vectors' tokens ran."""
+        ins, outs, seqs = self.test_vectors()
+        if not len(ins):
+            return 0
+        if not torch.equal(self.output_bits(seqs[:, self.prompt:]), outs):
+            raise FormatError(f"{self.path}: a test vector's digest tokens are not its output bits through decoder.digest_bits")
+        pred, _ = self.teacher_forced(seqs[:1])
+        bad = (pred[0] != seqs[0, self.prompt:]).nonzero().flatten().tolist()
+        if bad:
+            t = bad[0]
+            raise FormatError(f"{self.path}: test vector 1: generated token {t} ({self.names[t]}) is {int(pred[0, t])}, the config says "
+                              f"{int(seqs[0, self.prompt + t])} ({len(bad)} of {self.generated} differ): the model does not compute what its "
+                              f"config says (weights or settings edited after the export?); refused")
+        self.vectors_checked = 1
+        return 1
+
+    def run(self, bits, dtype=torch.float32, batch=16):
+        """Output bits (uint8 [n, outputs]) of circuit input bits (0/1 [n,
+        inputs]) by greedy decoding (float32, float64 or bfloat16)."""
+        bits = torch.as_tensor(bits)
+        if bits.dim() != 2 or bits.shape[1] != self.inputs:
+            raise ValueError(f"{self.path}: want bits of shape [n, {self.inputs}], got {list(bits.shape)}")
+        if bits.dtype.is_floating_point or bits.dtype.is_complex or bool(((bits != 0) & (bits != 1)).any()):
+            raise ValueError(f"{self.path}: want input bits 0 or 1 (an integer or bool tensor), got dtype {bits.dtype}")
+        p = self.prompt_tokens(bits)
+        out = [torch.zeros(0, self.generated, dtype=torch.long)]
+        with torch.no_grad():
+            for lo in range(0, len(p), batch):
+                out.append(self.module(dtype).generate(p[lo:lo + batch], self.generated))
+        return self.output_bits(torch.cat(out))
 
     def _bit_map(self, dc, key, tokens):
         bits = _want(self.path, dc, key, list, "decoder")
@@ -395,13 +470,19 @@ class DecoderDigestModule(nn.Module):
 
     def forward(self, msg: torch.Tensor, lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
         msg, lengths, single = check_message(msg, lengths, self.min_len, self.max_len)
-        tok = self.decode(msg, lengths)[:, self.generated - self.digest:]
-        bits = ((tok.unsqueeze(-1) >> torch.arange(8)) & 1).reshape(tok.shape[0], -1)
-        bits = bits.index_select(1, self.out_perm).reshape(tok.shape[0], self.out_bits // 8, 8)
-        out = (bits * self.bit_weights).sum(dim=-1).to(torch.uint8)
+        out = self.digest_of(self.decode(msg, lengths))
         if single:
             return out[0]
         return out
+
+    @torch.jit.export
+    def digest_of(self, tok: torch.Tensor) -> torch.Tensor:
+        """The digest bytes (uint8 [B, digest bytes]) of generated tokens
+        [B, generated]: the digest tokens' bits in the bit order."""
+        tok = tok[:, self.generated - self.digest:]
+        bits = ((tok.unsqueeze(-1) >> torch.arange(8)) & 1).reshape(tok.shape[0], 8 * self.digest)
+        bits = bits.index_select(1, self.out_perm).reshape(tok.shape[0], self.out_bits // 8, 8)
+        return (bits * self.bit_weights).sum(dim=-1).to(torch.uint8)
 
     @torch.jit.export
     def working(self, msg: torch.Tensor, lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -416,13 +497,20 @@ class DecoderDigestModule(nn.Module):
     @torch.jit.export
     def prompt_of(self, msg: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """The prompt tokens (int64 [B, prompt]) of checked messages."""
-        b = pad_message(msg, lengths, self.n_bytes, self.msg_start, self.suffix, self.length_bytes,
-                        self.const_bytes, self.length_div, self.length_mask)
-        bits = self.byte_bits[b].reshape(b.shape[0], -1)  # [B, 8 n]: input bit i
+        return self.prompt_bytes(pad_message(msg, lengths, self.n_bytes, self.msg_start, self.suffix, self.length_bytes,
+                                             self.const_bytes, self.length_div, self.length_mask))
+
+    @torch.jit.export
+    def prompt_bytes(self, b: torch.Tensor) -> torch.Tensor:
+        """The prompt tokens (int64 [B, prompt]) of padded input bytes b
+        (int64 [B, n])."""
+        bits = self.byte_bits[b].reshape(b.shape[0], 8 * self.n_bytes)  # [B, 8 n]: input bit i
         bits = torch.cat([bits, torch.zeros(b.shape[0], 1, dtype=torch.long)], dim=1)
         return (bits[:, self.prompt_index].reshape(b.shape[0], self.prompt, 8) << torch.arange(8)).sum(dim=-1)
 
     def decode(self, msg: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        if msg.shape[0] == 0:
+            return torch.zeros(0, self.generated, dtype=torch.long)
         return self.decoder.generate(self.prompt_of(msg, lengths), self.generated)
 
 
@@ -454,10 +542,61 @@ def decoder_module(model):
     return mod.eval()
 
 
-def save_torchscript(mod, path):
+def check_module(mod, model):
+    """Checks a DecoderDigestModule against what the config says before
+    it is written (as digest.check_module does a stock model's): every
+    test vector's prompt from its input bytes through the module's own
+    byte path, and its digest from its tokens through the module's digest
+    packing (the loader ran the first vector's tokens: check_vectors);
+    and, for a standard instance at full size (SHA3-*, SHA-2), one message
+    of the longest length greedily decoded against hashlib, which catches
+    a padding or preset that does not describe the model. Raises
+    FormatError naming the first mismatch; returns what was checked, for
+    the module's provenance."""
+    bi = _byte_interface(model)
+    done = {}
+    ins, outs, seqs = model.test_vectors()
+    if len(ins):
+        with torch.no_grad():
+            prompts = mod.prompt_bytes(_pack(ins, bi.msb_first))
+            digests = mod.digest_of(seqs[:, model.prompt:])
+        want = _pack(outs[:, :bi.digest_bits], bi.msb_first).to(torch.uint8)
+        for i in range(len(ins)):
+            if not torch.equal(prompts[i], seqs[i, :model.prompt]):
+                raise FormatError(f"{model.path}: the byte module's prompt of test vector {i + 1} of {len(ins)} differs from the config's; not written")
+            if not torch.equal(digests[i], want[i]):
+                raise FormatError(f"{model.path}: the byte module's digest of test vector {i + 1}'s tokens is {bytes(digests[i].tolist()).hex()}, "
+                                  f"the config says {bytes(want[i].tolist()).hex()}; not written")
+        done["test_vectors"] = len(ins)
+    ref = _reference(model, bi)
+    if ref is not None:
+        name, fn = ref
+        gen = torch.Generator().manual_seed(35)
+        m = bytes(torch.randint(0, 256, (bi.max_len,), generator=gen, dtype=torch.uint8).tolist())
+        with torch.no_grad():
+            got = bytes(mod(torch.tensor(list(m), dtype=torch.uint8)).tolist())
+        if got != fn(m):
+            raise FormatError(f"{model.path}: the byte module's digest of a {len(m)}-byte message is {got.hex()}, {name}'s {fn(m).hex()}: "
+                              f"the config's bit order, padding or preset does not describe the model; not written")
+        done["reference"] = f"{name} on 1 message of {len(m)} bytes"
+    return done
+
+
+def save_torchscript(mod, path, provenance=None):
     """Writes a DecoderDigestModule as TorchScript (scripted whole: the
-    greedy loop branches on the input); torch.jit.load(path) needs no
-    tcforge."""
+    greedy loop branches on the input), provenance in its extra file
+    digest.PROVENANCE; torch.jit.load(path) needs no tcforge."""
+    extra = {PROVENANCE: json.dumps(provenance or {}, sort_keys=True)}
     with warnings.catch_warnings():  # nn.MultiheadAttention's batch_first constant, not set in its __init__
         warnings.filterwarnings("ignore", message="'batch_first' was found in ScriptModule constants")
-        torch.jit.save(torch.jit.script(mod), path)
+        scripted = torch.jit.script(mod)
+    atomic_write(path, lambda f: torch.jit.save(scripted, f, _extra_files=extra))
+
+
+def save_onnx(mod, path, provenance=None):
+    """Writes a DecoderDigestModule as ONNX (onnxgraph.write_decoder_onnx:
+    the greedy loop as one Loop), provenance in its metadata_props."""
+    from .onnxgraph import write_decoder_onnx
+
+    meta = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in (provenance or {}).items()}
+    atomic_write(path, lambda f: write_decoder_onnx(mod, f, meta))

@@ -23,14 +23,19 @@ scripted), which torch.jit.load alone loads; save_onnx
 writes the same module as ONNX (standard opsets, no tcforge operator).
 """
 
+import hashlib
+import json
+import os
+import stat
+import zipfile
 from typing import List, Optional, Tuple
 
 import torch
 from torch import nn
 
-from . import FormatError
+from . import FormatError, atomic_write
 
-__all__ = ["DigestModule", "digest_module", "save_torchscript", "save_onnx", "SUFFIX"]
+__all__ = ["DigestModule", "digest_module", "check_module", "save_torchscript", "save_onnx", "written_here", "SUFFIX"]
 
 # The byte that follows a message when the caller pads for the model: the
 # domain suffix bits then pad10*1's first 1 (FIPS 202 B.2), by preset.
@@ -84,6 +89,8 @@ def check_message(msg: torch.Tensor, lengths: Optional[torch.Tensor], min_len: i
         lengths = torch.full([B], msg.shape[1], dtype=torch.long)
     if lengths.dim() != 1 or lengths.shape[0] != B:
         raise ValueError("digest module: lengths must be [" + str(B) + "] (one length a message), got shape " + str(list(lengths.shape)))
+    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
+        raise ValueError("digest module: lengths must be an integer tensor (int64: bytes a message), got dtype " + _dtype_name(lengths.dtype))
     lengths = lengths.to(torch.long)
     if B > 0:
         lo, hi = int(lengths.min()), int(lengths.max())
@@ -154,13 +161,27 @@ class DigestModule(nn.Module):
 
     def forward(self, msg: torch.Tensor, lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
         msg, lengths, single = check_message(msg, lengths, self.min_len, self.max_len)
+        if msg.shape[0] == 0:
+            return torch.zeros(0, self.out_bits // 8, dtype=torch.uint8)
         return self.digest(msg, lengths, single)
 
     def digest(self, msg: torch.Tensor, lengths: torch.Tensor, single: bool) -> torch.Tensor:
         """The digest of checked inputs (the ONNX graph starts here)."""
-        B = msg.shape[0]
-        b = pad_message(msg, lengths, self.n_bytes, self.msg_start, self.suffix, self.length_bytes,
-                        self.const_bytes, self.length_div, self.length_mask)
+        out = self.hash_bytes(self.pad(msg, lengths))
+        if single:
+            return out[0]
+        return out
+
+    def pad(self, msg: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """The model's n input bytes (long [B, n]) of checked messages
+        (pad_message)."""
+        return pad_message(msg, lengths, self.n_bytes, self.msg_start, self.suffix, self.length_bytes,
+                           self.const_bytes, self.length_div, self.length_mask)
+
+    def hash_bytes(self, b: torch.Tensor) -> torch.Tensor:
+        """The digest (uint8 [B, out_bits / 8]) of the model's input bytes
+        b (long [B, n], values 0 … 255): gather, encoder, readout, packing."""
+        B = b.shape[0]
         tokens = self.byte_embedding(b) + self.byte_position
         queries = self.gather_queries.unsqueeze(0).expand(B, -1, -1)
         got, _ = self.gather(queries, tokens, tokens, need_weights=False)
@@ -169,10 +190,7 @@ class DigestModule(nn.Module):
         x = self.input_map(token_bits) + self.position
         fired = (self.readout(self.encoder(x)) >= 0).to(torch.long).reshape(B, -1)
         bits = fired.index_select(1, self.out_perm).reshape(B, self.out_bits // 8, 8)
-        out = (bits * self.bit_weights).sum(dim=-1).to(torch.uint8)
-        if single:
-            return out[0]
-        return out
+        return (bits * self.bit_weights).sum(dim=-1).to(torch.uint8)
 
 
 class _Interface:
@@ -206,6 +224,18 @@ def _byte_interface(model):
     if cp.get("padding") == "caller" and params.get("preset") in SUFFIX and cp.get("construction") == "keccak":
         # One padded block: messages of 0 … n − 1 bytes, padded here.
         return _Interface(n, 0, n - 1, False, model.outputs, suffix=SUFFIX[params["preset"]], const={n - 1: 0x80})
+    if cp.get("construction") == "ascon" and cp.get("padding") == "caller" and n >= 8:
+        # Whole padded 8-byte blocks (padding = "caller"), the last one
+        # holding the message's end, then SP 800-232's pad10*: a 0x01 byte
+        # and zeros. A sponge absorbs every block, so a model of n bytes
+        # hashes the messages of n − 8 … n − 1 bytes (one model a block
+        # count).
+        return _Interface(n, n - 8, n - 1, True, model.outputs, suffix=0x01)
+    if cp.get("construction") == "blake2s" and params.get("mode") == "block":
+        # One final block (mode = "block"): the message zero-padded to 64
+        # bytes, then its length in bits (8 bytes, big-endian), whose
+        # eighth is BLAKE2s's counter: messages of 0 … 64 bytes.
+        return _Interface(n, 0, n - 8, True, model.outputs, length_bytes=8)
     return _Interface(n, n, n, msb, model.outputs)
 
 
@@ -304,7 +334,114 @@ def digest_module(model):
     return mod.eval()
 
 
-def save_torchscript(mod, path):
+def _pack(bits, msb):
+    """uint8 bits [k, 8m] → long bytes [k, m] in the bit order."""
+    w = torch.tensor([1 << (7 - i if msb else i) for i in range(8)], dtype=torch.long)
+    return (bits.to(torch.long).reshape(bits.shape[0], -1, 8) * w).sum(dim=-1)
+
+
+def _reference(model, bi):
+    """An independent reference for the byte module's function, where the
+    config names a standard instance at full size: (its name, a function
+    of one message returning the digest bytes), else None. hashlib's
+    SHA-3, SHAKE and SHA-2 (Keccak-256 has none there)."""
+    cp = model.cfg["computes"]
+    p = cp.get("params") or {}
+    preset, name = p.get("preset"), cp.get("construction")
+    out = bi.digest_bits // 8
+    if name == "keccak" and preset in ("sha3-224", "sha3-256", "sha3-384", "sha3-512", "shake128", "shake256"):
+        if (p.get("rounds"), p.get("w"), p.get("blocks"), p.get("zero_rc_rounds", 0), p.get("first_block", "xor")) != (24, 64, 1, 0, "xor"):
+            return None
+        algo = preset.replace("-", "_")
+        if preset.startswith("shake"):
+            return f"hashlib.{algo}", lambda m: hashlib.new(algo, m).digest(out)
+        return f"hashlib.{algo}", lambda m: hashlib.new(algo, m).digest()[:out]
+    if name == "sha2" and preset in ("sha224", "sha256", "sha384", "sha512"):
+        full = 64 if preset in ("sha224", "sha256") else 80
+        if p.get("rounds") != full or p.get("blocks", 1) != 1:
+            return None
+        return f"hashlib.{preset}", lambda m: hashlib.new(preset, m).digest()[:out]
+    return None
+
+
+def check_module(mod, model):
+    """Checks a DigestModule against what the config says before it is
+    written: the config's test vectors through the module's own byte path
+    (padded input bytes in the bit order → digest bytes), and, for a
+    standard instance at full size (SHA3-*, SHAKE*, SHA-2), messages of
+    the shortest, a middle and the longest length against hashlib, which
+    catches a bit order, padding or preset that does not describe the
+    model. Raises FormatError naming the first mismatch; returns what was
+    checked, for the module's provenance."""
+    bi = _byte_interface(model)
+    done = {}
+    ins, outs = model.test_vectors()
+    if len(ins):
+        with torch.no_grad():
+            got = mod.hash_bytes(_pack(ins, bi.msb_first))
+        want = _pack(outs[:, :bi.digest_bits], bi.msb_first).to(torch.uint8)
+        for i in range(len(ins)):
+            if not torch.equal(got[i], want[i]):
+                raise FormatError(f"{model.path}: the byte module's digest of test vector {i + 1} of {len(ins)} is "
+                                  f"{bytes(got[i].tolist()).hex()}, the config says {bytes(want[i].tolist()).hex()}; not written")
+        done["test_vectors"] = len(ins)
+    ref = _reference(model, bi)
+    if ref is not None:
+        name, fn = ref
+        gen = torch.Generator().manual_seed(34)
+        lengths = sorted({bi.min_len, (bi.min_len + bi.max_len) // 2, bi.max_len})
+        msgs = [bytes(torch.randint(0, 256, (n,), generator=gen, dtype=torch.uint8).tolist()) for n in lengths]
+        batch = torch.zeros(len(msgs), bi.max_len, dtype=torch.uint8)
+        for i, m in enumerate(msgs):
+            batch[i, :len(m)] = torch.tensor(list(m), dtype=torch.uint8)
+        with torch.no_grad():
+            got = mod(batch, torch.tensor(lengths))
+        for m, g in zip(msgs, got):
+            want = fn(m)
+            if bytes(g.tolist()) != want:
+                raise FormatError(f"{model.path}: the byte module's digest of a {len(m)}-byte message is {bytes(g.tolist()).hex()}, "
+                                  f"{name}'s {want.hex()}: the config's bit order, padding or preset does not describe the model; not written")
+        done["reference"] = f"{name} on {len(msgs)} messages of {', '.join(map(str, lengths))} bytes"
+    return done
+
+
+# What marks a file as a byte module this package wrote (written_here):
+# the TorchScript archive's extra file, and the ONNX model's producer
+# name (ModelProto field 2, after field 1, ir_version).
+PROVENANCE = "tcforge.json"
+PRODUCER = b"tcforge_torch"
+
+
+def written_here(path):
+    """Whether path is a byte module this package wrote: a regular file
+    (not a link) that is a TorchScript archive with its provenance or its
+    DigestModule's code, or an ONNX model whose producer is tcforge_torch.
+    A stale one may be replaced or removed; anything else is the user's."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head.startswith(b"PK"):
+            try:
+                names = zipfile.ZipFile(f).namelist()
+            except zipfile.BadZipFile:
+                return False
+            return any(n.endswith("/extra/" + PROVENANCE) or n.endswith("/code/__torch__/tcforge_torch/digest.py") for n in names)
+    # 0x08 <varint ir_version> 0x12 <len> producer
+    if len(head) < 2 or head[0] != 0x08:
+        return False
+    i = 1
+    while i < len(head) and head[i] & 0x80:
+        i += 1
+    rest = head[i + 1:]
+    return rest[:2 + len(PRODUCER)] == bytes([0x12, len(PRODUCER)]) + PRODUCER
+
+
+def save_torchscript(mod, path, provenance=None):
     """Writes mod as TorchScript: torch.jit.load(path) needs no tcforge.
 
     The encoder goes in traced (torch.jit.trace of its stock
@@ -317,21 +454,26 @@ def save_torchscript(mod, path):
     3.7 s and 1.0 s; on SHA-256 at 16 rounds (81 layers) 59 s and 112 s,
     traced 6.0 s and 6.6 s (docs/export.md, "First call")."""
     encoder = mod.encoder
+    extra = {PROVENANCE: json.dumps(provenance or {}, sort_keys=True)}
     try:
         with torch.no_grad():
             mod.encoder = torch.jit.trace(encoder, torch.zeros(1, mod.tokens, mod.d_model))
-        torch.jit.save(torch.jit.script(mod), path)
+        scripted = torch.jit.script(mod)
+        atomic_write(path, lambda f: torch.jit.save(scripted, f, _extra_files=extra))
     finally:
         mod.encoder = encoder
 
 
-def save_onnx(mod, path):
+def save_onnx(mod, path, provenance=None):
     """Writes mod as an ONNX model (opset 14) with inputs msg (uint8
     [batch, n]: n the message region, model input bytes less a SHA-2
     chaining value; zeros past each length) and lengths (int64 [batch])
     and output digest (uint8 [batch, digest bytes]): the graph of
     mod.digest, node for node (onnxgraph.py; ONNX has no exceptions, so
-    the range checks are the caller's)."""
+    the range checks are the caller's: a second output, valid bool
+    [batch], says which lengths were in range, and an invalid row's digest
+    is all zeros)."""
     from .onnxgraph import write_onnx
 
-    write_onnx(mod, path)
+    meta = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in (provenance or {}).items()}
+    atomic_write(path, lambda f: write_onnx(mod, f, meta))

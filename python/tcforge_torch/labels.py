@@ -10,11 +10,12 @@ lookup (which units hold a given circuit value).
 """
 
 import json
+import math
 import os
 
 import torch
 
-from . import FormatError
+from . import FormatError, read_regular
 
 FORMAT = "tcforge-labels"
 VERSIONS = (1,)
@@ -59,10 +60,22 @@ def _fail(path, i, v, what):
     raise FormatError(f"{path}: value label {i} ({v.get('kind')} level {v.get('level')} index {v.get('index')}, {v.get('name', '')!r}): {what}")
 
 
+def _int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _num(x):
+    return (isinstance(x, (int, float)) and not isinstance(x, bool)) and math.isfinite(x)
+
+
 def check(path, table, model):
     """Checks a label table against a loaded model (tcforge_torch.Model):
     format, version, shape, and every entry's token, dimension, boundaries,
-    kind, level and index; raises FormatError naming the table and entry."""
+    kind, level, index, sources and coefficients (integers where they
+    index, finite numbers where they weigh); raises FormatError naming the
+    table and entry."""
+    if not isinstance(table, dict):
+        raise FormatError(f"{path}: not a JSON object")
     if table.get("format") != FORMAT:
         raise FormatError(f"{path}: format {table.get('format')!r}, want {FORMAT!r}")
     if table.get("version") not in VERSIONS:
@@ -72,17 +85,29 @@ def check(path, table, model):
         if table.get(key) != want:
             raise FormatError(f"{path}: {key} {table.get(key)!r}, the model has {want} (a label table of another model)")
     levels, forms = table.get("levels", []), table.get("forms", [])
+    for key, v in (("levels", levels), ("forms", forms), ("values", table.get("values", [])), ("units", table.get("units", []))):
+        if not isinstance(v, list):
+            raise FormatError(f"{path}: {key} is {type(v).__name__}, want a list")
+    for key, v in (("levels", levels), ("forms", forms)):
+        for i, n in enumerate(v):
+            if not _int(n) or n < 0:
+                raise FormatError(f"{path}: {key}[{i}] is {n!r}, want a count")
     if len(levels) != len(forms):
         raise FormatError(f"{path}: {len(levels)} levels but {len(forms)} form counts")
     for i, v in enumerate(table.get("values", [])):
+        if not isinstance(v, dict):
+            raise FormatError(f"{path}: value label {i} is not a JSON object")
+        for key in ("token", "dim", "from", "until") + (("level", "index") if v.get("kind") != "aux" else ()):
+            if not _int(v.get(key)):
+                _fail(path, i, v, f"{key} is {v.get(key)!r}, want an integer")
         if not -1 <= v["token"] < model.tokens:
             _fail(path, i, v, f"token {v['token']} outside 0..{model.tokens - 1}")
         if not 0 <= v["dim"] < model.d:
             _fail(path, i, v, f"dimension {v['dim']} outside 0..{model.d - 1}")
         if not 0 <= v["from"] <= v["until"] <= nb:
             _fail(path, i, v, f"boundaries {v['from']}..{v['until']} outside 0..{nb}")
-        if v["kind"] not in KINDS:
-            _fail(path, i, v, f"unknown kind {v['kind']!r}")
+        if v.get("kind") not in KINDS:
+            _fail(path, i, v, f"unknown kind {v.get('kind')!r}")
         if v["kind"] == "aux":
             continue
         L = v["level"]
@@ -92,11 +117,22 @@ def check(path, table, model):
         if v["kind"] != "partial" and not 0 <= v["index"] < n:
             _fail(path, i, v, f"{v['kind']} {v['index']} outside level {L}'s {n}")
         src, coef = v.get("src", []), v.get("coef", [])
+        if not isinstance(src, list) or not isinstance(coef, list):
+            _fail(path, i, v, "src and coef must be lists")
         if len(src) != len(coef):
             _fail(path, i, v, f"{len(src)} sources but {len(coef)} coefficients")
+        for j, (sj, cj) in enumerate(zip(src, coef)):
+            if not _int(sj):
+                _fail(path, i, v, f"src[{j}] is {sj!r}, want an integer")
+            if not _num(cj):
+                _fail(path, i, v, f"coef[{j}] is {cj!r}, want a finite number")
+        if "const" in v and not _num(v["const"]):
+            _fail(path, i, v, f"const is {v['const']!r}, want a finite number")
         if any(not 0 <= s < levels[L] for s in src):
             _fail(path, i, v, f"a term's gate outside level {L}'s {levels[L]}")
     for i, u in enumerate(table.get("units", [])):
+        if not isinstance(u, dict) or not _int(u.get("block")) or not _int(u.get("index")):
+            raise FormatError(f"{path}: unit label {i}: want an object with integer block and index")
         if not 0 <= u["block"] < nb or u["kind"] not in ("ffn", "head"):
             raise FormatError(f"{path}: unit label {i} ({u.get('kind')} {u.get('index')} of block {u.get('block')}): block or kind unknown")
 
@@ -107,9 +143,10 @@ def load_labels(model, path=None):
     if path is None:
         path = model.path[:-len(".json")] + ".labels.json" if model.path.endswith(".json") else model.path + ".labels.json"
     try:
-        with open(path) as f:
-            table = json.load(f)
+        table = json.loads(read_regular(path, "label table", 1 << 32))
     except ValueError as e:
+        if isinstance(e, FormatError):
+            raise
         raise FormatError(f"{path}: not JSON: {e}") from None
     try:
         check(path, table, model)

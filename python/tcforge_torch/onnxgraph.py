@@ -10,11 +10,12 @@ TensorProto, ValueInfoProto). Opset 14, standard operators only; time
 and size linear in the layers.
 """
 
+import os
 import struct
 
 import torch
 
-__all__ = ["write_onnx", "OPSET"]
+__all__ = ["write_onnx", "write_decoder_onnx", "OPSET"]
 
 OPSET = 14
 IR_VERSION = 7
@@ -149,6 +150,13 @@ class _Graph:
         y = self.op("Div", xc, self.op("Sqrt", self.op("Add", var, eps)))
         return self.op("Add", self.op("Mul", y, self.const(ln.weight.detach())), self.const(ln.bias.detach()))
 
+    def sum_last(self, x, shape):
+        """x summed over its last dimension, reshaped to shape (0: the
+        batch). Not ReduceSum(keepdims=0) alone: ONNX Runtime 1.30 returns
+        an empty input unreduced, which breaks the shapes after it; kept,
+        the reduced dimension is reshaped away whatever the batch."""
+        return self.op("Reshape", self.op("ReduceSum", x, self.i64([-1]), keepdims=1), self.i64(shape))
+
     def i64(self, values):
         return self.const(torch.tensor(values, dtype=torch.int64))
 
@@ -193,28 +201,51 @@ def _pad_graph(g, mod):
     return b
 
 
-def _write(g, path, name, inputs, outputs):
-    """Writes main graph g as an ONNX model, streamed: the graph's length
-    first (protobuf), then each initializer's bytes made and written one
-    at a time."""
+def _valid(g, mod):
+    """valid (bool [B]): min_len ≤ length ≤ max_len, the lengths the
+    TorchScript module takes (ONNX has no exceptions: a row out of range
+    gets valid false and all-zero outputs, _masked)."""
+    return g.op("And", g.op("GreaterOrEqual", "lengths", g.i64(mod.min_len)), g.op("LessOrEqual", "lengths", g.i64(mod.max_len)))
+
+
+def _masked(g, valid, x):
+    """x [B, …] (int64) with the rows that are not valid zeroed."""
+    return g.op("Where", g.op("Unsqueeze", valid, g.i64([1])), x, g.i64(0))
+
+
+def _write(g, out, name, inputs, outputs, metadata=None):
+    """Writes main graph g as an ONNX model to out (a path or a binary
+    file), streamed: the graph's length first (protobuf), then each
+    initializer's bytes made and written one at a time; metadata (str →
+    str) goes into the model's metadata_props."""
     nodes = b"".join(_bytes(1, nd) for nd in g.nodes) + _bytes(2, name)
     tail = b"".join(_bytes(11, _value_info(*v)) for v in inputs) + b"".join(_bytes(12, _value_info(*v)) for v in outputs)
     heads = [_tensor_head(n, t) for n, t in g.inits]
     inits_len = sum(len(_varint(5 << 3 | 2)) + len(_varint(len(h) + nb)) + len(h) + nb for h, nb in heads)
     graph_len = len(nodes) + inits_len + len(tail)
-    with open(path, "wb") as f:
+    # ModelProto.metadata_props (14): StringStringEntryProto {key 1, value 2}.
+    props = b"".join(_bytes(14, _bytes(1, k) + _bytes(2, v)) for k, v in sorted((metadata or {}).items()))
+    f = open(out, "wb") if isinstance(out, (str, bytes, os.PathLike)) else out
+    try:
         f.write(_int(1, IR_VERSION) + _bytes(2, "tcforge_torch") + _varint(7 << 3 | 2) + _varint(graph_len) + nodes)
         for (n, t), (h, nb) in zip(g.inits, heads):
             f.write(_varint(5 << 3 | 2) + _varint(len(h) + nb) + h)
             f.write(_raw(t))
-        f.write(tail + _bytes(8, _bytes(1, "") + _int(2, OPSET)))
+        f.write(tail + _bytes(8, _bytes(1, "") + _int(2, OPSET)) + props)
+    finally:
+        if f is not out:
+            f.close()
 
 
-def write_onnx(mod, path):
-    """Writes DigestModule mod's digest (its checked-input path) as an ONNX
-    model: inputs msg (uint8 [batch, n − msg_start], zeros past each
-    length) and lengths (int64 [batch]), output digest (uint8 [batch,
-    digest bytes]). Each node computes what the module's step does."""
+def write_onnx(mod, out, metadata=None):
+    """Writes DigestModule mod's digest as an ONNX model to out (a path or
+    a binary file): inputs msg (uint8 [batch, n − msg_start], zeros past
+    each length) and lengths (int64 [batch]), outputs digest (uint8
+    [batch, digest bytes]) and valid (bool [batch]: the length in the
+    module's range; ONNX has no exceptions, so a row out of range gets
+    valid false and an all-zero digest, never the digest of another
+    input). Each node computes what the module's step does; metadata
+    (str → str) goes into the model's metadata_props."""
     g = _Graph()
     n, s0, T, k, d = mod.n_bytes, mod.msg_start, mod.tokens, mod.slots, mod.d_model
     b = _pad_graph(g, mod)
@@ -223,39 +254,46 @@ def write_onnx(mod, path):
     mha = mod.gather
     width = mha.embed_dim
     Wg, bg = mha.in_proj_weight.detach(), mha.in_proj_bias.detach()
-    q = g.const(((mod.gather_queries.detach() @ Wg[:width].T + bg[:width]) * width ** -0.5).contiguous())  # [S, width]
-    keys = g.op("Transpose", g.linear(tokens, Wg[width:2 * width], bg[width:2 * width]), perm=[0, 2, 1])
+    qT = g.const(((mod.gather_queries.detach() @ Wg[:width].T + bg[:width]) * width ** -0.5).T.contiguous())  # [width, S]
+    keys = g.linear(tokens, Wg[width:2 * width], bg[width:2 * width])  # [B, n, width]
     values = g.linear(tokens, Wg[2 * width:], bg[2 * width:])
-    att = g.op("Softmax", g.op("MatMul", q, keys), axis=-1)  # [B, S, n]: one-hot rows
+    # Scores as keys · qᵀ, [B, n, S] (a constant right operand: ONNX
+    # Runtime cannot broadcast a constant left one over an empty batch),
+    # softmax over the bytes, then [B, S, n]: one-hot rows.
+    att = g.op("Transpose", g.op("Softmax", g.op("MatMul", keys, qT), axis=1), perm=[0, 2, 1])
     got = g.linear(g.op("MatMul", att, values), mha.out_proj.weight, mha.out_proj.bias)
     bits8 = g.op("Reshape", g.op("MatMul", got, g.const(torch.eye(width)[:, :8].contiguous())), g.i64([0, T, k, 8]))
-    token_bits = g.op("ReduceSum", g.op("Mul", bits8, g.const(mod.select.detach())), g.i64([-1]), keepdims=0)
+    token_bits = g.sum_last(g.op("Mul", bits8, g.const(mod.select.detach())), [0, T, k])
     # The encoder and the readout.
     x = g.op("Add", g.linear(token_bits, mod.input_map.weight), g.const(mod.position.detach()))
     for layer in mod.encoder.layers:
         x = _encoder_layer(g, x, layer, T, d, layer.self_attn.num_heads)
     r = g.linear(x, mod.readout.weight, mod.readout.bias)
     fired = g.op("Cast", g.op("GreaterOrEqual", r, g.const(torch.tensor(0.0))), to=INT64)
-    fired = g.op("Reshape", fired, g.i64([0, -1]))
+    fired = g.op("Reshape", fired, g.i64([0, T * mod.readout.out_features]))  # no −1: an empty batch has no size to infer
     bits = g.op("Reshape", g.op("Gather", fired, g.const(mod.out_perm.clone()), axis=1), g.i64([0, mod.out_bits // 8, 8]))
-    packed = g.op("ReduceSum", g.op("Mul", bits, g.const(mod.bit_weights.clone())), g.i64([-1]), keepdims=0)
-    g.output("digest", g.op("Cast", packed, to=UINT8))
-    _write(g, path, "tcforge_byte_module", [("msg", UINT8, ["batch", n - s0]), ("lengths", INT64, ["batch"])],
-           [("digest", UINT8, ["batch", mod.out_bits // 8])])
+    packed = g.sum_last(g.op("Mul", bits, g.const(mod.bit_weights.clone())), [0, mod.out_bits // 8])
+    valid = _valid(g, mod)
+    g.output("digest", g.op("Cast", _masked(g, valid, packed), to=UINT8))
+    g.output("valid", valid)
+    _write(g, out, "tcforge_byte_module", [("msg", UINT8, ["batch", n - s0]), ("lengths", INT64, ["batch"])],
+           [("digest", UINT8, ["batch", mod.out_bits // 8]), ("valid", BOOL, ["batch"])], metadata)
 
 
-def write_decoder_onnx(mod, path):
-    """Writes DecoderDigestModule mod as an ONNX model: inputs msg and
-    lengths (as write_onnx's), outputs digest (uint8 [batch, digest
-    bytes]) and tokens (int64 [batch, generated]: the working, then the
-    digest tokens). Greedy decoding is one Loop over positions 0 …
-    positions − 2: iteration p feeds prompt token p (p < prompt) or the
-    argmax of the iteration before, runs that one position through every
-    layer against the keys and values of the positions before it (carried
-    from iteration to iteration, one position longer each: Concat; the
-    keys stored transposed, [B, nhead, head dim, p]), and emits its argmax
-    (the Loop's scan output). The body reads the weights from the main
-    graph (outer scope)."""
+def write_decoder_onnx(mod, out, metadata=None):
+    """Writes DecoderDigestModule mod as an ONNX model to out (a path or a
+    binary file): inputs msg and lengths (as write_onnx's), outputs digest
+    (uint8 [batch, digest bytes]), valid (bool [batch], as write_onnx's: a
+    row out of range gets all-zero digest and tokens) and tokens (int64
+    [batch, generated]: the working, then the digest tokens). Greedy
+    decoding is one Loop over positions 0 … positions − 2: iteration p
+    feeds prompt token p (p < prompt) or the argmax of the iteration
+    before, runs that one position through every layer against the keys
+    and values of the positions before it (carried from iteration to
+    iteration, one position longer each: Concat; the keys stored
+    transposed, [B, nhead, head dim, p]), and emits its argmax (the Loop's
+    scan output). The body reads the weights from the main graph (outer
+    scope); metadata (str → str) goes into the model's metadata_props."""
     g = _Graph()
     dec = mod.decoder
     P0, G, D = mod.prompt, mod.generated, mod.digest
@@ -264,12 +302,11 @@ def write_decoder_onnx(mod, path):
     # The prompt: the padded bytes' input bits (byte_bits), packed 8 a
     # token by prompt_index (index 8n: a bit always 0).
     b = _pad_graph(g, mod)
-    bits = g.op("Reshape", g.op("Gather", g.const(mod.byte_bits.clone()), b, axis=0), g.i64([0, -1]))  # [B, 8n]
+    bits = g.op("Reshape", g.op("Gather", g.const(mod.byte_bits.clone()), b, axis=0), g.i64([0, 8 * n]))  # [B, 8n]
     idx = mod.prompt_index.clone()
-    valid = (idx < 8 * n).to(torch.int64)
-    bits = g.op("Mul", g.op("Gather", bits, g.const(torch.where(idx < 8 * n, idx, torch.zeros_like(idx))), axis=1), g.const(valid))
-    prompt = g.op("ReduceSum", g.op("Mul", g.op("Reshape", bits, g.i64([0, P0, 8])), g.i64([1 << k for k in range(8)])),
-                  g.i64([-1]), keepdims=0)  # [B, P0]
+    inside = (idx < 8 * n).to(torch.int64)
+    bits = g.op("Mul", g.op("Gather", bits, g.const(torch.where(idx < 8 * n, idx, torch.zeros_like(idx))), axis=1), g.const(inside))
+    prompt = g.sum_last(g.op("Mul", g.op("Reshape", bits, g.i64([0, P0, 8])), g.i64([1 << k for k in range(8)])), [0, P0])  # [B, P0]
     # The loop's initial state: the first prompt token, empty caches.
     batch = g.op("Gather", g.op("Shape", "msg"), g.i64([0]), axis=0)  # [1]
     init = [g.op("Gather", prompt, g.i64(0), axis=1)]
@@ -284,7 +321,7 @@ def write_decoder_onnx(mod, path):
                   body.op("Gather", prompt, body.op("Min", it, body.i64(P0 - 1)), axis=1), carried[0])
     x = body.op("Add", body.op("Gather", body.const(dec.tok_embed.weight.detach()), tok, axis=0),
                 body.op("Gather", body.const(dec.pos_embed.weight.detach()), it, axis=0))  # [B, d]
-    out = []
+    kv = []
     for i, (layer, H) in enumerate(zip(dec.layers, dec.heads)):
         d, e = dec.d, dec.d // H
         att = layer.self_attn
@@ -298,24 +335,27 @@ def write_decoder_onnx(mod, path):
         x = body.op("Add", x, body.linear(o, att.out_proj.weight, att.out_proj.bias))
         h = body.op("Relu", body.linear(body.layer_norm(x, layer.norm2), layer.linear1.weight, layer.linear1.bias))
         x = body.op("Add", x, body.linear(h, layer.linear2.weight, layer.linear2.bias))
-        out += [kt, v]
+        kv += [kt, v]
     if isinstance(dec.norm_f, torch.nn.LayerNorm):
         x = body.layer_norm(x, dec.norm_f)
     nxt = body.op("ArgMax", body.linear(x, dec.lm_head.weight, dec.lm_head.bias), axis=-1, keepdims=0)  # [B]
-    results = [body.op("Identity", cond), nxt] + out + [body.op("Identity", nxt)]
+    results = [body.op("Identity", cond), nxt] + kv + [body.op("Identity", nxt)]
     names = [body._name("out") for _ in results]
     for name, r in zip(names, results):
         body.output(name, r)
     graph = body.encode("greedy_step", [(it, INT64, []), (cond, BOOL, [])] + [(c, INT64 if j == 0 else FLOAT, None) for j, c in enumerate(carried)],
                         [(names[0], BOOL, [])] + [(nm, INT64 if j == 0 else FLOAT, None) for j, nm in enumerate(names[1:-1])] + [(names[-1], INT64, None)])
     outs = g.op_n("Loop", len(init) + 1, g.i64(M), g.const(torch.tensor(True)), *init, body=graph)
+    valid = _valid(g, mod)
     gen = g.op("Slice", g.op("Transpose", outs[-1], perm=[1, 0]), g.i64([P0 - 1]), g.i64([M]), g.i64([1]))  # [B, G]
-    g.output("tokens", gen)
+    gen = _masked(g, valid, gen)
     dig = g.op("Slice", gen, g.i64([G - D]), g.i64([G]), g.i64([1]))  # [B, D]
     bits = g.op("Mod", g.op("Div", g.op("Unsqueeze", dig, g.i64([2])), g.i64([1 << k for k in range(8)])), g.i64(2))  # [B, D, 8]
-    bits = g.op("Reshape", g.op("Gather", g.op("Reshape", bits, g.i64([0, -1])), g.const(mod.out_perm.clone()), axis=1),
+    bits = g.op("Reshape", g.op("Gather", g.op("Reshape", bits, g.i64([0, 8 * D])), g.const(mod.out_perm.clone()), axis=1),
                 g.i64([0, mod.out_bits // 8, 8]))
-    packed = g.op("ReduceSum", g.op("Mul", bits, g.const(mod.bit_weights.clone())), g.i64([-1]), keepdims=0)
+    packed = g.sum_last(g.op("Mul", bits, g.const(mod.bit_weights.clone())), [0, mod.out_bits // 8])
     g.output("digest", g.op("Cast", packed, to=UINT8))
-    _write(g, path, "tcforge_decoder", [("msg", UINT8, ["batch", n - mod.msg_start]), ("lengths", INT64, ["batch"])],
-           [("digest", UINT8, ["batch", mod.out_bits // 8]), ("tokens", INT64, ["batch", G])])
+    g.output("valid", valid)
+    g.output("tokens", gen)
+    _write(g, out, "tcforge_decoder", [("msg", UINT8, ["batch", n - mod.msg_start]), ("lengths", INT64, ["batch"])],
+           [("digest", UINT8, ["batch", mod.out_bits // 8]), ("valid", BOOL, ["batch"]), ("tokens", INT64, ["batch", G])], metadata)

@@ -24,16 +24,17 @@ over the steps). Held-out inputs are random inputs disjoint from the
 training set. docs/learnability.md has the experiments.
 """
 
-import argparse
 import csv
+import hashlib
 import json
+import math
 import os
 import sys
 import time
 
 import torch
 
-from . import FormatError, load
+from . import ArgumentParser, FormatError, Signalled, atomic_write, load, read_regular
 
 __all__ = ["Refused", "inspect", "main"]
 
@@ -42,7 +43,11 @@ _COLUMNS = ["step", "heldout_loss", "bit_acc", "var_bit_acc", "exact", "train_ex
 
 
 class Refused(ValueError):
-    """A model the harness cannot train, with the reason."""
+    """A model the harness cannot train, with the reason (its message
+    begins "refused: ")."""
+
+    def __str__(self):
+        return "refused: " + super().__str__()
 
 
 def _dense_params(cfg):
@@ -56,11 +61,16 @@ def inspect(config_path, max_params=50_000_000, max_tokens=4096, scale=1.0):
     it cannot train: too large for a trainable dense copy, or attention that
     is not a stock layer."""
     try:
-        with open(config_path) as f:
-            cfg = json.load(f)
+        cfg = json.loads(read_regular(config_path, "config", 1 << 30))
     except ValueError as e:
+        if isinstance(e, FormatError):
+            raise
         raise FormatError(f"{config_path}: not JSON: {e}") from None
-    arch, T, d = cfg.get("architecture", "?"), int(cfg["tokens"]), int(cfg["d_model"])
+    try:
+        arch, T, d = cfg.get("architecture", "?"), int(cfg["tokens"]), int(cfg["d_model"])
+        _dense_params(cfg), cfg["blocks"][:0]
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
     dense = _dense_params(cfg) * max(1.0, scale) ** 2
     if T > max_tokens:
         raise Refused(f"{config_path}: {arch} with {T:,} tokens × d_model {d:,}: a trainable copy would hold "
@@ -247,7 +257,7 @@ def teach(teacher, bits, chunk=256):
     return torch.cat([teacher.run(bits[i:i + chunk]) for i in range(0, bits.shape[0], chunk)]).to(torch.float32)
 
 
-def _svg(path, rows, title):
+def _svg(rows, title):
     """A small hand-written SVG: bit accuracy, varying-bit accuracy and
     exact-output rate (held-out) over the steps."""
     W, H, L, B = 480, 300, 50, 40
@@ -273,8 +283,7 @@ def _svg(path, rows, title):
         out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{pts}"/>')
         out.append(f'<text x="{L + 8 + 120 * i}" y="{H - B - 6 - (H - B - 40)}" fill="{color}">{col}</text>')
     out.append("</svg>\n")
-    with open(path, "w") as f:
-        f.write("\n".join(out))
+    return "\n".join(out)
 
 
 def _esc(s):
@@ -300,7 +309,7 @@ class Progress:
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="python3 -m tcforge_torch train", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python3 -m tcforge_torch train", description=__doc__.split("\n\n")[0])
     p.add_argument("config", help="an exported model's JSON config (tcforge run --export DIR)")
     p.add_argument("--out", default="out/learnability/runs", help="directory for NAME.csv, NAME.json, NAME.svg")
     p.add_argument("--name", help="run name (default: config name, experiment, seed)")
@@ -345,16 +354,88 @@ def _evaluate(task, x, y, device, chunk=512):
     return tot_loss / (n * y.shape[1]), right / n, exact / n
 
 
-def main(argv):
-    args = _parser().parse_args(argv)
-    torch.set_num_threads(max(1, args.threads))
-    t0, c0 = time.time(), time.process_time()
+def _check_args(p, args):
+    """Refuses (usage error, exit 2) numbers that cannot make a run: a
+    negative step budget never ends, a zero batch or log interval divides
+    by zero, NaN or infinite rates and widths train nothing."""
+    at_least = {"steps": 0, "batch": 1, "train": 1, "heldout": 1, "log_every": 1, "threads": 1, "max_params": 1, "max_tokens": 1,
+                "seed": 0, "data_seed": 0}
+    for key, lo in at_least.items():
+        v = getattr(args, key)
+        if not lo <= v <= 1 << 62:
+            p.error(f"--{key.replace('_', '-')} must be an integer in [{lo}, 2^62], got {v}")
+    for key in ("plot", "stop_exact", "skip_done"):
+        if getattr(args, key) not in (0, 1):
+            p.error(f"--{key.replace('_', '-')} must be 0 or 1, got {getattr(args, key)}")
+    for key, positive in (("lr", True), ("width", True), ("sigma", False)):
+        v = getattr(args, key)
+        if not math.isfinite(v) or (v <= 0 if positive else v < 0):
+            p.error(f"--{key} must be a finite number {'> 0' if positive else '>= 0'}, got {v}")
+    if args.name is not None and (not args.name or os.path.basename(args.name) != args.name or args.name.startswith(".") or "\0" in args.name):
+        p.error(f"--name must be a plain file name (no directory, not hidden), got {args.name!r}")
+    dev = args.device.split(":")
+    if dev[0] not in ("cpu", "cuda") or len(dev) > 2 or (len(dev) == 2 and not dev[1].isdigit()):
+        p.error(f"--device must be cpu, cuda or cuda:N, got {args.device!r}")
+
+
+# The lock file of an --out directory: a run holds an fcntl lock on one
+# byte of it, at an offset given by its name, for its life (the kernel
+# drops it when the process ends, SIGKILL included).
+LOCK_FILE = ".tcforge-train.lock"
+
+
+def _lock(out, name):
+    """Locks run name in directory out, or raises FormatError if another
+    process holds it. Returns the lock's file (keep it open)."""
+    import fcntl
+
+    path = os.path.join(out, LOCK_FILE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    f = os.fdopen(fd, "r+b")
+    offset = int.from_bytes(hashlib.sha256(name.encode()).digest()[:6], "big")
     try:
-        kind, cfg = inspect(args.config, args.max_params, args.max_tokens, args.width)
-        teacher = load(args.config)
-    except (Refused, FormatError, OSError) as e:
-        print(f"tcforge_torch train: refused: {e}", file=sys.stderr)
-        return 1
+        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+    except OSError:
+        f.close()
+        raise FormatError(f"--out {out}: run {name!r} is being written by another train process (its lock in {path}); "
+                          f"wait for it to end, or give another --name or --out") from None
+    return f
+
+
+def _write_json(path, obj):
+    atomic_write(path, lambda f: f.write((json.dumps(obj, indent=1) + "\n").encode()))
+
+
+def _open_csv(path):
+    """A new CSV with its header, in place of path's whole (a hidden
+    temporary file renamed over it): rows are appended to it, one write
+    each, so a run killed at any moment leaves whole rows."""
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}")
+    f = open(tmp, "x", newline="")
+    try:
+        w = csv.writer(f)
+        w.writerow(_COLUMNS)
+        f.flush()
+        os.replace(tmp, path)
+    except BaseException:
+        f.close()
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return f, w
+
+
+def main(argv):
+    p = _parser()
+    args = p.parse_args(argv)
+    _check_args(p, args)
+    torch.set_num_threads(args.threads)
+    t0, c0 = time.time(), time.process_time()
+    kind, cfg = inspect(args.config, args.max_params, args.max_tokens, args.width)
+    teacher = load(args.config)
     base = os.path.splitext(os.path.basename(args.config))[0]
     instance = args.instance or base
     exp = {"scratch": f"scratch w×{args.width:g}", "answer": f"answer σ={args.sigma:g}" + (" (entry)" if args.noise == "entry" else "") + (f", {args.opt}" if args.opt != "adam" else ""), "constant": "constant"}[args.init]
@@ -362,31 +443,33 @@ def main(argv):
     name = args.name or f"{base}.{args.init}" + (f"-w{args.width:g}" if args.init == "scratch" else "") + \
         (f"-s{args.sigma:g}" + ("e" if args.noise == "entry" else "") + ("-sgd" if args.opt == "sgd" else "") if args.init == "answer" else "") + f".seed{args.seed}"
     os.makedirs(args.out, exist_ok=True)
+    lock = _lock(args.out, name)
     stem = os.path.join(args.out, name)
+    for ext in (".json", ".csv", ".svg"):  # a killed run's temporary files (this name is locked: none is being written)
+        prefix = f".{name}{ext}.tmp-"
+        for leftover in os.listdir(args.out):
+            if leftover.startswith(prefix):
+                os.unlink(os.path.join(args.out, leftover))
     if args.skip_done and os.path.exists(stem + ".json"):
-        with open(stem + ".json") as jf:
-            if json.load(jf).get("status") == "done":
-                print(f"{name}: done before ({stem}.json), skipped", file=sys.stderr)
-                return 0
+        try:
+            done = json.loads(read_regular(stem + ".json", "run's JSON", 1 << 26)).get("status") == "done"
+        except ValueError:
+            done = False
+        if done:
+            print(f"{name}: done before ({stem}.json), skipped", file=sys.stderr)
+            return 0
     print(f"teacher: {args.config} ({teacher.arch}, {teacher.inputs} input bits → {teacher.outputs} output bits): "
           f"the exported exact model; tcforge run --export writes only models verified bit for bit against the "
-          f"layered circuit, itself verified against the construction's reference, so its outputs are the labels",
+          f"layered circuit, itself verified against the construction's reference, so its outputs are the labels "
+          f"({teacher.vectors_checked} test vectors of its config reproduced on loading)",
           file=sys.stderr)
     dgen = torch.Generator().manual_seed(args.data_seed)
-    try:
-        xtr, xte = make_data(teacher.inputs, args.train, args.heldout, dgen)
-    except Refused as e:
-        print(f"tcforge_torch train: refused: {e}", file=sys.stderr)
-        return 1
+    xtr, xte = make_data(teacher.inputs, args.train, args.heldout, dgen)
     ytr, yte = teach(teacher, xtr), teach(teacher, xte)
     varying = (ytr.min(0).values != ytr.max(0).values)
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed + 7919)
-    try:
-        task = Task(kind, cfg, teacher, args.width, "scratch" if args.init == "constant" else args.init, args.sigma, gen, args.noise)
-    except Refused as e:
-        print(f"tcforge_torch train: refused: {e}", file=sys.stderr)
-        return 1
+    task = Task(kind, cfg, teacher, args.width, "scratch" if args.init == "constant" else args.init, args.sigma, gen, args.noise)
     device = torch.device(args.device)
     task.net.to(device)
     task.flat = task.flat.to(device) if kind == "stock" else None
@@ -399,48 +482,43 @@ def main(argv):
             "train": args.train, "heldout": args.heldout, "batch": args.batch, "lr": args.lr, "opt": args.opt, "steps": args.steps,
             "seed": args.seed, "data_seed": args.data_seed, "device": args.device, "threads": args.threads,
             "teacher": "the exported exact model (verified against the construction's reference by tcforge run)",
-            "status": "running"}
+            "pid": os.getpid(), "status": "running"}
 
     if kind == "mlp":
         # With PyTorch's default initialisation the signal of un-normed,
         # gated, non-residual blocks can vanish: record it.
         meta["init_activation_std"] = task.net.activation_std(ftr[:1024].to(device))
 
-    def write_meta():
-        with open(stem + ".json", "w") as f:
-            json.dump(meta, f, indent=1)
-            f.write("\n")
-
-    write_meta()
     rows = []
-    f = open(stem + ".csv", "w", newline="")
-    w = csv.writer(f)
-    w.writerow(_COLUMNS)
-    f.flush()
-
-    def log(step, loss):
-        if args.init != "constant":
-            loss, acc, ex = _evaluate(task, fte, yte, device)
-        if args.init == "constant":
-            pred = (ytr.mean(0) >= 0.5).to(torch.float32)
-            ok = (yte == pred)
-            acc, ex = ok.to(torch.float32).mean(0), float(ok.all(1).to(torch.float32).mean())
-        tr_ex = _train_exact(task, ftr, ytr, device) if args.init != "constant" else float("nan")
-        row = {"step": step, "loss": loss, "bit_acc": float(acc.mean()),
-               "var_bit_acc": float(acc[varying].mean()) if bool(varying.any()) else 1.0, "exact": ex,
-               "train_exact": tr_ex, "elapsed_s": time.time() - t0, "cpu_s": time.process_time() - c0}
-        rows.append(row)
-        w.writerow([row["step"], f"{row['loss']:.6g}", f"{row['bit_acc']:.6f}", f"{row['var_bit_acc']:.6f}",
-                    f"{row['exact']:.6f}", f"{row['train_exact']:.6f}", f"{row['elapsed_s']:.2f}", f"{row['cpu_s']:.2f}"])
-        f.flush()
-        return row
-
-    progress = Progress(args.steps, args.progress)
-    step, status = 0, "done"
+    step, status, signum = 0, "done", 0
+    f = None
     try:
+        # From here on the run's files exist: a signal marks them
+        # "interrupted" (below) rather than leaving them "running".
+        _write_json(stem + ".json", meta)
+        f, w = _open_csv(stem + ".csv")
+
+        def log(step, loss):
+            if args.init != "constant":
+                loss, acc, ex = _evaluate(task, fte, yte, device)
+            if args.init == "constant":
+                pred = (ytr.mean(0) >= 0.5).to(torch.float32)
+                ok = (yte == pred)
+                acc, ex = ok.to(torch.float32).mean(0), float(ok.all(1).to(torch.float32).mean())
+            tr_ex = _train_exact(task, ftr, ytr, device) if args.init != "constant" else float("nan")
+            row = {"step": step, "loss": loss, "bit_acc": float(acc.mean()),
+                   "var_bit_acc": float(acc[varying].mean()) if bool(varying.any()) else 1.0, "exact": ex,
+                   "train_exact": tr_ex, "elapsed_s": time.time() - t0, "cpu_s": time.process_time() - c0}
+            w.writerow([row["step"], f"{row['loss']:.6g}", f"{row['bit_acc']:.6f}", f"{row['var_bit_acc']:.6f}",
+                        f"{row['exact']:.6f}", f"{row['train_exact']:.6f}", f"{row['elapsed_s']:.2f}", f"{row['cpu_s']:.2f}"])
+            f.flush()  # one write a row: a kill leaves whole rows
+            rows.append(row)
+            return row
+
+        progress = Progress(args.steps, args.progress)
         if args.init == "constant":
-            p = ytr.mean(0).clamp(1e-6, 1 - 1e-6)
-            loss = float(-(yte * p.log() + (1 - yte) * (1 - p).log()).mean())
+            pr = ytr.mean(0).clamp(1e-6, 1 - 1e-6)
+            loss = float(-(yte * pr.log() + (1 - yte) * (1 - pr).log()).mean())
             log(0, loss)
         else:
             opt = (torch.optim.Adam if args.opt == "adam" else torch.optim.SGD)(task.net.parameters(), lr=args.lr)
@@ -461,25 +539,44 @@ def main(argv):
                 opt.step()
                 loss_v = float(loss)
                 step += 1
-    except KeyboardInterrupt:
-        status = "interrupted"
+        _block_signals()  # done: the files are finished whatever arrives now
+        progress.done()
+    except (KeyboardInterrupt, Signalled) as e:
+        # python3 -m tcforge_torch's handler ignores further signals now:
+        # the files below are finished whatever arrives.
+        status, signum = "interrupted", getattr(e, "signum", 2)
+        meta["signal"] = "SIGTERM" if signum == 15 else "SIGINT"
         print(file=sys.stderr)
+    except BaseException as e:
+        meta["status"], meta["error"] = "failed", f"{type(e).__name__}: {e}"
+        _write_json(stem + ".json", meta)
+        raise
     finally:
-        f.close()
-    progress.done()
+        if f is not None:
+            f.close()
     meta["status"] = status
     meta["steps_run"] = rows[-1]["step"] if rows else 0
     if rows:
         meta["final"] = rows[-1]
     meta["elapsed_s"], meta["cpu_s"] = time.time() - t0, time.process_time() - c0
-    write_meta()
+    _write_json(stem + ".json", meta)
     if args.plot:
-        _svg(stem + ".svg", rows, f"{instance}: {exp}, seed {args.seed}")
+        svg = _svg(rows, f"{instance}: {exp}, seed {args.seed}")
+        atomic_write(stem + ".svg", lambda fh: fh.write(svg.encode()))
     last = rows[-1] if rows else {}
     print(f"{name}: {status} at step {meta['steps_run']}: held-out bit accuracy {last.get('bit_acc', float('nan')):.4f} "
           f"(varying bits {last.get('var_bit_acc', float('nan')):.4f}), exact {last.get('exact', float('nan')):.4f}; "
           f"{len(rows)} rows in {stem}.csv; {meta['cpu_s']:.1f} CPU s", file=sys.stderr)
-    return 130 if status == "interrupted" else 0
+    lock.close()
+    return 128 + signum if status == "interrupted" else 0
+
+
+def _block_signals():
+    """SIGTERM and SIGINT ignored from here on (the run's last writes)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _train_exact(task, x, y, device, n=1024):
