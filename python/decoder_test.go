@@ -247,8 +247,9 @@ func digestOfTokens(tok []int32, working int, digestBits []int32, msb bool) stri
 // decode greedily, the formats to measure) it loads the export as stock
 // modules (strict=True), runs the teacher-forced pass over every case in
 // float32 and in each format (bfloat16: the module .to(torch.bfloat16);
-// float16 emulated; each format's pass ends at the first batch with a
-// wrong token), diagnosing the first wrong token of each, and greedy
+// float16 emulated; each format's pass one message a batch, ending at
+// the first with a wrong token), diagnosing the first wrong token of
+// each, and greedy
 // decoding with the KV cache on the first cases, and writes the job's
 // file + ".out": the argmax tokens of every pass, margins, diagnoses and
 // times. One thread: the passes' rounding must not depend on the split.
@@ -268,13 +269,16 @@ for path in sys.argv[1:]:
     fresh = decoder.StockDecoder(m.vocab, m.positions, m.d, m.layers, m.norm_eps)
     res = fresh.load_state_dict(m.state_dict(), strict=True)
     out["strict"] = [len(res.missing_keys), len(res.unexpected_keys), len(fresh.state_dict())]
+    sd = m.state_dict()
+    out["max_embedding"] = max(float(sd[k].abs().max()) for k in ("tok_embed.weight", "pos_embed.weight"))
+    out["max_layer_weight"] = max(float(v.abs().max()) for k, v in sd.items() if k.startswith("layers."))
     seqs = torch.tensor([p + t for p, t in zip(job["prompts"], job["tokens"])])
     want = seqs[:, m.prompt:]
     out["passes"] = {}
     for f in ["fp32"] + job["formats"]:
         dt = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[f]
         t0 = time.perf_counter()
-        pred, margin = m.teacher_forced(seqs, dt, stop=f != "fp32")
+        pred, margin = m.teacher_forced(seqs, dt, batch=4 if f == "fp32" else 1, stop=f != "fp32")
         r = {"tokens": pred.tolist(), "seconds": time.perf_counter() - t0, "min_margin": num(margin.min())}
         bad = (pred != want[:len(pred)]).nonzero().tolist()
         if bad:
@@ -313,6 +317,8 @@ type decResult struct {
 	Modules       []string           `json:"modules"`
 	Layers        [][3]float64       `json:"layers"`
 	Strict        [3]int             `json:"strict"`
+	MaxEmbedding  float64            `json:"max_embedding"`    // the largest |weight| of the embeddings
+	MaxLayer      float64            `json:"max_layer_weight"` // … and of the layers
 	Passes        map[string]decPass `json:"passes"`
 	MinMargin     any                `json:"min_margin"`
 	Greedy        [][]int32          `json:"greedy"`
@@ -397,7 +403,7 @@ func checkDecoderResult(t *testing.T, dc *decCase, r decResult) map[string]strin
 			for _, x := range fi.Deviation {
 				dev = append(dev, num3(x))
 			}
-			t.Logf("%s %s: %d of %d tokens wrong (the pass stops at its first batch with one); first: message %d token %d (position %d, step %d, %s) margin %s, the residual's largest deviation from float32 after the embeddings and each layer %s",
+			t.Logf("%s %s: %d of %d tokens wrong (the pass stops at the first message with one); first: message %d token %d (position %d, step %d, %s) margin %s, the residual's largest deviation from float32 after the embeddings and each layer %s",
 				name, f, wrong, len(pass.Tokens)*len(dc.tokens[0]), fi.Sample, fi.Token, fi.Position, fi.Step, fi.Name, num3(fi.Margin), strings.Join(dev, " "))
 		}
 	}
@@ -419,10 +425,11 @@ func checkDecoderResult(t *testing.T, dc *decCase, r decResult) map[string]strin
 // TestDecoderToys exports configs/decoders.hcl's six decoders (SHA-256 at
 // two rounds with 1, 2 and 4 levels a step, toy Keccak with 1, 2 and 3;
 // -short: one of each) and runs each in PyTorch as stock modules loaded
-// with strict=True: the teacher-forced pass over 64 random messages (one
-// pass with the causal mask over the prompt and the expected tokens) must
-// write every expected token, working and digest, and greedy decoding
-// with the KV cache the same on 8 of them; the expected digests equal a
+// with strict=True: the teacher-forced pass over 16 random messages (64
+// with TCFORGE_HEAVY=1; one pass with the causal mask over the prompt and
+// the expected tokens) must write every expected token, working and
+// digest, and greedy decoding with the KV cache the same on 2 of them (8);
+// the expected digests equal a
 // reference apart from the circuit (sha2ref's two-round SHA-256, the
 // keccak plugin's). The same passes in bfloat16 (the module
 // .to(torch.bfloat16)) and float16 (emulated: PyTorch 1.13 has no CPU
@@ -433,15 +440,16 @@ func TestDecoderToys(t *testing.T) {
 	if testing.Short() {
 		points = []decPoint{decToys[0], decToys[3]}
 	}
+	msgs, greedy := decToySizes()
 	dir := t.TempDir()
 	t0 := time.Now()
 	var cases []*decCase
 	for i, p := range points {
-		cases = append(cases, exportDecoder(t, p, dir, 64, rand.New(rand.NewPCG(35, uint64(i)))))
+		cases = append(cases, exportDecoder(t, p, dir, msgs, rand.New(rand.NewPCG(35, uint64(i)))))
 	}
 	t.Logf("mapped and exported %d decoders in %v", len(cases), time.Since(t0).Round(time.Millisecond))
 	t0 = time.Now()
-	res := runDecoderChecks(t, dir, cases, 8, []string{"bf16", "fp16"})
+	res := runDecoderChecks(t, dir, cases, greedy, []string{"bf16", "fp16"})
 	t.Logf("PyTorch %v", time.Since(t0).Round(time.Millisecond))
 	var rows []string
 	for i, dc := range cases {
@@ -449,11 +457,22 @@ func TestDecoderToys(t *testing.T) {
 		r := res[i]
 		t.Logf("%s: %s; load %.2f s, teacher-forced fp32 %.3f s for %d messages (min margin %s), bf16 %.3f s, fp16 %.3f s, greedy %.3f s a message",
 			dc.p.name, dc.stats, r.LoadSeconds, r.Passes["fp32"].Seconds, len(dc.msgs), num3(r.MinMargin), r.Passes["bf16"].Seconds, r.Passes["fp16"].Seconds, r.GreedySeconds)
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |", dc.p.name, dc.stats, cells["fp32"], cells["bf16"], cells["fp16"]))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %.3g | %.3g | %s | %s | %s |", dc.p.name, dc.stats, r.MaxEmbedding, r.MaxLayer, cells["fp32"], cells["bf16"], cells["fp16"]))
 	}
 	if !testing.Short() {
 		checkPrecisionTable(t, "decoder-precision", rows)
 	}
+}
+
+// decToySizes are the messages TestDecoderToys teacher-forces and how
+// many of them it decodes greedily: 16 and 2 (the default tier: about
+// 20 s of one core for the six toys), 64 and 8 with TCFORGE_HEAVY=1. The
+// messages are the first of one random stream in both tiers.
+func decToySizes() (msgs, greedy int) {
+	if sdktest.IsHeavy() {
+		return 64, 8
+	}
+	return 16, 2
 }
 
 // num3 prints a number of decoderCheck's JSON (or its "nan", "inf").
@@ -519,9 +538,16 @@ for name, call in [
     ("3-d", lambda: m(torch.zeros(1, 1, 2, dtype=torch.uint8))),
     ("too long", lambda: m(torch.zeros(m.max_len + 1, dtype=torch.uint8))),
     ("working too long", lambda: m.working(torch.zeros(1, m.max_len + 1, dtype=torch.uint8))),
+    ("lengths float", lambda: m(torch.zeros(2, 4, dtype=torch.uint8), torch.tensor([1.0, 2.0]))),
+    ("lengths shape", lambda: m(torch.zeros(2, 4, dtype=torch.uint8), torch.tensor([1]))),
+    ("length past columns", lambda: m(torch.zeros(1, 3, dtype=torch.uint8), torch.tensor([5]))),
+    ("empty batch", lambda: list(m(torch.zeros(0, 8, dtype=torch.uint8), torch.zeros(0, dtype=torch.long)).shape)),
     ("past positions", lambda: m.decoder.generate(torch.zeros(1, P, dtype=torch.long), 1)),
+    ("forward past positions", lambda: m.decoder(torch.zeros(1, P + 1, dtype=torch.long))),
     ("vocabulary", lambda: m.decoder.generate(torch.full((1, 2), 256, dtype=torch.long), 1)),
+    ("forward vocabulary", lambda: m.decoder(torch.full((1, 2), -1, dtype=torch.long))),
     ("context dtype", lambda: m.decoder.generate(torch.zeros(1, 2, dtype=torch.int32), 1)),
+    ("context 1-d", lambda: m.decoder(torch.zeros(2, dtype=torch.long))),
 ]:
     try:
         print(name, "| no error", call())
@@ -607,19 +633,27 @@ for path in sys.argv[1:]:
 // (SHA-256 at two rounds, two levels a step: messages of 0 … 55 bytes the
 // module pads; toy Keccak, w = 2: 4-byte messages) with the writer
 // `tcforge run --export` runs (python -m tcforge_torch module), checks
-// the .onnx with onnx.checker, and hashes 64 random messages with each
-// .pt through torch.jit.load alone and 16 in ONNX Runtime, digests
-// against the references (sha2ref, the keccak plugin's) and the working
-// of 8 (PyTorch) and all 16 (ONNX Runtime) against the circuit's tokens;
-// bad input (a wrong dtype or shape, a message too long, a context past
-// the model's positions or outside its vocabulary) is a ValueError
-// naming it.
+// the .onnx with onnx.checker, and hashes 16 random messages (64 with
+// TCFORGE_HEAVY=1) with each .pt through torch.jit.load alone and 8 (16)
+// in ONNX Runtime, digests against the references (sha2ref, the keccak
+// plugin's) and the working of 4 (8) in PyTorch and all in ONNX Runtime
+// against the circuit's tokens. Bad input is an error naming it, never a
+// digest: in TorchScript a ValueError (a wrong dtype or shape of msg,
+// lengths or the context, a message too long, a length past msg's
+// columns, a context past the model's positions or outside its
+// vocabulary); in ONNX Runtime, which has no exceptions, valid false with
+// an all-zero digest and tokens. An empty batch gives empty outputs.
 func TestDecoderModules(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "writes two decoders' TorchScript and ONNX modules and runs them")
+	jitMsgs, working, ortMsgs := 16, 4, 8
+	if sdktest.IsHeavy() {
+		jitMsgs, working, ortMsgs = 64, 8, 16
+	}
 	dir := t.TempDir()
 	cases := []*decCase{
-		exportDecoder(t, decToys[1], dir, 64, rand.New(rand.NewPCG(35, 100))),
-		exportDecoder(t, decToys[3], dir, 64, rand.New(rand.NewPCG(35, 101))),
+		exportDecoder(t, decToys[1], dir, jitMsgs, rand.New(rand.NewPCG(35, 100))),
+		exportDecoder(t, decToys[3], dir, jitMsgs, rand.New(rand.NewPCG(35, 101))),
 	}
 	t0 := time.Now()
 	var configs, onnxFiles []string
@@ -632,10 +666,23 @@ func TestDecoderModules(t *testing.T) {
 	if out := runPython(t, dir, onnxCheck, onnxFiles...); strings.Count(out, "ok") != len(onnxFiles) {
 		t.Errorf("onnx.checker: %s", out)
 	}
-	runs, errs := runDecoderJIT(t, dir, cases, 64, 8)
+	runs, errs := runDecoderJIT(t, dir, cases, jitMsgs, working)
 	for i, dc := range cases {
 		checkDecoderModule(t, dc.p.name+".pt", dc, runs[i].Digests, runs[i].Working)
 		t.Logf("%s.pt: %.3f s a message (batch of %d), torch.jit.load %.2f s", dc.p.name, runs[i].SecondsPerMessage, len(runs[i].Digests), runs[i].LoadSeconds)
+	}
+	// docs/export.md's decoder snippet, on the module it names (the same
+	// mapping: configs/decoders.hcl's SHA-256, two rounds, k = 2).
+	models := filepath.Join(dir, "out", "models")
+	if err := os.MkdirAll(models, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(strings.TrimSuffix(cases[0].config, ".json")+".pt", filepath.Join(models, "decoder-sha256.k-2.reifier.decoder-stock.pt")); err != nil {
+		t.Fatal(err)
+	}
+	abc := hex.EncodeToString(sha2ref.BitsToBytes(sha2ref.SHA256.Sum(sha2ref.BytesToBits([]byte("abc")), 2)))
+	if got, want := strings.Fields(runPython(t, dir, docSnippet(t, "../docs/export.md", "decoder"))), []string{abc, fmt.Sprint(len(cases[0].tokens[0])), abc}; !slices.Equal(got, want) {
+		t.Errorf("docs/export.md's decoder snippet printed %q, want %q (sha2ref's two-round SHA-256 of b\"abc\")", got, want)
 	}
 	P := len(cases[0].prompts[0]) + len(cases[0].tokens[0])
 	for _, tc := range []struct{ name, want string }{
@@ -644,9 +691,16 @@ func TestDecoderModules(t *testing.T) {
 		{"3-d", "ValueError: digest module: msg must be uint8 [batch, bytes] or [bytes], got 3 dimensions"},
 		{"too long", "ValueError: digest module: a message of 56 bytes; this model hashes 0 to 55 bytes"},
 		{"working too long", "ValueError: digest module: a message of 56 bytes; this model hashes 0 to 55 bytes"},
+		{"lengths float", "ValueError: digest module: lengths must be an integer tensor (int64: bytes a message), got dtype float32"},
+		{"lengths shape", "ValueError: digest module: lengths must be [2] (one length a message), got shape [1]"},
+		{"length past columns", "ValueError: digest module: a length of 5 bytes exceeds msg's 3 columns"},
+		{"empty batch", "no error [0, 32]"},
 		{"past positions", fmt.Sprintf("ValueError: decoder: a context of %d positions and 1 to generate is past the model's %d positions", P, P)},
+		{"forward past positions", fmt.Sprintf("ValueError: decoder: a context of %d positions and 0 to generate is past the model's %d positions", P+1, P)},
 		{"vocabulary", "ValueError: decoder: a context token outside the vocabulary 0 … 255"},
-		{"context dtype", "ValueError: decoder: the context must be int64 [batch, tokens]"},
+		{"forward vocabulary", "ValueError: decoder: a context token outside the vocabulary 0 … 255"},
+		{"context dtype", "ValueError: decoder: the context must be int64 [batch, tokens], got dtype int32"},
+		{"context 1-d", "ValueError: decoder: the context must be int64 [batch, tokens], got 1 dimensions"},
 	} {
 		if !strings.Contains(errs[tc.name], tc.want) {
 			t.Errorf("bad input %s: the module said %q, want %q", tc.name, errs[tc.name], tc.want)
@@ -656,11 +710,29 @@ func TestDecoderModules(t *testing.T) {
 		t.Skip(why)
 	}
 	for _, dc := range cases {
-		r := runORT(t, strings.TrimSuffix(dc.config, ".json")+".onnx", dc.n, dc.msgs[:16])
-		checkDecoderModule(t, dc.p.name+".onnx in ONNX Runtime "+r.Version, dc, r.Digests, r.Tokens)
-		if len(r.Tokens) != 16 {
-			t.Errorf("%s.onnx: %d token lists for 16 messages", dc.p.name, len(r.Tokens))
+		// The messages, then one of a length the model does not hash
+		// (SHA-256's block: 56 bytes; toy Keccak: 3 of its 4): ONNX has
+		// no exceptions, so valid must say false and its digest and
+		// tokens be zeros (check.mjs fails on anything else).
+		bad := make([]byte, 56)
+		if !dc.p.sha2 {
+			bad = bad[:dc.n-1]
 		}
-		t.Logf("%s.onnx: ONNX Runtime %s, %.3f s a message (batch of 16), session %.2f s", dc.p.name, r.Version, r.SecondsPerMessage, r.LoadSeconds)
+		msgs := append(slices.Clone(dc.msgs[:ortMsgs]), bad)
+		onnx := strings.TrimSuffix(dc.config, ".json") + ".onnx"
+		r := runORT(t, onnx, dc.n, msgs)
+		if len(r.Tokens) != len(msgs) || len(r.Valid) != len(msgs) {
+			t.Fatalf("%s.onnx: %d token lists and %d valid flags for %d messages", dc.p.name, len(r.Tokens), len(r.Valid), len(msgs))
+		}
+		checkDecoderModule(t, dc.p.name+".onnx in ONNX Runtime "+r.Version, dc, r.Digests[:ortMsgs], r.Tokens[:ortMsgs])
+		if slices.Contains(r.Valid[:ortMsgs], false) || r.Valid[ortMsgs] || strings.Trim(r.Digests[ortMsgs], "0") != "" ||
+			slices.ContainsFunc(r.Tokens[ortMsgs], func(x int32) bool { return x != 0 }) {
+			t.Errorf("%s.onnx: valid %v, the %d-byte message's digest %s; want every message valid but the last, its digest and tokens zero",
+				dc.p.name, r.Valid, len(bad), r.Digests[ortMsgs])
+		}
+		t.Logf("%s.onnx: ONNX Runtime %s, %.3f s a message (batch of %d), session %.2f s", dc.p.name, r.Version, r.SecondsPerMessage, len(msgs), r.LoadSeconds)
+		if e := runORT(t, onnx, dc.n, nil); len(e.Digests) != 0 || len(e.Valid) != 0 || len(e.Tokens) != 0 {
+			t.Errorf("%s.onnx: an empty batch gave %v, %v, %v", dc.p.name, e.Digests, e.Valid, e.Tokens)
+		}
 	}
 }

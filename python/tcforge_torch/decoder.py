@@ -40,7 +40,7 @@ from torch import nn
 
 from . import (FormatError, _check_computes, _check_layer, _dense, _emulated_layer, _eps, _layer_state, _matrices, _needer, _read_safetensors,
                _round, _want, _weights_path, atomic_write)
-from .digest import PROVENANCE, _byte_interface, _interface_buffers, _pack, _reference, check_message, pad_message
+from .digest import PROVENANCE, _byte_interface, _dtype_name, _interface_buffers, _pack, _reference, check_message, pad_message
 
 __all__ = ["DecoderModel", "StockDecoder", "DecoderDigestModule", "decoder_module", "check_module", "save_torchscript", "save_onnx"]
 
@@ -69,14 +69,29 @@ class StockDecoder(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits [B, T, vocab] of tokens [B, T] (int64), every position
         attending to itself and the positions before it."""
+        self._check_context(tokens, 0)
         T = tokens.shape[1]
-        if T > self.positions:
-            raise ValueError("decoder: a context of " + str(T) + " positions; the model has " + str(self.positions))
         x = self.tok_embed(tokens) + self.pos_embed.weight[:T]
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)  # True: may not attend
         for layer in self.layers:
             x = layer(x, src_mask=mask)
         return self.lm_head(self.norm_f(x))
+
+    def _check_context(self, context: torch.Tensor, n: int):
+        """Raises ValueError naming what is wrong with context (int64
+        [batch, t], tokens in the vocabulary) followed by n generated
+        tokens: t ≥ 1 and t + n within the model's positions."""
+        if context.dtype != torch.long:
+            raise ValueError("decoder: the context must be int64 [batch, tokens], got dtype " + _dtype_name(context.dtype))
+        if context.dim() != 2:
+            raise ValueError("decoder: the context must be int64 [batch, tokens], got " + str(context.dim()) + " dimensions")
+        t = context.shape[1]
+        if t < 1 or n < 0:
+            raise ValueError("decoder: a context of " + str(t) + " tokens and " + str(n) + " to generate")
+        if t + n > self.positions:
+            raise ValueError("decoder: a context of " + str(t) + " positions and " + str(n) + " to generate is past the model's " + str(self.positions) + " positions")
+        if context.shape[0] > 0 and (int(context.min()) < 0 or int(context.max()) >= self.vocab):
+            raise ValueError("decoder: a context token outside the vocabulary 0 … " + str(self.vocab - 1))
 
     def step(self, tok: torch.Tensor, pos: int, keys: List[torch.Tensor], values: List[torch.Tensor]) -> torch.Tensor:
         """Logits [B, vocab] at position pos of tokens tok [B], the earlier
@@ -116,15 +131,8 @@ class StockDecoder(nn.Module):
     def _decode(self, context: torch.Tensor, n: int, keep: bool) -> Tuple[torch.Tensor, torch.Tensor]:
         """Greedy decoding of n tokens after context; keep: also the logits
         at every context position (n = 0: teacher forcing)."""
-        if context.dtype != torch.long or context.dim() != 2:
-            raise ValueError("decoder: the context must be int64 [batch, tokens]")
+        self._check_context(context, n)
         B, t = context.shape[0], context.shape[1]
-        if t < 1 or n < 0:
-            raise ValueError("decoder: a context of " + str(t) + " tokens and " + str(n) + " to generate")
-        if t + n > self.positions:
-            raise ValueError("decoder: a context of " + str(t) + " positions and " + str(n) + " to generate is past the model's " + str(self.positions) + " positions")
-        if B > 0 and (int(context.min()) < 0 or int(context.max()) >= self.vocab):
-            raise ValueError("decoder: a context token outside the vocabulary 0 … " + str(self.vocab - 1))
         P = t + n - 1 if n > 0 else t  # positions the pass visits
         dt = self.pos_embed.weight.dtype
         keys: List[torch.Tensor] = []
@@ -277,14 +285,20 @@ class DecoderModel:
         self.vectors_checked = 1
         return 1
 
-    def run(self, bits, dtype=torch.float32, batch=16):
+    def run(self, bits, batch=16, dtype=torch.float32):
         """Output bits (uint8 [n, outputs]) of circuit input bits (0/1 [n,
-        inputs]) by greedy decoding (float32, float64 or bfloat16)."""
+        inputs]) by greedy decoding, batch sequences at a time, the stock
+        modules in dtype (float32, float64 or bfloat16: PyTorch 1.13 has
+        no CPU float16 kernels for these layers)."""
+        if dtype not in (torch.float32, torch.float64, torch.bfloat16):
+            raise ValueError(f"{self.path}: a decoder runs in float32, float64 or bfloat16, not {dtype}")
         bits = torch.as_tensor(bits)
         if bits.dim() != 2 or bits.shape[1] != self.inputs:
             raise ValueError(f"{self.path}: want bits of shape [n, {self.inputs}], got {list(bits.shape)}")
-        if bits.dtype.is_floating_point or bits.dtype.is_complex or bool(((bits != 0) & (bits != 1)).any()):
+        if bits.dtype.is_floating_point or bits.dtype.is_complex:
             raise ValueError(f"{self.path}: want input bits 0 or 1 (an integer or bool tensor), got dtype {bits.dtype}")
+        if bool(((bits != 0) & (bits != 1)).any()):
+            raise ValueError(f"{self.path}: want input bits 0 or 1, got values {sorted(set(bits.flatten().tolist()) - {0, 1})[:3]}")
         p = self.prompt_tokens(bits)
         out = [torch.zeros(0, self.generated, dtype=torch.long)]
         with torch.no_grad():
@@ -357,7 +371,14 @@ class DecoderModel:
         the KV cache. float16 runs emulated (_emulated):
         PyTorch 1.13 has no CPU float16 kernels for these layers. stop:
         end after the first batch with a wrong token (the rows so far)."""
-        seqs = torch.as_tensor(seqs).to(torch.long).reshape(-1, self.positions)
+        seqs = torch.as_tensor(seqs)
+        if seqs.dim() != 2 or seqs.shape[1] != self.positions:
+            raise ValueError(f"{self.path}: want sequences of shape [n, {self.positions}] (prompt and generated tokens), got {list(seqs.shape)}")
+        if seqs.dtype.is_floating_point or seqs.dtype.is_complex or seqs.dtype == torch.bool:
+            raise ValueError(f"{self.path}: want integer tokens, got dtype {seqs.dtype}")
+        seqs = seqs.to(torch.long)
+        if len(seqs) and (int(seqs.min()) < 0 or int(seqs.max()) >= self.vocab):
+            raise ValueError(f"{self.path}: a token outside the vocabulary 0 … {self.vocab - 1}")
         preds, margins = [], []
         with torch.no_grad():
             for lo in range(0, seqs.shape[0], batch):

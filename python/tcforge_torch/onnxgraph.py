@@ -338,7 +338,9 @@ def write_decoder_onnx(mod, out, metadata=None):
         kv += [kt, v]
     if isinstance(dec.norm_f, torch.nn.LayerNorm):
         x = body.layer_norm(x, dec.norm_f)
-    nxt = body.op("ArgMax", body.linear(x, dec.lm_head.weight, dec.lm_head.bias), axis=-1, keepdims=0)  # [B]
+    # The argmax kept, [B, 1], then reshaped to [B]: as with ReduceSum
+    # (sum_last), ONNX Runtime returns an empty input unreduced.
+    nxt = body.op("Reshape", body.op("ArgMax", body.linear(x, dec.lm_head.weight, dec.lm_head.bias), axis=-1, keepdims=1), body.i64([0]))  # [B]
     results = [body.op("Identity", cond), nxt] + kv + [body.op("Identity", nxt)]
     names = [body._name("out") for _ in results]
     for name, r in zip(names, results):

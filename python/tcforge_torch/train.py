@@ -81,6 +81,9 @@ def inspect(config_path, max_params=50_000_000, max_tokens=4096, scale=1.0):
         raise Refused(f"{config_path}: {arch}: {dense:,.0f} dense parameters at width ×{scale:g} exceed "
                       f"--max-params {max_params:,}: a trainable copy is dense (every weight a parameter)")
     blocks = cfg["blocks"]
+    if "decoder" in cfg:
+        raise Refused(f"{config_path}: {arch}: a decoder (tokens as time: greedy decoding writes the working); the harness "
+                      f"trains single-pass models (stock tokens-as-states, one-token no-attention MLPs)")
     if blocks and all(b.get("layer") for b in blocks):
         return "stock", cfg
     if T == 1 and all(not b.get("attention") and not b.get("layer") and b.get("ffn") for b in blocks):
