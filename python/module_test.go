@@ -201,7 +201,8 @@ pipeline "toy" {
 // as the CLI does: the config describes the decoder (its section, each
 // layer's dim_feedforward, test vectors with prompts and tokens) and the
 // byte module, .pt and .onnx, writes the test vectors' tokens and digests
-// in PyTorch and ONNX Runtime.
+// in PyTorch and ONNX Runtime; tcforge_torch.load's DecoderModel.run
+// decodes the vectors' inputs to their outputs.
 func TestExportWritesDecoderModules(t *testing.T) {
 	needTorch(t)
 	dir, log := runExportOf(t, exportDecoderToy, python, 0)
@@ -221,6 +222,17 @@ d = cfg["decoder"]
 ffn = [b["layer"]["dim_feedforward"] for b in cfg["blocks"]]
 assert all(cfg["tensors"][b["layer"]["tensors"]["linear1.weight"]]["rows"] == f for b, f in zip(cfg["blocks"], ffn)), ffn
 assert len(d["step"]) == d["working"] + d["digest"] == len(cfg["test_vectors"][0]["tokens"])
+# The loader: every test vector by greedy decoding (DecoderModel.run),
+# and bits of the wrong width refused.
+import tcforge_torch
+dm = tcforge_torch.load(sys.argv[1] + ".json")
+ins = torch.tensor([[int(c) for c in v["input"]] for v in cfg["test_vectors"]], dtype=torch.uint8)
+assert dm.run(ins).tolist() == [[int(c) for c in v["output"]] for v in cfg["test_vectors"]], "DecoderModel.run"
+try:
+    dm.run(ins[:, 1:])
+    raise AssertionError("31 bits a row ran")
+except ValueError as e:
+    assert "want bits of shape [n, 32], got [8, 31]" in str(e), e
 m = torch.jit.load(sys.argv[1] + ".pt")
 for vec in cfg["test_vectors"]:
     msg = bytes(sum(int(vec["input"][8 * j + i]) << i for i in range(8)) for j in range(4))
