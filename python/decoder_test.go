@@ -506,9 +506,10 @@ func checkPrecisionTable(t *testing.T, name string, rows []string) {
 // decoderJIT hashes with decoder byte modules through torch.jit.load
 // alone (no tcforge on the path): its arguments are (module, messages
 // file, working count) triples; for each it prints one JSON line: the
-// digests (hex) of every message (one batch), the working (every generated
-// token) of the first messages, the seconds per message of the batch and
-// of torch.jit.load. Then the first module's answers to bad input, one
+// digests (hex) of every message, the working (every generated token) of
+// the first messages (m.working, their digests m.digest_of the working:
+// one greedy pass each; the rest m's own call), 16 messages a call, the
+// seconds per message and of torch.jit.load. Then the first module's answers to bad input, one
 // line each ("name | the error's last line").
 const decoderJIT = `
 import sys, json, time, torch
@@ -524,12 +525,18 @@ for module, messages, g in zip(args[0::3], args[1::3], args[2::3]):
     for i, x in enumerate(msgs):
         batch[i, :len(x)] = torch.tensor(list(x), dtype=torch.uint8)
     lengths = torch.tensor([len(x) for x in msgs])
+    g, chunk = int(g), 16  # 16 a call: a full-size decoder's KV cache is 16 × positions × d_model × 4 layers' worth
+    work, out = [], []
     with torch.no_grad():
         t0 = time.perf_counter()
-        out = m(batch, lengths)
+        for lo in range(0, g, chunk):
+            w = m.working(batch[lo:min(lo + chunk, g)], lengths[lo:min(lo + chunk, g)])
+            work += w.tolist()
+            out += list(m.digest_of(w))
+        for lo in range(g, len(msgs), chunk):
+            out += list(m(batch[lo:lo + chunk], lengths[lo:lo + chunk]))
         secs = (time.perf_counter() - t0) / len(msgs)
-        work = m.working(batch[:int(g)], lengths[:int(g)])
-    print(json.dumps({"digests": [r.numpy().tobytes().hex() for r in out], "working": work.tolist(), "seconds_per_message": secs, "load_seconds": load}))
+    print(json.dumps({"digests": [r.numpy().tobytes().hex() for r in out], "working": work, "seconds_per_message": secs, "load_seconds": load}))
 m = torch.jit.load(args[0])
 P = m.decoder.positions
 for name, call in [
@@ -735,4 +742,71 @@ func TestDecoderModules(t *testing.T) {
 			t.Errorf("%s.onnx: an empty batch gave %v, %v, %v", dc.p.name, e.Digests, e.Valid, e.Tokens)
 		}
 	}
+}
+
+// TestDecoderFull (heavy) runs issue 35's full-size decoders
+// (configs/decoders-full.hcl's SHA-256, one block of 0 … 55 bytes, and
+// SHA3-256, one block of 0 … 135 bytes; the mapper's default steps) in
+// PyTorch and ONNX Runtime: the export as stock modules (strict=True),
+// teacher-forced on 2 messages in float32 (every token) and in bfloat16
+// and float16 (the first wrong token, its margin and layer, logged for
+// the closing note); the byte modules written as `tcforge run --export`
+// writes them, 64 random messages greedily decoded by the .pt through
+// torch.jit.load alone with every generated token against the circuit's
+// and every digest against crypto/sha256 and crypto/sha3, and 16 the same
+// in ONNX Runtime. TCFORGE_DECODER_FULL=sha256 (or sha3-256) runs one.
+func TestDecoderFull(t *testing.T) {
+	needTorch(t)
+	sdktest.Heavy(t, "full SHA-256 and SHA3-256 decoders in PyTorch and ONNX Runtime: thousands of generated tokens a message, 64 messages (an hour of CPU and more)")
+	for i, p := range decFull {
+		t.Run(p.name, func(t *testing.T) {
+			if only := os.Getenv("TCFORGE_DECODER_FULL"); only != "" && only != p.name {
+				t.Skipf("TCFORGE_DECODER_FULL=%s", only)
+			}
+			dir := t.TempDir()
+			t0 := time.Now()
+			dc := exportDecoder(t, p, dir, 64, rand.New(rand.NewPCG(35, 200+uint64(i))))
+			t.Logf("%s: %s; mapped and exported in %v", p.name, dc.stats, time.Since(t0).Round(time.Millisecond))
+			forced := *dc
+			forced.msgs, forced.prompts, forced.tokens, forced.digests = dc.msgs[:2], dc.prompts[:2], dc.tokens[:2], dc.digests[:2]
+			t0 = time.Now()
+			r := runDecoderChecks(t, dir, []*decCase{&forced}, 0, []string{"bf16", "fp16"})[0]
+			cells := checkDecoderResult(t, &forced, r)
+			t.Logf("%s: teacher-forced (2 messages) fp32 %s (min margin %s, %.1f s), bf16 %s, fp16 %s; largest |embedding| %.3g, |layer weight| %.3g; PyTorch %v",
+				p.name, cells["fp32"], num3(r.MinMargin), r.Passes["fp32"].Seconds, cells["bf16"], cells["fp16"], r.MaxEmbedding, r.MaxLayer, time.Since(t0).Round(time.Second))
+			t0 = time.Now()
+			buildModules(t, dc.config)
+			base := strings.TrimSuffix(dc.config, ".json")
+			t.Logf("%s: wrote the modules in %v: %s", p.name, time.Since(t0).Round(time.Second), fileSizes(t, base+".safetensors", base+".pt", base+".onnx"))
+			runs, _ := runDecoderJIT(t, dir, []*decCase{dc}, 64, 64)
+			checkDecoderModule(t, p.name+".pt", dc, runs[0].Digests, runs[0].Working)
+			if len(runs[0].Digests) != 64 || len(runs[0].Working) != 64 {
+				t.Errorf("%s.pt: %d digests and %d workings for 64 messages", p.name, len(runs[0].Digests), len(runs[0].Working))
+			}
+			t.Logf("%s.pt: 64 messages, every token: %.2f s a message (16 a call), torch.jit.load %.2f s", p.name, runs[0].SecondsPerMessage, runs[0].LoadSeconds)
+			if why := ortMissing(); why != "" {
+				t.Skip(why)
+			}
+			o := runORT(t, base+".onnx", dc.n, dc.msgs[:16])
+			checkDecoderModule(t, p.name+".onnx in ONNX Runtime "+o.Version, dc, o.Digests, o.Tokens)
+			if len(o.Tokens) != 16 || slices.Contains(o.Valid, false) {
+				t.Errorf("%s.onnx: %d token lists, valid %v for 16 messages", p.name, len(o.Tokens), o.Valid)
+			}
+			t.Logf("%s.onnx: ONNX Runtime %s, 16 messages, every token: %.2f s a message, session %.1f s", p.name, o.Version, o.SecondsPerMessage, o.LoadSeconds)
+		})
+	}
+}
+
+// fileSizes says the files' sizes ("name 1.2 MB, …").
+func fileSizes(t *testing.T, paths ...string) string {
+	t.Helper()
+	var parts []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f MB", filepath.Base(p), float64(st.Size())/1e6))
+	}
+	return strings.Join(parts, ", ")
 }

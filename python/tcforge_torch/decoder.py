@@ -399,19 +399,25 @@ class DecoderModel:
     def _scores_bytes(self, batch):
         return 4 * batch * max(h for h, _, _ in self.layers) * self.positions ** 2
 
-    def layer_outputs(self, seq, dtype=torch.float32):
-        """The residual stream [layers + 1, positions, d] (float32) after
-        the embeddings and after each layer, of one sequence in dtype."""
-        seq = torch.as_tensor(seq).to(torch.long).reshape(1, self.positions)
+    def layer_outputs(self, seq, dtype=torch.float32, upto=None):
+        """The residual stream [layers + 1, upto, d] (float32) after the
+        embeddings and after each layer, of one sequence in dtype, at its
+        first upto positions (default all: causal, so they are the whole
+        pass's). Where the stock layers' score matrices (heads × upto²
+        float32) would pass SCORES_BYTES, the layers' equations run
+        emulated (_emulated: each step rounded to dtype, computed in
+        float32, 512 query rows at a time); float16 always does."""
+        seq = torch.as_tensor(seq).to(torch.long).reshape(1, self.positions)[:, :upto or self.positions]
+        T = seq.shape[1]
         outs = []
         with torch.no_grad():
-            if dtype == torch.float16:
+            if dtype == torch.float16 or 4 * max(h for h, _, _ in self.layers) * T * T > SCORES_BYTES:
                 self._emulated(seq, dtype, outs)
             else:
                 m = self.module(dtype)
-                x = m.tok_embed(seq) + m.pos_embed.weight[:self.positions]
+                x = m.tok_embed(seq) + m.pos_embed.weight[:T]
                 outs.append(x)
-                mask = torch.triu(torch.ones(self.positions, self.positions, dtype=torch.bool), 1)
+                mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
                 for layer in m.layers:
                     x = layer(x, src_mask=mask)
                     outs.append(x)
@@ -444,8 +450,8 @@ class DecoderModel:
         position (index among the positions): each layer's largest
         deviation of the residual stream there, and the first layer whose
         deviation exceeds tol (None if none does)."""
-        ref = self.layer_outputs(seq, torch.float32)[:, position]
-        got = self.layer_outputs(seq, dtype)[:, position]
+        ref = self.layer_outputs(seq, torch.float32, position + 1)[:, position]
+        got = self.layer_outputs(seq, dtype, position + 1)[:, position]
         dev = (got - ref).abs().max(dim=-1).values.tolist()
         first = next((i for i, v in enumerate(dev) if v > tol), None)
         return dev, first
