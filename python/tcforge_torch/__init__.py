@@ -37,7 +37,7 @@ if __name__ == "tcforge_torch" and sys.argv[:1] == ["-m"]:
 
 import torch  # noqa: E402 (after the handlers: importing it takes seconds)
 
-__all__ = ["FormatError", "Model", "load", "bytes_to_bits", "bits_to_bytes", "read_regular", "atomic_write", "Signalled", "UsageError", "ArgumentParser"]
+__all__ = ["FormatError", "Model", "load", "bytes_to_bits", "bits_to_bytes", "read_regular", "read_json", "atomic_write", "Signalled", "UsageError", "ArgumentParser"]
 
 FORMAT = "tcforge-model"
 VERSIONS = (1,)
@@ -231,14 +231,20 @@ def _index_list(config_path, obj, key, bound, where):
     return v
 
 
-def _config(config_path):
-    """The parsed JSON config, its format, version and layout checked."""
+def read_json(path, what="config", limit=1 << 30):
+    """The JSON document of path, a regular file of at most limit bytes
+    (read_regular); FormatError where it is not one or not JSON."""
     try:
-        cfg = json.loads(read_regular(config_path, "config", 1 << 30))
+        return json.loads(read_regular(path, what, limit))
     except ValueError as e:
         if isinstance(e, FormatError):
             raise
-        raise FormatError(f"{config_path}: not JSON: {e}") from None
+        raise FormatError(f"{path}: not JSON: {e}") from None
+
+
+def _config(config_path):
+    """The parsed JSON config, its format, version and layout checked."""
+    cfg = read_json(config_path)
     if not isinstance(cfg, dict):
         raise FormatError(f"{config_path}: the config is not a JSON object")
     if cfg.get("format") != FORMAT:
@@ -248,6 +254,25 @@ def _config(config_path):
     if cfg.get("layout") not in LAYOUTS:
         raise FormatError(f"{config_path}: unknown layout {cfg.get('layout')!r}")
     return cfg
+
+
+def _build_checked(model, config_path, cfg, check):
+    """Reads the weights the config names and builds model from them
+    (model._build), any malformed entry a FormatError naming the config;
+    then, unless check is false, model.check_vectors() (vectors_checked:
+    how many ran)."""
+    weights = _weights_path(config_path, cfg.get("weights"))
+    raw, meta = _read_safetensors(weights)
+    try:
+        _check_computes(config_path, cfg.get("computes"))
+        model._build(config_path, cfg, weights, raw, meta)
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+        if isinstance(e, FormatError):
+            raise
+        raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
+    model.vectors_checked = 0
+    if check:
+        model.vectors_checked = model.check_vectors()
 
 
 def _matrices(config_path, cfg, weights, raw, meta):
@@ -377,18 +402,7 @@ class Model:
             raise FormatError(f"{config_path}: tokens {self.tokens} and d_model {self.d}: want both at least 1")
         for key, kind in (("embedding", dict), ("blocks", list), ("readout", dict), ("tensors", dict)):
             _want(config_path, cfg, key, kind)
-        weights = _weights_path(config_path, cfg.get("weights"))
-        raw, meta = _read_safetensors(weights)
-        try:
-            _check_computes(config_path, cfg.get("computes"))
-            self._build(config_path, cfg, weights, raw, meta)
-        except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
-            if isinstance(e, FormatError):
-                raise
-            raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
-        self.vectors_checked = 0
-        if check:
-            self.check_vectors()
+        _build_checked(self, config_path, cfg, check)
 
     def test_vectors(self):
         """The config's test vectors as (inputs uint8 [k, inputs], outputs
@@ -426,7 +440,6 @@ class Model:
                 raise FormatError(f"{self.path}: test vector {i + 1} of {len(ins)}: output bit {k} is {int(got[i, k])}, the config says "
                                   f"{int(want[i, k])} ({len(bad)} of {len(ins)} vectors differ): the model does not compute what its "
                                   f"config says (weights or settings edited after the export?); refused")
-        self.vectors_checked = len(ins)
         return len(ins)
 
     def _build(self, config_path, cfg, weights, raw, meta):

@@ -52,7 +52,7 @@ def _module_args(p):
 
 
 def _module(args):
-    from . import decoder, digest, onnxgraph
+    from . import decoder, digest
 
     base = args.out or (args.config[:-len(".json")] if args.config.endswith(".json") else args.config)
     folder = os.path.dirname(os.path.abspath(base))

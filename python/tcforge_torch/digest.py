@@ -28,7 +28,7 @@ import json
 import os
 import stat
 import zipfile
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import nn
@@ -385,24 +385,36 @@ def check_module(mod, model):
                 raise FormatError(f"{model.path}: the byte module's digest of test vector {i + 1} of {len(ins)} is "
                                   f"{bytes(got[i].tolist()).hex()}, the config says {bytes(want[i].tolist()).hex()}; not written")
         done["test_vectors"] = len(ins)
-    ref = _reference(model, bi)
+    ref = check_reference(mod, model, bi, sorted({bi.min_len, (bi.min_len + bi.max_len) // 2, bi.max_len}), 34)
     if ref is not None:
-        name, fn = ref
-        gen = torch.Generator().manual_seed(34)
-        lengths = sorted({bi.min_len, (bi.min_len + bi.max_len) // 2, bi.max_len})
-        msgs = [bytes(torch.randint(0, 256, (n,), generator=gen, dtype=torch.uint8).tolist()) for n in lengths]
-        batch = torch.zeros(len(msgs), bi.max_len, dtype=torch.uint8)
-        for i, m in enumerate(msgs):
-            batch[i, :len(m)] = torch.tensor(list(m), dtype=torch.uint8)
-        with torch.no_grad():
-            got = mod(batch, torch.tensor(lengths))
-        for m, g in zip(msgs, got):
-            want = fn(m)
-            if bytes(g.tolist()) != want:
-                raise FormatError(f"{model.path}: the byte module's digest of a {len(m)}-byte message is {bytes(g.tolist()).hex()}, "
-                                  f"{name}'s {want.hex()}: the config's bit order, padding or preset does not describe the model; not written")
-        done["reference"] = f"{name} on {len(msgs)} messages of {', '.join(map(str, lengths))} bytes"
+        done["reference"] = ref
     return done
+
+
+def check_reference(mod, model, bi, lengths, seed):
+    """Where the config names a standard instance at full size
+    (_reference), hashes a random message (seed) of each of lengths with
+    byte module mod and compares the digests with the reference's, which
+    catches a bit order, padding or preset that does not describe the
+    model; raises FormatError naming the first that differs. Returns what
+    was checked, or None without a reference."""
+    ref = _reference(model, bi)
+    if ref is None:
+        return None
+    name, fn = ref
+    gen = torch.Generator().manual_seed(seed)
+    msgs = [bytes(torch.randint(0, 256, (n,), generator=gen, dtype=torch.uint8).tolist()) for n in lengths]
+    batch = torch.zeros(len(msgs), bi.max_len, dtype=torch.uint8)
+    for i, m in enumerate(msgs):
+        batch[i, :len(m)] = torch.tensor(list(m), dtype=torch.uint8)
+    with torch.no_grad():
+        got = mod(batch, torch.tensor(lengths))
+    for m, g in zip(msgs, got):
+        want = fn(m)
+        if bytes(g.tolist()) != want:
+            raise FormatError(f"{model.path}: the byte module's digest of a {len(m)}-byte message is {bytes(g.tolist()).hex()}, "
+                              f"{name}'s {want.hex()}: the config's bit order, padding or preset does not describe the model; not written")
+    return f"{name} on {len(msgs)} message{'s' if len(msgs) != 1 else ''} of {', '.join(map(str, lengths))} bytes"
 
 
 # What marks a file as a byte module this package wrote (written_here):
