@@ -19,6 +19,7 @@ import (
 	"github.com/tcforge/tcforge/host/registry"
 	"github.com/tcforge/tcforge/host/run"
 	pymod "github.com/tcforge/tcforge/python"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // exportToy is a pipeline whose run exports a stock model with a byte
@@ -205,6 +206,7 @@ pipeline "toy" {
 // decodes the vectors' inputs to their outputs.
 func TestExportWritesDecoderModules(t *testing.T) {
 	needTorch(t)
+	sdktest.Short(t, "a decoder's run --export with its byte module (the module writer, PyTorch, ONNX Runtime)")
 	dir, log := runExportOf(t, exportDecoderToy, python, 0)
 	base := filepath.Join(dir, "toy.fusion.decoder-stock")
 	for _, ext := range []string{".json", ".safetensors", ".pt", ".onnx"} {
