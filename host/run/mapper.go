@@ -231,8 +231,12 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // is the row's error.
 func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, b *config.Block, m *model.Model, l *layered.Circuit,
 	in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow, log zerolog.Logger) {
-	name := exportName(p, pt, layerer, mr.Arch)
-	info, err := r.export(ctx, m, name, describeModel(p, pt, layerer, b), &safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
+	desc, err := description(m, l, in, want, cp, mr)
+	if err != nil {
+		mr.Err = err
+		return
+	}
+	info, err := r.export(ctx, m, exportName(p, pt, layerer, mr.Arch), describeModel(p, pt, layerer, b), desc)
 	if err != nil {
 		mr.Err = err
 		return
