@@ -424,9 +424,10 @@ func checkDecoderResult(t *testing.T, dc *decCase, r decResult) map[string]strin
 
 // TestDecoderToys exports configs/decoders.hcl's six decoders (SHA-256 at
 // two rounds with 1, 2 and 4 levels a step, toy Keccak with 1, 2 and 3;
-// -short: one of each) and runs each in PyTorch as stock modules loaded
+// -short and the default tier: one of each) and runs each in PyTorch as stock modules loaded
 // with strict=True: the teacher-forced pass over 16 random messages (64
-// with TCFORGE_HEAVY=1; one pass with the causal mask over the prompt and
+// with TCFORGE_HEAVY=1, which also runs all six and checks
+// docs/export.md's table; one pass with the causal mask over the prompt and
 // the expected tokens) must write every expected token, working and
 // digest, and greedy decoding with the KV cache the same on 2 of them (8);
 // the expected digests equal a
@@ -436,9 +437,11 @@ func checkDecoderResult(t *testing.T, dc *decCase, r decResult) map[string]strin
 // float16 kernels) give docs/export.md's decoder precision table.
 func TestDecoderToys(t *testing.T) {
 	needTorch(t)
-	points := decToys
-	if testing.Short() {
-		points = []decPoint{decToys[0], decToys[3]}
+	// -short and the default tier: one of each hash (the python package's
+	// time under load); TCFORGE_HEAVY=1 all six and the precision table.
+	points := []decPoint{decToys[0], decToys[3]}
+	if sdktest.IsHeavy() {
+		points = decToys
 	}
 	msgs, greedy := decToySizes()
 	dir := t.TempDir()
@@ -459,7 +462,7 @@ func TestDecoderToys(t *testing.T) {
 			dc.p.name, dc.stats, r.LoadSeconds, r.Passes["fp32"].Seconds, len(dc.msgs), num3(r.MinMargin), r.Passes["bf16"].Seconds, r.Passes["fp16"].Seconds, r.GreedySeconds)
 		rows = append(rows, fmt.Sprintf("| %s | %s | %.3g | %.3g | %s | %s | %s |", dc.p.name, dc.stats, r.MaxEmbedding, r.MaxLayer, cells["fp32"], cells["bf16"], cells["fp16"]))
 	}
-	if !testing.Short() {
+	if sdktest.IsHeavy() {
 		checkPrecisionTable(t, "decoder-precision", rows)
 	}
 }
