@@ -29,7 +29,7 @@ pipeline "learn-keccak" {
 
   matrix {
     log_w  = [0, 1]
-    rounds = [1, 2, 3]
+    rounds = [1, 2, 3, 4]
   }
 
   construction "keccak" {
@@ -56,7 +56,7 @@ pipeline "learn-sha256" {
   samples = 64
 
   matrix {
-    rounds = [1, 2]
+    rounds = [1, 2, 3, 4]
   }
 
   construction "sha2" {
@@ -87,4 +87,28 @@ pipeline "learn-sha3-256" {
     tokens = 64
     assign = "interleave"
   }
+}
+
+# SHA-256 reduced to 1–4 rounds through the no-attention residual variant
+# (pre-norm blocks, x ← x + FFN(RMSNorm(x)), an all-zero one-token
+# attention sublayer, an anchor dimension): the shape a Llama-style student
+# trains stably (issue 36); the mlp variant's un-normed, non-residual
+# blocks vanish or blow up from PyTorch's default initialisation.
+pipeline "learn-sha256-residual" {
+  samples = 64
+
+  matrix {
+    rounds = [1, 2, 3, 4]
+  }
+
+  construction "sha2" {
+    preset = "sha256"
+    rounds = matrix.rounds
+  }
+
+  layerer "fusion" {
+    max_weight = 65536
+  }
+
+  mapper "no-attention" { variant = "residual" }
 }

@@ -8,7 +8,7 @@ and writes the markdown table between the markers
 <!-- learnability:table --> and <!-- /learnability:table --> of the doc,
 and the plots PLOTS/scratch.svg and PLOTS/basin.svg. Standard library only.
 
-    scripts/learnability_table.py --write    # rewrite the doc's table and the plots
+    scripts/learnability_table.py --write    # rewrite the doc's tables and the plots
     scripts/learnability_table.py --check    # exit 1 if they differ from the runs (go test ./python)
 """
 
@@ -64,7 +64,7 @@ def groups(runs):
 def shape(m):
     s = m["shape"]
     if m["kind"] == "mlp":
-        return f"MLP d={s['d_model']} L={s['blocks']} F≤{s['ffn']}"
+        return ("residual RMSNorm " if s.get("norm") else "") + f"MLP d={s['d_model']} L={s['blocks']} F≤{s['ffn']}"
     return f"T={s['tokens']} d={s['d_model']} L={s['blocks']} h={s['heads']} F={s['ffn']}"
 
 
@@ -189,12 +189,184 @@ def basin_svg(runs):
     return "\n".join(out)
 
 
-def render(runs, doc_text):
-    if BEGIN not in doc_text or END not in doc_text:
-        raise SystemExit(f"the doc has no {BEGIN} … {END} block")
-    head, rest = doc_text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return head + BEGIN + "\n" + table(runs) + END + tail
+# ---- the supervision table (issue 36): docs/learnability/trace/ ----
+
+TBEGIN, TEND = "<!-- learnability:trace -->", "<!-- /learnability:trace -->"
+MBEGIN, MEND = "<!-- learnability:map -->", "<!-- /learnability:map -->"
+GOOD = 0.99  # "learned": held-out exact rate ≥ 99 % ...
+NEED = (4, 5)  # ... on ≥ 4 of 5 seeds
+# Supervision, sparsest first (the experiment labels of
+# scripts/learnability_trace.py); controls after.
+SUPS = ["no trace", "trace at round boundaries", "trace every level", "trace every level, 2× steps", "trace every level + units",
+        "CoT, digest only", "CoT, working every 2 steps", "CoT, working every step"]
+CONTROLS = ["constant", "no trace, lr 1e-3", "no trace, lr 1e-2"]
+FAMILIES = [("Keccak w=1", "toy Keccak-p[25]"), ("Keccak w=2", "toy Keccak-p[50]"), ("SHA-256", "SHA-256, reduced"), ("adder", "adder n=8")]
+
+
+def sup_key(exp):
+    if exp in SUPS:
+        return (0, SUPS.index(exp))
+    if exp in CONTROLS:
+        return (1, CONTROLS.index(exp))
+    return (2, exp)
+
+
+def rounds_of(inst):
+    m = [int(t[2:]) for t in inst.split() if t.startswith("r=") and t[2:].isdigit()]
+    return m[0] if m else 1
+
+
+def family_of(inst):
+    for f, _ in FAMILIES:
+        if inst.startswith(f):
+            return f
+    return inst
+
+
+def student(m):
+    s = m["shape"]
+    if m["kind"] == "cot":
+        return f"GPT L={s['blocks']} d={s['d_model']} h={s['heads']} F={s['ffn']}, {s['tokens']} positions"
+    return shape(m)
+
+
+def supervised(m):
+    t = m.get("trace")
+    if m["kind"] == "cot":
+        return f"{m['working_kept']} of {m['working']} working tokens, {m['digest']} digest"
+    if m["init"] == "constant":
+        return "–"
+    if not t:
+        return f"{m['outputs']} output bits"
+    u = f" + {t['supervised_units']:,} units" if t.get("supervised_units") else ""
+    return f"{t['supervised']:,} values{u} at {len(t['boundaries'])} of {t['blocks'] + 1} boundaries"
+
+
+def verdict(ms):
+    """(seeds ≥ GOOD, seeds run, met: True / False / None undecided)."""
+    good = sum(1 for m in ms if m["rows"][-1]["exact"] >= GOOD)
+    bad = len(ms) - good
+    if good >= NEED[0]:
+        return good, len(ms), True
+    if bad > NEED[1] - NEED[0]:
+        return good, len(ms), False
+    return good, len(ms), None
+
+
+def trace_groups(runs):
+    g = {}
+    for m in runs:
+        g.setdefault((m["instance"], m["experiment"]), []).append(m)
+    return sorted(g.items(), key=lambda kv: (inst_key(kv[0][0]), sup_key(kv[0][1])))
+
+
+def trace_table(runs):
+    lines = ["| instance | student shape | supervision | supervised a sample | steps (budget) | held-out exact | seeds ≥ 99 % | bit accuracy (varying bits) | working exact | CPU s |",
+             "|---|---|---|---|---|---|---|---|---|---:|"]
+    total = 0.0
+    for (inst, exp), ms in trace_groups(runs):
+        ms = sorted(ms, key=lambda m: m["seed"])
+        last = [m["rows"][-1] for m in ms]
+        cpu = sum(r["cpu_s"] for r in last)
+        total += cpu
+        steps = sorted({int(r["step"]) for r in last})
+        st = "–" if ms[0]["init"] == "constant" else (f"{steps[0]:,}" if len(steps) == 1 else f"{steps[0]:,}–{steps[-1]:,}") + f" ({ms[0]['steps']:,})"
+        good, n, met = verdict(ms)
+        mark = {True: " ✓", False: "", None: " (undecided)"}[met] if ms[0]["init"] != "constant" else ""
+        wex = [r["working_exact"] for r in last if r.get("working_exact") is not None and not math.isnan(r["working_exact"])]
+        lines.append(f"| {inst} | {student(ms[0])} | {exp} | {supervised(ms[0])} | {st} | {span([r['exact'] for r in last])} | "
+                     f"{good}/{n}{mark} | {span([r['var_bit_acc'] for r in last])} | {span(wex) if wex else '–'} | {cpu:.0f} |")
+    lines.append("")
+    lines.append(f"{len(runs)} runs; CPU time of the training processes (the CSVs' `cpu_s`): **{total:.0f} s = {total / 60:.1f} CPU-minutes**.")
+    return "\n".join(lines) + "\n"
+
+
+def learned(runs):
+    """{(family, supervision): {rounds: met}} over the non-control cells."""
+    out = {}
+    for (inst, exp), ms in trace_groups(runs):
+        if exp not in SUPS:
+            continue
+        out.setdefault((family_of(inst), exp), {})[rounds_of(inst)] = verdict(ms)[2]
+    return out
+
+
+def rounds_learned(cells):
+    """The largest r such that every round count 1 … r met the criterion."""
+    r = 0
+    while cells.get(r + 1):
+        r += 1
+    return r
+
+
+def map_table(runs):
+    lr = learned(runs)
+    sups = [s for s in SUPS if any(k[1] == s for k in lr)]
+    lines = ["| family | " + " | ".join(sups) + " | sparsest that learns, per instance |",
+             "|---|" + "---|" * len(sups) + "---|"]
+    for fam, name in FAMILIES:
+        if not any(k[0] == fam for k in lr):
+            continue
+        cells = []
+        for s in sups:
+            c = lr.get((fam, s))
+            if not c:
+                cells.append("–")
+                continue
+            tried = max(c)
+            cells.append(f"{rounds_learned(c)} (of {tried} tried)" if fam != "adder" else ("learned" if c.get(1) else "not learned"))
+        best = []
+        for r in sorted({r for (f, _), c in lr.items() if f == fam for r in c}):
+            ok = [s for s in SUPS if lr.get((fam, s), {}).get(r)]
+            best.append(f"r={r}: {ok[0] if ok else 'none'}" if fam != "adder" else (ok[0] if ok else "none"))
+        lines.append(f"| {name} | " + " | ".join(cells) + " | " + "; ".join(best) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def trace_svg(runs):
+    """Rounds learned (≥ 99 % exact on ≥ 4 of 5 seeds, every round count
+    up to it) against the supervision, one line a family."""
+    lr = learned(runs)
+    sups = [s for s in SUPS if any(k[1] == s for k in lr)]
+    fams = [f for f, _ in FAMILIES if f != "adder" and any(k[0] == f for k in lr)]
+    if not sups or not fams:
+        return None
+    W, H, L, T, R, B = 700, 330, 50, 30, 520, 250
+    out = _svg_open(W, H, "rounds learned (≥ 99 % exact on ≥ 4 of 5 seeds) against the supervision")
+    top = 4
+    out.append(f'<rect x="{L}" y="{T}" width="{R - L}" height="{B - T}" fill="none" stroke="#999"/>')
+    for v in range(top + 1):
+        y = B - (B - T) * v / top
+        out.append(f'<line x1="{L}" y1="{y:.1f}" x2="{R}" y2="{y:.1f}" stroke="#eee"/><text x="{L - 4}" y="{y + 3:.1f}" text-anchor="end">{v}</text>')
+    px = lambda i: L + (R - L) * (i + 0.5) / len(sups)  # noqa: E731
+    for i, s in enumerate(sups):
+        out.append(f'<text transform="translate({px(i):.1f},{B + 10}) rotate(25)" font-size="9">{s}</text>')
+    out.append(f'<text x="{L - 35}" y="{(T + B) / 2}" transform="rotate(-90 {L - 35} {(T + B) / 2})" text-anchor="middle">rounds learned</text>')
+    for j, f in enumerate(fams):
+        c = COLORS[j % len(COLORS)]
+        pts = [(px(i), B - (B - T) * rounds_learned(lr[(f, s)]) / top + 2 * j) for i, s in enumerate(sups) if (f, s) in lr]
+        out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}"/>')
+        for x, y in pts:
+            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"/>')
+        out.append(f'<text x="{R + 10}" y="{T + 12 + 14 * j}" fill="{c}">{f}</text>')
+    out.append("</svg>\n")
+    return "\n".join(out)
+
+
+def _splice(doc_text, begin, end, body):
+    if begin not in doc_text or end not in doc_text:
+        raise SystemExit(f"the doc has no {begin} … {end} block")
+    head, rest = doc_text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return head + begin + "\n" + body + end + tail
+
+
+def render(runs, doc_text, truns=None):
+    doc_text = _splice(doc_text, BEGIN, END, table(runs))
+    if truns:
+        doc_text = _splice(doc_text, TBEGIN, TEND, trace_table(truns))
+        doc_text = _splice(doc_text, MBEGIN, MEND, map_table(truns))
+    return doc_text
 
 
 def main(argv):
@@ -202,6 +374,7 @@ def main(argv):
     p.add_argument("--runs", default=os.path.join(ROOT, "docs", "learnability", "runs"))
     p.add_argument("--doc", default=os.path.join(ROOT, "docs", "learnability.md"))
     p.add_argument("--plots", default=os.path.join(ROOT, "docs", "learnability"))
+    p.add_argument("--trace-runs", default=os.path.join(ROOT, "docs", "learnability", "trace"))
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
@@ -211,10 +384,14 @@ def main(argv):
         raise SystemExit(f"no runs in {a.runs}")
     with open(a.doc) as f:
         doc = f.read()
-    want = {a.doc: render(runs, doc), os.path.join(a.plots, "scratch.svg"): scratch_svg(runs)}
+    truns = load_runs(a.trace_runs) if os.path.isdir(a.trace_runs) else []
+    want = {a.doc: render(runs, doc, truns), os.path.join(a.plots, "scratch.svg"): scratch_svg(runs)}
     b = basin_svg(runs)
     if b:
         want[os.path.join(a.plots, "basin.svg")] = b
+    t = trace_svg(truns) if truns else None
+    if t:
+        want[os.path.join(a.plots, "trace.svg")] = t
     bad = []
     for path, text in want.items():
         if a.write:
@@ -231,7 +408,7 @@ def main(argv):
     if bad:
         print(f"{', '.join(bad)}: differ from the {len(runs)} runs in {a.runs}; run scripts/learnability_table.py --write", file=sys.stderr)
         return 1
-    print(f"{len(runs)} runs: {'written' if a.write else 'the table and plots match'}")
+    print(f"{len(runs)} + {len(truns)} runs: {'written' if a.write else 'the tables and plots match'}")
     return 0
 
 

@@ -149,11 +149,22 @@ def load_labels(model, path=None):
     return Labels(path, table)
 
 
-def hidden_states(model, bits, ablate=()):
+def stock_layer_units(layer, x):
+    """A norm-first nn.TransformerEncoderLayer (no mask, no dropout) on x,
+    returning (its output, its FFN's hidden units after the activation):
+    the layer's own computation, spelt out to expose the units."""
+    x = x + layer._sa_block(layer.norm1(x), None, None)
+    u = layer.activation(layer.linear1(layer.norm2(x)))
+    return x + layer.linear2(u), u
+
+
+def hidden_states(model, bits, ablate=(), units=None):
     """Yields the residual stream [n, tokens, d_model] of input bits (0/1,
     [n, inputs]) at every block boundary: after the embedding, then after
     each block. ablate lists (block, unit) FFN units to silence (their
-    output column zeroed)."""
+    output column zeroed). units, if a list, gets each block's FFN hidden
+    units [n, tokens, F] (after the activation; a no-attention model's
+    silu(gate)·value) appended before the block's boundary is yielded."""
     bits = torch.as_tensor(bits).reshape(-1, model.inputs).to(torch.float32)
     ablate = set(ablate)
     with torch.no_grad():
@@ -168,7 +179,11 @@ def hidden_states(model, bits, ablate=()):
                 if cut:
                     w = layer.linear2.weight.detach().clone()
                     layer.linear2.weight[:, cut] = 0
-                x = layer(x)
+                if units is None:
+                    x = layer(x)
+                else:
+                    x, u = stock_layer_units(layer, x)
+                    units.append(u)
                 if cut:
                     layer.linear2.weight.copy_(w)
                 yield x
@@ -190,6 +205,8 @@ def hidden_states(model, bits, ablate=()):
                 for (bb, u) in ablate:
                     if bb == b:
                         g[:, u] = 0
+                if units is not None:
+                    units.append(g.reshape(n, T, -1))
                 y = model._mm(model.W[f["w_out"]], g).reshape(n, T, d)
                 x = x + y if f["residual"] else y
             yield x
