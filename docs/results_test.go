@@ -168,12 +168,12 @@ func known(name string) bool {
 // run runs the configs in process (bundled plugins called directly, few
 // verification samples: the figures do not depend on them) and returns
 // every pipeline's rows and what it printed; every row must verify and
-// meet its expectations.
-func run(t *testing.T, configs []string) result {
+// meet its expectations. flags go before the configs.
+func run(t *testing.T, configs []string, flags ...string) result {
 	t.Helper()
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	args := append([]string{"run", "--in-process", "--samples", "8", "--log-level", "warn", "--progress", "never", "--out", out}, configs...)
+	args := append(append([]string{"run", "--in-process", "--samples", "8", "--log-level", "warn", "--progress", "never", "--out", out}, flags...), configs...)
 	if code := cli.Main(context.Background(), cli.Env{Stdout: &stdout, Stderr: &stderr, Builtins: builtin.Plugins()}, args); code != 0 {
 		t.Fatalf("tcforge %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
 	}

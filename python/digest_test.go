@@ -54,6 +54,8 @@ type ortResult struct {
 	Valid             []bool   `json:"valid"`
 	SecondsPerMessage float64  `json:"seconds_per_message"`
 	LoadSeconds       float64  `json:"load_seconds"`
+	// Tokens are a decoder's generated tokens, one list a message.
+	Tokens [][]int32 `json:"tokens"`
 }
 
 // runORT runs an ONNX byte module on the messages (zero-filled to n bytes)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/tcforge/tcforge/host/registry"
 	"github.com/tcforge/tcforge/host/run"
 	pymod "github.com/tcforge/tcforge/python"
+	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // exportToy is a pipeline whose run exports a stock model with a byte
@@ -45,11 +47,17 @@ pipeline "toy" {
 // and returns DIR and the run's log.
 func runExport(t *testing.T, python string, timeout time.Duration) (string, string) {
 	t.Helper()
+	return runExportOf(t, exportToy, python, timeout)
+}
+
+// runExportOf is runExport of the pipelines of src.
+func runExportOf(t *testing.T, src, python string, timeout time.Duration) (string, string) {
+	t.Helper()
 	var logBuf bytes.Buffer
 	mw := pymod.NewModuleWriter(python, timeout, zerolog.New(&logBuf))
 	defer mw.Close()
 	dir := t.TempDir()
-	exportWith(t, exportToy, dir, mw, &logBuf)
+	exportWith(t, src, dir, mw, &logBuf)
 	return dir, logBuf.String()
 }
 
@@ -172,5 +180,97 @@ func TestExportWithoutPython(t *testing.T) {
 	_, err := w.WriteModule(context.Background(), "x.json")
 	if !errors.Is(err, pymod.ErrUnavailable) || !strings.Contains(err.Error(), "no Python interpreter") {
 		t.Errorf("WriteModule without an interpreter: %v", err)
+	}
+}
+
+// exportDecoderToy is a pipeline whose run exports a decoder with a byte
+// interface (toy Keccak w = 2, two rounds, 4-byte messages).
+const exportDecoderToy = `
+pipeline "toy" {
+  samples = 8
+  construction "keccak" {
+    log_w  = 1
+    rate   = 32
+    rounds = 2
+  }
+  layerer "fusion" {}
+  mapper "decoder" { levels_per_step = 2 }
+}
+`
+
+// TestExportWritesDecoderModules runs a decoder's pipeline with --export
+// as the CLI does: the config describes the decoder (its section, each
+// layer's dim_feedforward, test vectors with prompts and tokens) and the
+// byte module, .pt and .onnx, writes the test vectors' tokens and digests
+// in PyTorch and ONNX Runtime; tcforge_torch.load's DecoderModel.run
+// decodes the vectors' inputs to their outputs.
+func TestExportWritesDecoderModules(t *testing.T) {
+	needTorch(t)
+	sdktest.Short(t, "a decoder's run --export with its byte module (the module writer, PyTorch, ONNX Runtime)")
+	dir, log := runExportOf(t, exportDecoderToy, python, 0)
+	base := filepath.Join(dir, "toy.fusion.decoder-stock")
+	for _, ext := range []string{".json", ".safetensors", ".pt", ".onnx"} {
+		if _, err := os.Stat(base + ext); err != nil {
+			t.Errorf("--export wrote no %s: %v\n%s", ext, err, log)
+		}
+	}
+	// The test vectors: message (4 bytes, LSB first), digest and tokens;
+	// the module's working and digest must be theirs.
+	out := runPython(t, dir, `
+import sys, json, torch
+cfg = json.load(open(sys.argv[1] + ".json"))
+assert "embedding" not in cfg and "readout" not in cfg, sorted(cfg)
+d = cfg["decoder"]
+ffn = [b["layer"]["dim_feedforward"] for b in cfg["blocks"]]
+assert all(cfg["tensors"][b["layer"]["tensors"]["linear1.weight"]]["rows"] == f for b, f in zip(cfg["blocks"], ffn)), ffn
+assert len(d["step"]) == d["working"] + d["digest"] == len(cfg["test_vectors"][0]["tokens"])
+# The loader: every test vector by greedy decoding (DecoderModel.run),
+# and bits of the wrong width refused.
+import tcforge_torch
+dm = tcforge_torch.load(sys.argv[1] + ".json")
+ins = torch.tensor([[int(c) for c in v["input"]] for v in cfg["test_vectors"]], dtype=torch.uint8)
+assert dm.run(ins).tolist() == [[int(c) for c in v["output"]] for v in cfg["test_vectors"]], "DecoderModel.run"
+try:
+    dm.run(ins[:, 1:])
+    raise AssertionError("31 bits a row ran")
+except ValueError as e:
+    assert "want bits of shape [n, 32], got [8, 31]" in str(e), e
+m = torch.jit.load(sys.argv[1] + ".pt")
+for vec in cfg["test_vectors"]:
+    msg = bytes(sum(int(vec["input"][8 * j + i]) << i for i in range(8)) for j in range(4))
+    want = bytes(sum(int(vec["output"][8 * j + i]) << i for i in range(8)) for j in range(len(vec["output"]) // 8))
+    x = torch.tensor(list(msg), dtype=torch.uint8)
+    ok = m(x).numpy().tobytes() == want and m.working(x).tolist() == vec["tokens"]
+    print("equal" if ok else "differ", msg.hex(), want.hex(), "".join(f"{t:02x}" for t in vec["tokens"]))
+`, base)
+	var msgs [][]byte
+	var digests, tokens []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 4 || f[0] != "equal" {
+			t.Fatalf("the exported .pt against the export's test vectors (verdict, message, digest, tokens): %s", out)
+		}
+		m, err := hex.DecodeString(f[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, digests, tokens = append(msgs, m), append(digests, f[2]), append(tokens, f[3])
+	}
+	if len(msgs) != 8 {
+		t.Fatalf("%d test vectors, want the 8 samples", len(msgs))
+	}
+	if why := ortMissing(); why != "" {
+		t.Skip(why)
+	}
+	got := runORT(t, base+".onnx", 4, msgs)
+	checkDigests(t, "ONNX Runtime "+got.Version+" against the export's test vectors", got.Digests, digests)
+	for i, tok := range got.Tokens {
+		var sb strings.Builder
+		for _, x := range tok {
+			fmt.Fprintf(&sb, "%02x", x)
+		}
+		if sb.String() != tokens[i] {
+			t.Errorf("ONNX Runtime: test vector %d: tokens %s, want %s", i, sb.String(), tokens[i])
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -589,6 +590,7 @@ func TestOneLineErrors(t *testing.T) {
 		{"module into a missing directory", []string{"module", cfg, "-o", filepath.Join(dir, "absent", "x")}, "", 1, "x: the directory " + filepath.Join(dir, "absent") + " does not exist"},
 		{"train: no config", []string{"train", filepath.Join(dir, "absent.json")}, "", 1, "absent.json: cannot open the config"},
 		{"unknown flag", []string{"run", "--bogus", cfg}, "", 2, "unrecognized arguments: --bogus"},
+		{"decoder: bad input line", []string{"run", exportDecoder(t, decToys[5], dir, 1, rand.New(rand.NewPCG(35, 5))).config}, "0101\n", 1, "input line 1: want 32 bits of 0/1, got 4 characters"},
 	}
 	var args []string
 	for _, tc := range cases {

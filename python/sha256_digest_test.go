@@ -160,7 +160,7 @@ for name, edit in cases.items():
 		}
 	}
 	for _, tc := range []struct{ name, want string }{
-		{"preset", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-preset.json") + ": SHA-2 compression model of preset 'sha512-224': no IV table (byte modules take sha224, sha256, sha384, sha512)"},
+		{"preset", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-preset.json") + ": SHA-2 model of preset 'sha512-224': no IV table (byte modules take sha224, sha256, sha384, sha512)"},
 		{"other preset", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-other preset.json") + ": computes.params.preset is 'sha224', whose digest_bits 224, but the parameters say digest_bits 256"},
 		{"inputs", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-inputs.json") + ": SHA-2 compression model with inputs [('block', 512), ('chain', 256)] and 256 outputs: want chain (256 bits), block (512) and 256 outputs"},
 		{"order", "1 | tcforge_torch: ERROR: " + filepath.Join(filepath.Dir(config), "bad-order.json") + ": computes.bit_order is 'bits', but construction 'sha2' maps bytes to bits msb-first"},

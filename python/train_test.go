@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,7 +196,9 @@ func TestTrainRefuses(t *testing.T) {
 	}
 	if !testing.Short() {
 		adderCfg := exportAdder(t, dir)
+		dec := exportDecoder(t, decToys[5], dir, 1, rand.New(rand.NewPCG(35, 5)))
 		cases = append(cases,
+			refusal{"decoder", []string{dec.config}, []string{"refused", "decoder/stock", "a decoder (tokens as time"}},
 			refusal{"tokens-as-gates", []string{info.Config}, []string{"refused", "tokens-as-gates/softmax", "not this mapping's attention"}},
 			refusal{"answer at ×2", []string{adderCfg, "--init", "answer", "--width", "2"}, []string{"refused", "--init answer needs the compiled width"}})
 	}

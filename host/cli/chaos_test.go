@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk"
@@ -122,4 +123,21 @@ func addChaos(m map[string]sdk.Plugin) {
 		return md, err
 	}
 	m[liar.Name] = &liar
+
+	// A mapper with one wrong weight: no-attention whose block 0 reads
+	// every input of FFN unit 1 (the first ramp of level 1's gate 0) with
+	// the opposite sign (TestModelErrorsLocated).
+	wrong := *noattention.Plugin
+	wrong.Name, wrong.Doc = "wrong-weight", "no-attention with one FFN unit's gate row negated in block 0: its models fail their check"
+	wrong.Map = func(ctx context.Context, pass *sdk.Pass, lc *layered.Circuit) (*model.Model, error) {
+		md, err := noattention.Plugin.Map(ctx, pass, lc)
+		if err == nil {
+			_, vals := md.Tensor("blocks.0.ffn.gate").Row(1)
+			for i := range vals {
+				vals[i] = -vals[i]
+			}
+		}
+		return md, err
+	}
+	m[wrong.Name] = &wrong
 }

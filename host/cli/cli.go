@@ -158,7 +158,7 @@ func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "tcforge",
 		Short:         "Compile hash constructions into layered threshold circuits and transformer weights",
-		Long:          "tcforge compiles cryptographic hash constructions (Keccak/SHA-3 sponges, Merkle–Damgård chains, Merkle trees)\ninto layered threshold circuits with pluggable backends, verifies every artifact, and reports depth/width laws.",
+		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"crypto/sha256"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	pymod "github.com/tcforge/tcforge/python"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -210,7 +212,24 @@ func TestExportConfined(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stale := []string{writeFile(t, ex, name+".pt", "an earlier model's module"), writeFile(t, ex, name+".onnx", "an earlier model's module")}
+	// An earlier model's byte module as tcforge_torch writes it (a
+	// TorchScript zip with its provenance, an ONNX model it produced) goes;
+	// a user's own file of that name would stay (python's TestStaleModules).
+	var pt bytes.Buffer
+	zw := zip.NewWriter(&pt)
+	if w, err := zw.Create("archive/extra/tcforge.json"); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Write([]byte(`{"format": "tcforge-byte-module"}`))
+	}
+	zw.Close()
+	onnx := append([]byte{0x08, 0x07, 0x12, byte(len("tcforge_torch"))}, "tcforge_torch"...)
+	stale := []string{writeFile(t, ex, name+".pt", pt.String()), writeFile(t, ex, name+".onnx", string(onnx))}
+	for _, s := range stale {
+		if own, err := pymod.WrittenHere(s); !own || err != nil {
+			t.Fatalf("%s: not what tcforge_torch writes (%v)", s, err)
+		}
+	}
 	code, output := host(t, 60*time.Second, nil, "run", "--log-level", "warn", "--progress", "never", "--export", ex, "--export-python", "none", cfg)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, output)

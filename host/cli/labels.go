@@ -15,20 +15,31 @@ import (
 
 // addLabelFlags adds inspect's --labels and --label-filter.
 func addLabelFlags(fl *pflag.FlagSet, f *inspectFlags) {
-	fl.IntVar(&f.labels, "labels", -1, "map the point with the pipeline's mappers (verified) and print the labels of this block (0-based) of each model: its heads and FFN units, and the residual dimensions after it (docs/labels.md)")
+	fl.IntVar(&f.labels, "labels", -1, "map the point with the pipeline's mappers, verify each model and print the labels of this block (0-based) of each: its heads and FFN units, and the residual dimensions after it (docs/labels.md); a model that fails is printed with where it first departs from its labels")
 	fl.StringVar(&f.labelFilter, "label-filter", "", "with --labels, print only the labels whose line contains this text (e.g. \"round 5/chi\")")
 }
 
 // printLabels maps the inspected circuits and prints, per model, block
-// f.labels's head and unit labels and the residual labels after it.
+// f.labels's head and unit labels and the residual labels after it; a
+// model that failed its check is printed too, after its error (which names
+// the block and units where it departs from its labels), and a closing
+// line counts the failed ones.
 func printLabels(ctx context.Context, w io.Writer, runner *run.Runner, ins *run.Inspection, f *inspectFlags) error {
 	models, err := runner.InspectModels(ctx, ins)
 	if err != nil {
 		return err
 	}
+	failed := 0
 	for _, im := range models {
 		m := im.Model
-		fmt.Fprintf(w, "\nmapper %q on layerer %q: %s, %d tokens, d_model %d, %d blocks (verified)\n", im.Mapper, im.Layerer, m.Arch, m.Tokens, m.DModel, len(m.Blocks))
+		verdict := "verified"
+		if im.Err != nil {
+			verdict, failed = "NOT verified", failed+1
+		}
+		fmt.Fprintf(w, "\nmapper %q on layerer %q: %s, %d tokens, d_model %d, %d blocks (%s)\n", im.Mapper, im.Layerer, m.Arch, m.Tokens, m.DModel, len(m.Blocks), verdict)
+		if im.Err != nil {
+			fmt.Fprintf(w, "  error: %v\n", im.Err)
+		}
 		if m.Labels == nil {
 			fmt.Fprintln(w, "  (the model carries no labels)")
 			continue
@@ -37,6 +48,9 @@ func printLabels(ctx context.Context, w io.Writer, runner *run.Runner, ins *run.
 			return fmt.Errorf("%s has blocks 0…%d, not %d", m.Arch, len(m.Blocks)-1, f.labels)
 		}
 		writeBlockLabels(w, m, f.labels, f.labelFilter)
+	}
+	if failed > 0 {
+		fmt.Fprintf(w, "\n%d of %d models NOT verified: their labels are what the mapper meant, the errors say where the pass leaves them\n", failed, len(models))
 	}
 	return nil
 }

@@ -127,7 +127,7 @@ func TestModelCheckRefused(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
 	}
-	want := `mapper "tokens-as-gates": the model check would take about 599 MiB (237619 tokens, 4426285 nonzero parameters), over its share of the host's memory bound, 500 MiB (half of --memory, over the points checked at once); not checked`
+	want := `mapper "tokens-as-gates" (tokens-as-gates/softmax, ` + cfg + `:9): the model check would take about 599 MiB (237619 tokens, 4426285 nonzero parameters), over its share of the host's memory bound, 500 MiB (half of --memory, over the points checked at once); not checked`
 	if !strings.Contains(r.stdout, want) {
 		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 	}

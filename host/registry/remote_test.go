@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -512,8 +513,9 @@ func TestPanicIsRecovered(t *testing.T) {
 	if err == nil {
 		t.Fatal("Build did not fail")
 	}
-	if want := `plugin "toy": Build: plugin panicked: boom`; err.Error() != want {
-		t.Errorf("error = %q, want %q", err, want)
+	// The panic's file and line: the toy's Build above.
+	if want := regexp.MustCompile(`^plugin "toy": Build: plugin panicked: boom \(at registry/remote_test\.go:\d+ in github\.com/tcforge/tcforge/host/registry_test\.toyPlugin\.func\d+\)$`); !want.MatchString(err.Error()) {
+		t.Errorf("error = %q, want %s", err, want)
 	}
 	if e := logs.waitEvent(t, "Build panicked"); e["plugin"] != "toy" || e["level"] != "error" || e["panic"] != "boom" {
 		t.Errorf("panic log event = %v", e)

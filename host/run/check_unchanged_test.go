@@ -10,7 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
@@ -73,15 +72,12 @@ func TestCheckUnchanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			beta, _ := m.SoftmaxBeta()
-			prog, res, err := verifyModel(ctx, m, l, in, want, forward.Options{ProbeBeta: beta > 0})
+			res, err := point.CheckModel(ctx, m, l, in, want, point.ModelOptions{ProbeBeta: beta > 0})
 			if err != nil {
 				t.Fatalf("%s/%s: %v", lay, mp.name, err)
 			}
-			res64, err := prog.RunContext(ctx, in, forward.Options{Float64: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			exact64 := point.FirstMismatch("", res64.Outputs, want, l.NumOutputs()) == nil
+			prog := res.Program
+			exact64 := res.Exact["fp64"]
 			var bmin, step, bound float64
 			var method string
 			if beta > 0 {

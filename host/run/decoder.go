@@ -2,13 +2,10 @@ package run
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/tcforge/tcforge/host/config"
-	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/internal/tokencheck"
 	"github.com/tcforge/tcforge/sdk/bitvec"
@@ -16,42 +13,25 @@ import (
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
-// checkDecoder verifies decoder m (tokens as time) on the inputs: greedy
-// generation in float32 and in float64 (forward.Generate), every generated
-// token — the working and the digest — against the circuit's own values
-// (internal/tokencheck), and the digest against the layered circuit's
-// outputs want.
-func (r *Runner) checkDecoder(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, b *config.Block, m *model.Model,
+// logDecoderMargin logs a decoder's smallest logit margin, as a warning
+// under a quarter (of a bit's ±1 from the argmax turning).
+func logDecoderMargin(log zerolog.Logger, mapper string, res *tokencheck.Result) {
+	ev := log.Debug()
+	if res.MinMargin < 0.25 {
+		ev = log.Warn()
+	}
+	ev.Str("mapper", mapper).Float64("min_margin", res.MinMargin).Int("sample", res.WorstSample).Stringer("at", res.Worst).
+		Msg("the decoder's smallest logit margin (1: every bit of every token at exactly 0 or 1)")
+}
+
+// decoderVerified finishes the row of decoder m (tokens as time), which
+// point.CheckModel verified: greedy generation in float32 and float64,
+// every generated token — the working and the digest — against the
+// circuit's own values (internal/tokencheck), and the digest against the
+// layered circuit's outputs want. It exports the model (--export) and
+// logs it.
+func (r *Runner) decoderVerified(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, b *config.Block, m *model.Model,
 	l *layered.Circuit, in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow, log zerolog.Logger) {
-	t0 := time.Now()
-	mr.Samples = len(in)
-	res, err := tokencheck.Check(ctx, m, l, in, false)
-	mr.VerifyTime = time.Since(t0)
-	if res != nil {
-		mr.MinMargin = res.MinMargin
-		ev := log.Debug()
-		if res.MinMargin < 0.25 {
-			ev = log.Warn() // a quarter of a bit's ±1 from the argmax turning
-		}
-		ev.Str("mapper", b.Name).Float64("min_margin", res.MinMargin).Int("sample", res.WorstSample).Stringer("at", res.Worst).
-			Msg("the decoder's smallest logit margin (1: every bit of every token at exactly 0 or 1)")
-	}
-	if err != nil {
-		mr.Err = fmt.Errorf("mapper %q: float32 generation: %w", b.Name, err)
-		return
-	}
-	if err := point.Mismatch("float32 decoder vs layered circuit", in, l.NumInputs, res.Outputs, want, l.NumOutputs()); err != nil {
-		mr.Err = fmt.Errorf("mapper %q: %w", b.Name, err)
-		return
-	}
-	mr.Verified = true
-	_, err64 := tokencheck.Check(ctx, m, l, in, true)
-	if ctx.Err() != nil {
-		mr.Err = ctx.Err()
-		return
-	}
-	mr.Exact = map[string]bool{"fp32": true, "fp64": err64 == nil}
-	mr.ExactIn = exactIn(mr.Exact)
 	if r.Export != "" {
 		r.exportModel(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
 	}

@@ -16,8 +16,11 @@ import (
 	"github.com/tcforge/tcforge/host/config"
 	"github.com/tcforge/tcforge/internal/safefile"
 	"github.com/tcforge/tcforge/internal/safetensors"
+	"github.com/tcforge/tcforge/internal/tokencheck"
 	"github.com/tcforge/tcforge/sdk"
+	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/circuit"
+	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 )
 
@@ -77,10 +80,11 @@ type ModuleWriter interface {
 
 // ByteInterface reports whether a model of architecture arch computing cp
 // gets a byte module: a stock model (tokens-as-states, every block a
-// torch.nn.TransformerEncoderLayer) whose construction reads and writes
-// whole bytes in a bit order (docs/export.md, "The byte module").
+// torch.nn.TransformerEncoderLayer) or a decoder (tokens as time) whose
+// construction reads and writes whole bytes in a bit order
+// (docs/export.md, "The byte module").
 func ByteInterface(arch string, cp *safetensors.Computes) bool {
-	if arch != "tokens-as-states/stock" || cp == nil || (cp.BitOrder != "lsb-first" && cp.BitOrder != "msb-first") {
+	if (arch != "tokens-as-states/stock" && arch != "decoder/stock") || cp == nil || (cp.BitOrder != "lsb-first" && cp.BitOrder != "msb-first") {
 		return false
 	}
 	for _, rs := range [][]safetensors.BitRange{cp.Inputs, cp.Outputs} {
@@ -93,6 +97,26 @@ func ByteInterface(arch string, cp *safetensors.Computes) bool {
 		}
 	}
 	return true
+}
+
+// description is what an export of model m of row mr adds to its config
+// (safetensors.Description): what it computes, the formats it was checked
+// in, and test vectors from the verification inputs in with the layered
+// circuit l's outputs want — for a decoder also each vector's prompt and
+// the tokens it must generate (tokencheck).
+func description(m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow) (*safetensors.Description, error) {
+	d := &safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()}
+	if m.Decoder == nil {
+		return d, nil
+	}
+	for _, x := range in[:min(len(in), safetensors.MaxTestVectors)] {
+		tok, err := tokencheck.Expected(m.Decoder, l, x)
+		if err != nil {
+			return nil, fmt.Errorf("export: a test vector's tokens: %w", err)
+		}
+		d.Prompts, d.Tokens = append(d.Prompts, tokencheck.Prompt(m.Decoder, x)), append(d.Tokens, tok)
+	}
+	return d, nil
 }
 
 // unavailable is an error that says the module writer cannot run at all

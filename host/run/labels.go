@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -12,18 +11,23 @@ import (
 )
 
 // InspectedModel is one mapper's model of an inspected layered circuit,
-// verified like Run's.
+// verified like Run's: Err is its verification's error (nil: verified),
+// whose *point.ModelError names the block where the model departs from
+// its labels.
 type InspectedModel struct {
 	Layerer string
 	Mapper  string
 	Model   *model.Model
 	Circuit *layered.Circuit
+	Err     error
 }
 
 // InspectModels maps every layered circuit of ins with each mapper of the
 // pipeline, validates each model and verifies it on the point's random
 // inputs (Runner.Samples, else the pipeline's) against the layered
-// circuit, as Run does, and returns the models (labels included).
+// circuit, as Run does, and returns the models (labels included): a model
+// that fails the check is returned with its error, so that its labels can
+// be read beside where it departs from them.
 func (r *Runner) InspectModels(ctx context.Context, ins *Inspection) ([]InspectedModel, error) {
 	p, pt := ins.Pipeline, ins.Point
 	if len(p.Mappers) == 0 {
@@ -61,15 +65,19 @@ func (r *Runner) InspectModels(ctx context.Context, ins *Inspection) ([]Inspecte
 				return nil, r.paramErr(b, pt, err)
 			}
 			if m == nil {
-				return nil, fmt.Errorf("mapper %q returned no model", b.Name)
+				return nil, fmt.Errorf("%s returned no model", mapperName(b, ""))
 			}
 			if err := m.Validate(); err != nil {
-				return nil, fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
+				return nil, fmt.Errorf("%s returned an invalid model: %w", mapperName(b, m.Arch), err)
 			}
-			if _, _, err := verifyModel(ctx, m, l, in, want, forward.Options{}); err != nil {
-				return nil, fmt.Errorf("mapper %q [%s]: %w", b.Name, ly.Layerer, err)
+			_, err = point.CheckModel(ctx, m, l, in, want, point.ModelOptions{})
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
-			out = append(out, InspectedModel{Layerer: ly.Layerer, Mapper: b.Name, Model: m, Circuit: l})
+			if err != nil {
+				err = fmt.Errorf("%s [%s]: %w", mapperName(b, m.Arch), ly.Layerer, err)
+			}
+			out = append(out, InspectedModel{Layerer: ly.Layerer, Mapper: b.Name, Model: m, Circuit: l, Err: err})
 		}
 	}
 	return out, nil

@@ -142,11 +142,11 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	m, err := mp.Map(ctx, pass, l)
 	mr.MapTime = time.Since(t0)
 	if err != nil {
-		mr.Err = r.detail(p, &pt, layerer+"."+b.Name, r.paramErr(b, pt, err))
+		mr.Err = r.detail(p, &pt, layerer+"."+b.Name, fmt.Errorf("%s: %w", mapperName(b, ""), r.paramErr(b, pt, err)))
 		return
 	}
 	if m == nil {
-		mr.Err = fmt.Errorf("mapper %q returned no model", b.Name)
+		mr.Err = fmt.Errorf("%s returned no model", mapperName(b, ""))
 		return
 	}
 	mr.Arch = m.Arch
@@ -161,7 +161,7 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	}
 	fig, err := interrupt.Do(ctx, func() (figures, error) {
 		if err := m.Validate(); err != nil {
-			return figures{}, fmt.Errorf("mapper %q returned an invalid model: %w", b.Name, err)
+			return figures{}, fmt.Errorf("%s returned an invalid model: %w", mapperName(b, mr.Arch), err)
 		}
 		return figures{m.Stats(), max(int64(math.Ceil(m.MaxRowSum())), l.MaxPreActivation())}, nil
 	})
@@ -175,44 +175,42 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 	}
 	if need, limit := programBytes(mr.Stats), r.modelBytes(p); limit > 0 && need > limit {
 		// Refused before the check starts, as --max-edges refuses a point.
-		mr.Err = fmt.Errorf("mapper %q: the model check would take about %d MiB (%d tokens, %d nonzero parameters), over its share of the host's memory bound, %d MiB (half of --memory, over the points checked at once); not checked", b.Name, need>>20, mr.Stats.Tokens, mr.Stats.ParamsNonzero, limit>>20)
+		mr.Err = fmt.Errorf("%s: the model check would take about %d MiB (%d tokens, %d nonzero parameters), over its share of the host's memory bound, %d MiB (half of --memory, over the points checked at once); not checked", mapperName(b, mr.Arch), need>>20, mr.Stats.Tokens, mr.Stats.ParamsNonzero, limit>>20)
 		return
 	}
 	if log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel {
 		ctx = forward.WithTrace(ctx, r.passLogger(ctx, log.With().Str("layerer", layerer).Str("mapper", b.Name).Str("arch", mr.Arch).Logger()))
 	}
-	if m.IsDecoder() {
-		r.checkDecoder(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
-		return
-	}
 	t0 = time.Now()
 	mr.Samples = len(in)
 	maxBytes := r.modelBytes(p)
-	prog, res, err := verifyModel(ctx, m, l, in, want, forward.Options{ProbeBeta: mr.Beta > 0, MaxBytes: maxBytes})
+	mc, err := point.CheckModel(ctx, m, l, in, want, point.ModelOptions{ProbeBeta: mr.Beta > 0, MaxBytes: maxBytes})
 	mr.VerifyTime = time.Since(t0)
-	if res != nil {
-		mr.MinMargin = res.MinMargin
+	if mc != nil {
+		mr.MinMargin = mc.MinMargin
+		if mc.Decoder != nil {
+			logDecoderMargin(log, b.Name, mc.Decoder)
+		}
 	}
 	if err != nil {
-		mr.Err = fmt.Errorf("mapper %q: %w", b.Name, err)
+		mr.Err = fmt.Errorf("%s: %w", mapperName(b, mr.Arch), memoryHint(err))
 		return
 	}
 	mr.Verified = true
-	// The same samples in float64: "exact in" lists the formats whose pass
-	// ran and reproduced every bit (the host runs no fp16 or bf16 pass).
-	res64, err := prog.RunContext(ctx, in, forward.Options{Float64: true, MaxBytes: maxBytes})
-	if err != nil {
-		mr.Err = fmt.Errorf("mapper %q: float64 pass: %w", b.Name, err)
+	// "exact in" lists the formats whose pass ran and reproduced every
+	// bit (the host runs no fp16 or bf16 pass).
+	mr.Exact, mr.ExactIn = mc.Exact, mc.ExactIn
+	if m.IsDecoder() {
+		r.decoderVerified(ctx, p, pt, layerer, b, m, l, in, want, cp, mr, log)
 		return
 	}
-	mr.Exact = map[string]bool{"fp32": true, "fp64": point.FirstMismatch("", res64.Outputs, want, l.NumOutputs()) == nil}
-	mr.ExactIn = exactIn(mr.Exact)
+	prog := mc.Program
 	if mr.Beta > 0 {
 		t0 = time.Now()
-		mr.BetaMin, mr.BetaStep, mr.BetaBound, mr.BetaMethod, err = betaMin(ctx, prog, res.Beta, in, want, l.NumOutputs(), mr.Beta, maxBytes, log)
+		mr.BetaMin, mr.BetaStep, mr.BetaBound, mr.BetaMethod, err = betaMin(ctx, prog, mc.Beta, in, want, l.NumOutputs(), mr.Beta, maxBytes, log)
 		mr.SearchTime = time.Since(t0)
 		if err != nil {
-			mr.Err = fmt.Errorf("mapper %q: β search: %w", b.Name, err)
+			mr.Err = fmt.Errorf("%s: β search: %w", mapperName(b, mr.Arch), err)
 			return
 		}
 	}
@@ -233,8 +231,12 @@ func (r *Runner) runMapper(ctx context.Context, p *config.Pipeline, mp *sdk.Mapp
 // is the row's error.
 func (r *Runner) exportModel(ctx context.Context, p *config.Pipeline, pt config.Point, layerer string, b *config.Block, m *model.Model, l *layered.Circuit,
 	in, want []bitvec.Vec, cp *safetensors.Computes, mr *ModelRow, log zerolog.Logger) {
-	name := exportName(p, pt, layerer, mr.Arch)
-	info, err := r.export(ctx, m, name, describeModel(p, pt, layerer, b), &safetensors.Description{Computes: cp, Exact: mr.Exact, Samples: mr.Samples, Inputs: in, Outputs: want, NumIn: l.NumInputs, NumOut: l.NumOutputs()})
+	desc, err := description(m, l, in, want, cp, mr)
+	if err != nil {
+		mr.Err = err
+		return
+	}
+	info, err := r.export(ctx, m, exportName(p, pt, layerer, mr.Arch), describeModel(p, pt, layerer, b), desc)
 	if err != nil {
 		mr.Err = err
 		return
@@ -264,20 +266,6 @@ func (r *Runner) passLogger(ctx context.Context, log zerolog.Logger) func(forwar
 	return func(pi forward.PassInfo) {
 		log.Debug().Fields(pi.Fields(f)).Msg("forward pass")
 	}
-}
-
-// exactIn lists the formats of exact that are true, widest first.
-func exactIn(exact map[string]bool) string {
-	var out []string
-	for _, f := range safetensors.Formats {
-		if exact[f] {
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		return "none"
-	}
-	return strings.Join(out, " ")
 }
 
 // modelBytes is the budget of one model check's forward-pass buffers
@@ -310,31 +298,33 @@ func programBytes(s model.Stats) int64 {
 	return 2048*int64(s.Tokens) + 32*s.ParamsNonzero
 }
 
-// verifyModel checks model m against the layered circuit l: its input and
-// output counts, then a float32 forward pass (options opt) on in against
-// l's outputs want, bit for bit. It returns the compiled model and the
-// pass's result (nil if it did not run).
-func verifyModel(ctx context.Context, m *model.Model, l *layered.Circuit, in, want []bitvec.Vec, opt forward.Options) (*forward.Program, *forward.Result, error) {
-	if m.NumInputs() != l.NumInputs || m.NumOutputs() != l.NumOutputs() {
-		return nil, nil, fmt.Errorf("the model reads %d inputs and %d outputs, the layered circuit has %d and %d",
-			m.NumInputs(), m.NumOutputs(), l.NumInputs, l.NumOutputs())
+// mapperName names mapper block b in an error line: the plugin, the
+// model's architecture where it says more (the variant:
+// "tokens-as-gates/softmax"; "" before a model is built) and the block's
+// place in its file, so that two variants of one mapper, or two blocks of
+// one, give lines of their own: `mapper "tokens-as-gates"
+// (tokens-as-gates/softmax, pipeline.hcl:12)`.
+func mapperName(b *config.Block, arch string) string {
+	var at []string
+	if arch != "" && arch != b.Name {
+		at = append(at, arch)
 	}
-	prog, err := interrupt.Do(ctx, func() (*forward.Program, error) { return forward.Compile(m) })
-	if err != nil {
-		return nil, nil, err
+	if f := b.DefRange.Filename; f != "" {
+		at = append(at, fmt.Sprintf("%s:%d", f, b.DefRange.Start.Line))
 	}
-	res, err := prog.RunContext(ctx, in, opt)
+	if len(at) == 0 {
+		return fmt.Sprintf("mapper %q", b.Name)
+	}
+	return fmt.Sprintf("mapper %q (%s)", b.Name, strings.Join(at, ", "))
+}
+
+// memoryHint says of a forward pass refused for memory what bounds it.
+func memoryHint(err error) error {
 	var me *forward.MemoryError
 	if errors.As(err, &me) {
-		return nil, nil, fmt.Errorf("forward pass refused before it started: %w (half the host's memory bound, --memory, shared by the --jobs points running at once); nothing was allocated", err)
+		return fmt.Errorf("%w (half the host's memory bound, --memory, shared by the --jobs points running at once); nothing was allocated", err)
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("forward pass: %w", err)
-	}
-	if err := point.Mismatch("float32 model vs layered circuit", in, l.NumInputs, res.Outputs, want, l.NumOutputs()); err != nil {
-		return prog, res, err
-	}
-	return prog, res, nil
+	return err
 }
 
 // betaMin finds the smallest inverse temperature, on the grid k·β/2^betaSteps

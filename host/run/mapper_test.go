@@ -11,6 +11,7 @@ import (
 	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
+	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
@@ -41,7 +42,9 @@ func setEntries(t *testing.T, m *model.Model, name string, f func(r, c int, v fl
 // TestCorruptedModelsAreCaught flips the sign of one circuit edge (g0 → g2)
 // in each mapper's weights and checks that the host's verification, which
 // runs its own forward pass against the layered circuit, rejects it while
-// accepting the untouched model.
+// accepting the untouched model, and names where the pass departs from
+// the labelled circuit values: block 1, the units writing g2's dimension
+// and g2's label.
 func TestCorruptedModelsAreCaught(t *testing.T) {
 	ctx := context.Background()
 	l := sdktest.ThreeGates()
@@ -71,28 +74,36 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 		})
 		setEntries(t, m, "attn.head1.k", func(r, c int, v float32) float32 { return v }, [3]float64{4, 2, 1})
 	}
+	// plugin maps l with mapper mp at key = value, as a run does (labels
+	// included).
+	plugin := func(mp *sdk.Mapper, key, value string) func() (*model.Model, error) {
+		return func() (*model.Model, error) {
+			return mp.Map(ctx, sdktest.Pass(t, mp, map[string]any{key: value}), l)
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		mapper  func() (*model.Model, error)
 		corrupt func(*testing.T, *model.Model)
+		where   string // where the error says the pass departs from the labels
 	}{
 		// mlp: slot 1 holds g0; both step units of g2 read it.
-		{"no-attention/mlp", func() (*model.Model, error) { return noattention.MLP(ctx, l) }, flipColumn("blocks.1.ffn.gate", 1)},
+		{"no-attention/mlp", plugin(noattention.Plugin, "variant", "mlp"), flipColumn("blocks.1.ffn.gate", 1),
+			`block 1, ffn 1 or ffn 2 (writes dim 1: L2 gate 0 "hand"): token 0, dim 1 is 0, the circuit's value is 1 (value label 5: L2 gate 0 "hand")`},
 		// residual: level 1 puts g0 in slot 0.
-		{"no-attention/residual", func() (*model.Model, error) { return noattention.Residual(ctx, l) }, flipColumn("blocks.1.ffn.gate", 0)},
-		{"tokens-as-gates/hard", func() (*model.Model, error) {
-			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Hard})
-		}, moveToNegativeHead},
-		{"tokens-as-gates/softmax", func() (*model.Model, error) {
-			return tokensasgates.Map(ctx, l, tokensasgates.Options{Mode: model.Softmax})
-		}, moveToNegativeHead},
+		{"no-attention/residual", plugin(noattention.Plugin, "variant", "residual"), flipColumn("blocks.1.ffn.gate", 0),
+			`block 1, ffn 0 or ffn 2 or ffn 3 (writes dim 0: L2 gate 0 "hand"): token 0, dim 0 is `},
+		{"tokens-as-gates/hard", plugin(tokensasgates.Plugin, "attention", "hard"), moveToNegativeHead,
+			`block 1, ffn 0 (step: SiLU(κ(ACC − THR) + A), to VAL) or ffn 1 (step: SiLU(κ(ACC − THR) − A), to VAL) or ffn 2 (clears VAL (its stale value)): token 4, dim 5 is 0, the circuit's value is 1 (value label`},
+		{"tokens-as-gates/softmax", plugin(tokensasgates.Plugin, "attention", "softmax"), moveToNegativeHead,
+			`block 1, ffn 0 (step: SiLU(κ(ACC − THR) + A), to VAL) or ffn 1 (step: SiLU(κ(ACC − THR) − A), to VAL) or ffn 2 (clears VAL (its stale value)): token 4, dim 7 is 0, the circuit's value is 1 (value label`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := tc.mapper()
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, res, err := verifyModel(context.Background(), m, l, in, want, forward.Options{})
+			res, err := point.CheckModel(context.Background(), m, l, in, want, point.ModelOptions{})
 			if err != nil {
 				t.Fatalf("the untouched model fails verification: %v", err)
 			}
@@ -103,9 +114,12 @@ func TestCorruptedModelsAreCaught(t *testing.T) {
 			if err := m.Validate(); err != nil {
 				t.Fatalf("the corrupted model is invalid (should be well-formed and wrong): %v", err)
 			}
-			_, _, err = verifyModel(context.Background(), m, l, in, want, forward.Options{})
+			_, err = point.CheckModel(context.Background(), m, l, in, want, point.ModelOptions{})
 			if err == nil || !strings.Contains(err.Error(), "float32 model vs layered circuit: sample 3, output bit 0 is 0, want 1") {
 				t.Errorf("verification of the corrupted model: %v, want a mismatch on sample 3 (a = b = 1)", err)
+			}
+			if !strings.Contains(err.Error(), "on sample 3 the pass first departs from the labelled circuit values at "+tc.where) {
+				t.Errorf("verification of the corrupted model: %v, want it located at %s", err, tc.where)
 			}
 		})
 	}
@@ -120,7 +134,7 @@ func TestVerifyModelRejectsShape(t *testing.T) {
 	m.Readout.Token = append(m.Readout.Token, 0)
 	m.Readout.Dim = append(m.Readout.Dim, 0)
 	m.Readout.Threshold = append(m.Readout.Threshold, 0.5)
-	if _, _, err := verifyModel(context.Background(), m, l, nil, nil, forward.Options{}); err == nil || !strings.Contains(err.Error(), "2 outputs") {
+	if _, err := point.CheckModel(context.Background(), m, l, nil, nil, point.ModelOptions{}); err == nil || !strings.Contains(err.Error(), "2 outputs") {
 		t.Errorf("a model with an extra output: %v", err)
 	}
 }
@@ -133,10 +147,11 @@ func TestBetaSearch(t *testing.T) {
 	}
 	in := sdktest.AllInputs(2)
 	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
-	prog, _, err := verifyModel(context.Background(), m, l, in, want, forward.Options{})
+	mc, err := point.CheckModel(context.Background(), m, l, in, want, point.ModelOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	prog := mc.Program
 	bmin, step, err := betaSearch(context.Background(), prog, in, want, 1, 8, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -167,11 +182,12 @@ func TestBetaMinProbe(t *testing.T) {
 	}
 	in := sdktest.AllInputs(2)
 	want, _ := bitvec.EvalSliced(in, 2, l.Eval)
-	prog, res, err := verifyModel(context.Background(), m, l, in, want, forward.Options{ProbeBeta: true})
+	mc, err := point.CheckModel(context.Background(), m, l, in, want, point.ModelOptions{ProbeBeta: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, step, bound, method, err := betaMin(context.Background(), prog, res.Beta, in, want, 1, 8, 0, zerolog.Nop())
+	prog := mc.Program
+	got, step, bound, method, err := betaMin(context.Background(), prog, mc.Beta, in, want, 1, 8, 0, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

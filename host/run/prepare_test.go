@@ -84,8 +84,9 @@ var impossible = map[string][]struct{ src, param, reason string }{
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"no-attention\" { variant = matrix.rate == 1 ? \"mlp\" : \"attention\" }", "variant", "must be one of"},
 	},
 	"decoder": {
-		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"decoder\" { levels_per_step = 64 + matrix.rate }", "levels_per_step", "must be at most 64"},
-		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"decoder\" { bit_order = matrix.rate == 1 ? \"auto\" : \"middle\" }", "bit_order", "must be one of"},
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"decoder\" { levels_per_step = 64 + matrix.rate }", "levels_per_step", "at most 64"},
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"decoder\" { bit_order = matrix.rate == 1 ? \"auto\" : \"both\" }", "bit_order", "must be one of"},
+		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"decoder\" { max_d_model = 17 - matrix.rate }", "max_d_model", "must be at least 16"},
 	},
 	"tokens-as-gates": {
 		{`construction "keccak" { log_w = 1, rounds = 1, rate = 25 }` + "\nlayerer \"reifier\" {}\nmapper \"tokens-as-gates\" { beta = 1 - matrix.rate }", "beta", "must be ≥ 0"},

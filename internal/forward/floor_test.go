@@ -15,7 +15,6 @@ import (
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
-	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // BenchmarkFloor measures this machine's rate for the kernels the forward
@@ -170,7 +169,7 @@ func TestFloor(t *testing.T) {
 // reporting a pass with these counts.
 func TestWork(t *testing.T) {
 	ctx := context.Background()
-	c := sdktest.Build(t, keccak.Plugin, map[string]any{"log_w": int64(2), "rate": int64(50), "rounds": int64(3), "padding": "none"})
+	c := build(t, keccak.Plugin, map[string]any{"log_w": int64(2), "rate": int64(50), "rounds": int64(3), "padding": "none"})
 	l, err := reifier.Compile(ctx, c)
 	if err != nil {
 		t.Fatal(err)

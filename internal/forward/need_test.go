@@ -12,7 +12,6 @@ import (
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
-	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // TestNeededTokens checks that skipping the tokens the readout does not
@@ -21,7 +20,7 @@ import (
 // levels say: block t computes only tokens at levels ≥ t.
 func TestNeededTokens(t *testing.T) {
 	ctx := context.Background()
-	c := sdktest.Build(t, keccak.Plugin, map[string]any{"log_w": int64(2), "rate": int64(50), "rounds": int64(3), "padding": "none"})
+	c := build(t, keccak.Plugin, map[string]any{"log_w": int64(2), "rate": int64(50), "rounds": int64(3), "padding": "none"})
 	l, err := reifier.Compile(ctx, c)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
-	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // BenchmarkPass times the forward passes of a model check (host/run's
@@ -25,7 +24,7 @@ import (
 // user + system CPU time a pass, the figure to compare on a shared machine.
 func BenchmarkPass(b *testing.B) {
 	ctx := context.Background()
-	c := sdktest.Build(b, keccak.Plugin, map[string]any{"log_w": int64(4), "rate": int64(200), "rounds": int64(6)})
+	c := build(b, keccak.Plugin, map[string]any{"log_w": int64(4), "rate": int64(200), "rounds": int64(6)})
 	l, err := reifier.Compile(ctx, c)
 	if err != nil {
 		b.Fatal(err)
@@ -76,7 +75,7 @@ func cpuTime(b *testing.B) time.Duration {
 // exponentials and its sparse projections (PassInfo.Phases).
 func BenchmarkStockPass(b *testing.B) {
 	ctx := context.Background()
-	c := sdktest.Build(b, keccak.Plugin, map[string]any{"preset": "sha3-256"})
+	c := build(b, keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	l, err := fusion.Compile(ctx, c, fusion.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
-	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // BenchmarkPassSHA3_256 times the forward passes of the full SHA3-256
@@ -26,9 +25,9 @@ import (
 //
 //	TCFORGE_HEAVY=1 go test ./internal/forward -run '^$' -bench PassSHA3_256/reifier/softmax -benchtime 1x
 func BenchmarkPassSHA3_256(b *testing.B) {
-	sdktest.Heavy(b, "full SHA3-256 passes")
+	heavy(b, "full SHA3-256 passes")
 	ctx := context.Background()
-	c := sdktest.Build(b, keccak.Plugin, map[string]any{"preset": "sha3-256"})
+	c := build(b, keccak.Plugin, map[string]any{"preset": "sha3-256"})
 	for _, lay := range []string{"reifier", "fusion"} {
 		b.Run(lay, func(b *testing.B) {
 			var l *layered.Circuit

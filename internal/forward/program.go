@@ -21,18 +21,21 @@ import (
 // the same for every sample and block and are computed once as a sparse
 // T×T matrix; otherwise they are computed per sample.
 type Program struct {
-	m      *model.Model
-	T, d   int
-	nIn    int
-	dyn    []int32 // dynamic index → dimension
-	dynOf  []int32 // dimension → dynamic index, or −1
-	nd     int
-	init   csr // per token: initial dynamic entries (dyn index, value)
-	in     csr // per input bit: dynamic entries added when the bit is 1
-	inTok  []int32
-	st     csr       // per token: static entries (dimension, value)
-	stSq   []float64 // per token: Σ of squared static entries
-	subs   []*sublayer
+	m     *model.Model
+	T, d  int
+	nIn   int
+	dyn   []int32 // dynamic index → dimension
+	dynOf []int32 // dimension → dynamic index, or −1
+	nd    int
+	init  csr // per token: initial dynamic entries (dyn index, value)
+	in    csr // per input bit: dynamic entries added when the bit is 1
+	inTok []int32
+	st    csr       // per token: static entries (dimension, value)
+	stSq  []float64 // per token: Σ of squared static entries
+	subs  []*sublayer
+	// bounds[b] is the number of sublayers run at block boundary b
+	// (Watch).
+	bounds []int
 	scores map[[2]string]*scoreMat
 	sels   map[*scoreMat]*scoreMat
 	// scoreRows caches, per (Q, K) tensor pair, the rows both use and
@@ -250,6 +253,7 @@ func Compile(m *model.Model) (*Program, error) {
 		return x
 	}
 	live := true
+	p.bounds = []int{0}
 	for bi, b := range m.Blocks {
 		if a := b.Attn; a != nil {
 			s, err := p.compileAttn(a, idx, tr, live)
@@ -263,6 +267,7 @@ func Compile(m *model.Model) (*Program, error) {
 			p.subs = append(p.subs, p.compileFFN(f, idx, tr, live))
 			live = live && f.Residual
 		}
+		p.bounds = append(p.bounds, len(p.subs))
 	}
 	p.stLive = live
 

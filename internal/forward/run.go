@@ -35,6 +35,10 @@ type Options struct {
 	// ProbeBeta derives Result.Beta, the smallest softmax β at which the
 	// pass's stream is provably unchanged (see BetaBound).
 	ProbeBeta bool
+	// Watch, if set, reads residual values at block boundaries into
+	// Result.Watched (every token is computed at every sublayer, and no
+	// blocks are fused: the same bits, more work).
+	Watch *Watch
 	// MaxBytes, if > 0, bounds the pass's buffers (workers ×
 	// WorkerBytes(lanes)): fewer lanes, then fewer workers, are used to
 	// fit it, so a large model streams its samples through a few at a
@@ -59,6 +63,9 @@ type Result struct {
 	WorstSample, WorstOutput int
 	// Beta is the probe's bound (with Options.ProbeBeta).
 	Beta *BetaBound
+	// Watched[s][b][k] is value k of Options.Watch at boundary b of
+	// sample s.
+	Watched [][][]float64
 	// SiLUExps counts the lanes whose SiLU the pass evaluated exactly
 	// (inside the range where it is not relu in F): an exponential each.
 	SiLUExps int64
@@ -92,6 +99,11 @@ func (p *Program) Run(inputs []bitvec.Vec, opt Options) (*Result, error) {
 	if opt.ctx == nil {
 		opt.ctx = context.Background()
 	}
+	if opt.Watch != nil {
+		if err := opt.Watch.check(p.T, p.d, len(p.m.Blocks)); err != nil {
+			return nil, err
+		}
+	}
 	if err := opt.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -116,6 +128,11 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 	res := &Result{Outputs: make([]bitvec.Vec, n), MinMargin: math.Inf(1), WorstSample: -1, WorstOutput: -1}
 	if opt.KeepValues {
 		res.Values = make([][]float64, n)
+	}
+	var bounds [][]int
+	if opt.Watch != nil {
+		res.Watched = opt.Watch.newWatched(n)
+		bounds = p.boundaries()
 	}
 	if n == 0 {
 		return res, nil
@@ -194,6 +211,11 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 				hi := min(n, lo+lanes)
 				t := time.Now()
 				w.load(inputs[lo:hi])
+				if bounds != nil {
+					for _, bd := range bounds[0] {
+						w.watch(opt.Watch, bd, lo, res.Watched)
+					}
+				}
 				for i := 0; i < len(tp.subs); i++ {
 					if opt.ctx.Err() != nil {
 						return
@@ -201,10 +223,15 @@ func run[F Float](p *Program, inputs []bitvec.Vec, opt Options) (*Result, error)
 					s := &tp.subs[i]
 					t1 := time.Now()
 					ph.Other += t1.Sub(t)
-					if s.fuse && w.block(s, &tp.subs[i+1]) {
+					if s.fuse && bounds == nil && w.block(s, &tp.subs[i+1]) {
 						i++
 					} else {
 						w.sublayer(s)
+					}
+					if bounds != nil {
+						for _, bd := range bounds[i+1] {
+							w.watch(opt.Watch, bd, lo, res.Watched)
+						}
 					}
 					t = time.Now()
 					if s.sparse {

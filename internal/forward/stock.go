@@ -81,6 +81,9 @@ func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, workers int, opt Op
 	res := &Result{Outputs: make([]bitvec.Vec, len(inputs)), MinMargin: math.Inf(1)}
 	nOut := p.m.NumOutputs()
 	values := make([][]float64, len(inputs))
+	if opt.Watch != nil {
+		res.Watched = opt.Watch.newWatched(len(inputs))
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var phases Phases
@@ -92,7 +95,11 @@ func stockRun[F Float](p *stockProgram, inputs []bitvec.Vec, workers int, opt Op
 			st := newStockState[F](p)
 			for s := range next {
 				if opt.ctx.Err() == nil {
-					values[s] = st.sample(inputs[s])
+					var watched [][]float64
+					if res.Watched != nil {
+						watched = res.Watched[s]
+					}
+					values[s] = st.sample(inputs[s], opt.Watch, watched)
 				}
 			}
 			mu.Lock()
@@ -195,8 +202,9 @@ func layerNorm[F Float](x, h []F, w, b []float64, eps float64) {
 	}
 }
 
-// sample runs one sample and returns its readout values.
-func (st *stockState[F]) sample(in bitvec.Vec) []float64 {
+// sample runs one sample and returns its readout values; with wt, it
+// records the watched values at every layer boundary into watched.
+func (st *stockState[F]) sample(in bitvec.Vec, wt *Watch, watched [][]float64) []float64 {
 	p := st.p
 	d := p.d
 	st.t = time.Now()
@@ -213,8 +221,14 @@ func (st *stockState[F]) sample(in bitvec.Vec) []float64 {
 			row[c] += F(vals[k])
 		}
 	}
+	if wt != nil {
+		st.watch(wt, 0, watched)
+	}
 	for i := range p.layers {
 		st.layer(&p.layers[i])
+		if wt != nil {
+			st.watch(wt, i+1, watched)
+		}
 	}
 	r := p.m.Readout
 	out := make([]float64, len(r.Token))

@@ -14,7 +14,6 @@ import (
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/model"
-	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // randomStock builds a stock model of T tokens, d_model d, the given heads
@@ -70,7 +69,7 @@ func TestStockUnchanged(t *testing.T) {
 func stockUnchanged(t *testing.T) {
 	const want = "db355cfa58e8a1fecccd04bbe62f629949c912c221a4fc6ec87c0563e3f422a2"
 	ctx := context.Background()
-	c := sdktest.Build(t, keccak.Plugin, map[string]any{"log_w": int64(2), "rate": int64(50), "rounds": int64(3), "padding": "none"})
+	c := build(t, keccak.Plugin, map[string]any{"log_w": int64(2), "rate": int64(50), "rounds": int64(3), "padding": "none"})
 	l, err := fusion.Compile(ctx, c, fusion.Options{})
 	if err != nil {
 		t.Fatal(err)

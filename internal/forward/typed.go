@@ -14,7 +14,7 @@ type typed[F Float] struct {
 	subs []tsub[F]
 	stSq []F
 	// need is Program.need, or nil under Options.ProbeBeta (the probe's
-	// bound covers every token).
+	// bound covers every token) and Options.Watch (it reads any token).
 	need []int32
 	// expTook is the time softWeights took (its exponentials).
 	expTook time.Duration
@@ -71,7 +71,7 @@ func typeProj[F Float](pr *proj) tproj[F] {
 
 func makeTyped[F Float](p *Program, opt Options) (*typed[F], error) {
 	tp := &typed[F]{stSq: conv[F](p.stSq)}
-	if !opt.ProbeBeta {
+	if !opt.ProbeBeta && opt.Watch == nil {
 		tp.need = p.need
 	}
 	projs := map[*proj]tproj[F]{}

@@ -21,7 +21,6 @@ import (
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
-	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
 // passDigest hashes everything a forward pass decides: every output bit,
@@ -49,7 +48,7 @@ func passDigest(h hash.Hash, r *Result) {
 // feature the pass has (norms, dynamic scores, replacing sublayers).
 func unchangedModels(t *testing.T) ([]string, []*model.Model) {
 	ctx := context.Background()
-	c := sdktest.Build(t, keccak.Plugin, map[string]any{"log_w": int64(2), "rate": int64(50), "rounds": int64(3), "padding": "none"})
+	c := build(t, keccak.Plugin, map[string]any{"log_w": int64(2), "rate": int64(50), "rounds": int64(3), "padding": "none"})
 	ls := map[string]*layered.Circuit{}
 	var err error
 	if ls["reifier"], err = reifier.Compile(ctx, c); err != nil {

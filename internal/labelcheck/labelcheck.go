@@ -1,8 +1,10 @@
 // Package labelcheck makes a model's labels ground truth: it decodes the
 // residual stream at every block boundary through the labels (the host's
-// own forward pass, run on the model cut after each block with a readout
-// on every labelled dimension) and compares every labelled value with the
-// layered circuit's value at the matching level on the same input.
+// own forward pass, reading every labelled dimension at every boundary
+// with a forward.Watch) and compares every labelled value with the
+// layered circuit's value at the matching level on the same input (Check);
+// on a model that computes something else, it locates the first block
+// whose output leaves the labelled values (Locate).
 package labelcheck
 
 import (
@@ -31,30 +33,56 @@ type Report struct {
 	MaxErr float64
 }
 
-// Decode returns the residual stream of m at boundary b (after b blocks;
-// 0: the embedding) at the dimensions of labels for every input: out[s][i]
-// is x[labels[i].Token][labels[i].Dim] of sample s (token −1 reads token 0).
-func Decode(m *model.Model, b int, labels []model.ValueLabel, inputs []bitvec.Vec) ([][]float64, error) {
-	if b < 0 || b > len(m.Blocks) {
-		return nil, fmt.Errorf("labelcheck: boundary %d outside 0…%d", b, len(m.Blocks))
+// watch returns the forward.Watch of m's labels: at each boundary the
+// value labels (not Aux) that hold there, at their token (token −1, every
+// token, is read at token 0), and their indexes into l.Values.
+func watch(m *model.Model) (*forward.Watch, [][]int) {
+	nb := len(m.Blocks)
+	wt := &forward.Watch{Token: make([][]int32, nb+1), Dim: make([][]int32, nb+1)}
+	idx := make([][]int, nb+1)
+	for i, v := range m.Labels.Values {
+		if v.Kind == model.Aux {
+			continue
+		}
+		for b := v.From; b <= v.Until; b++ {
+			wt.Token[b] = append(wt.Token[b], max(v.Token, 0))
+			wt.Dim[b] = append(wt.Dim[b], v.Dim)
+			idx[b] = append(idx[b], i)
+		}
 	}
-	if len(labels) == 0 {
-		return make([][]float64, len(inputs)), nil
+	return wt, idx
+}
+
+// checkLevels checks m's labels against the model and the circuit's
+// levels.
+func checkLevels(m *model.Model, c *layered.Circuit) error {
+	l := m.Labels
+	if l == nil {
+		return fmt.Errorf("labelcheck: the model (%s) has no labels", m.Arch)
 	}
-	cut := *m
-	cut.Labels = nil
-	cut.Blocks = m.Blocks[:b]
-	cut.Readout = model.Readout{}
-	for _, v := range labels {
-		cut.Readout.Token = append(cut.Readout.Token, max(v.Token, 0))
-		cut.Readout.Dim = append(cut.Readout.Dim, v.Dim)
-		cut.Readout.Threshold = append(cut.Readout.Threshold, 0)
+	if err := l.Validate(m); err != nil {
+		return err
 	}
-	res, err := forward.Forward(&cut, inputs, forward.Options{KeepValues: true})
-	if err != nil {
-		return nil, fmt.Errorf("labelcheck: boundary %d: %w", b, err)
+	if len(l.Levels) != c.Depth()+1 {
+		return fmt.Errorf("labelcheck: labels name %d levels, the circuit has %d", len(l.Levels), c.Depth()+1)
 	}
-	return res.Values, nil
+	for L := range l.Levels {
+		if int(l.Levels[L]) != c.LevelWidth(L) || int(l.Forms[L]) != c.NumForms(L) {
+			return fmt.Errorf("labelcheck: level %d: labels say %d gates and %d forms, the circuit %d and %d", L, l.Levels[L], l.Forms[L], c.LevelWidth(L), c.NumForms(L))
+		}
+	}
+	return nil
+}
+
+// circuitValues returns the gate values of every level of c on in and
+// their forms.
+func circuitValues(c *layered.Circuit, in bitvec.Vec) (gates, forms [][]int64) {
+	gates = LevelValues(c, in)
+	forms = make([][]int64, len(gates))
+	for L := range gates {
+		forms[L] = FormValues(c, L, gates[L])
+	}
+	return gates, forms
 }
 
 // LevelValues returns the value of every gate of every level of c on input
@@ -122,65 +150,42 @@ func Expected(v *model.ValueLabel, gates, forms [][]int64) int64 {
 }
 
 // Check decodes every labelled circuit value of m at every boundary on
-// every input and compares it with c's; it fails on the first value off
-// by more than Tol, naming the label, boundary and sample.
+// every input (one float32 pass with a forward.Watch) and compares it with
+// c's; it fails on the first value off by more than Tol, naming the label,
+// boundary and sample.
 func Check(ctx context.Context, m *model.Model, c *layered.Circuit, inputs []bitvec.Vec) (Report, error) {
 	var rep Report
-	l := m.Labels
-	if l == nil {
-		return rep, fmt.Errorf("labelcheck: the model (%s) has no labels", m.Arch)
-	}
-	if err := l.Validate(m); err != nil {
+	if err := checkLevels(m, c); err != nil {
 		return rep, err
 	}
-	if len(l.Levels) != c.Depth()+1 {
-		return rep, fmt.Errorf("labelcheck: labels name %d levels, the circuit has %d", len(l.Levels), c.Depth()+1)
-	}
-	for L := range l.Levels {
-		if int(l.Levels[L]) != c.LevelWidth(L) || int(l.Forms[L]) != c.NumForms(L) {
-			return rep, fmt.Errorf("labelcheck: level %d: labels say %d gates and %d forms, the circuit %d and %d", L, l.Levels[L], l.Forms[L], c.LevelWidth(L), c.NumForms(L))
-		}
-	}
-	gates := make([][][]int64, len(inputs))
-	forms := make([][][]int64, len(inputs))
-	for s, in := range inputs {
-		gates[s] = LevelValues(c, in)
-		forms[s] = make([][]int64, len(gates[s]))
-		for L := range gates[s] {
-			forms[s][L] = FormValues(c, L, gates[s][L])
-		}
-	}
-	for _, v := range l.Values {
+	for _, v := range m.Labels.Values {
 		if v.Kind != model.Aux {
 			rep.Labels++
 		}
 	}
 	rep.Boundaries = len(m.Blocks) + 1
-	for b := 0; b <= len(m.Blocks); b++ {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		var at []model.ValueLabel
-		var idx []int
-		for i, v := range l.Values {
-			if v.Kind != model.Aux && v.From <= int32(b) && int32(b) <= v.Until {
-				at = append(at, v)
-				idx = append(idx, i)
-			}
-		}
-		got, err := Decode(m, b, at, inputs)
-		if err != nil {
-			return rep, err
-		}
-		for s := range inputs {
-			for k := range at {
-				want := Expected(&at[k], gates[s], forms[s])
-				e := math.Abs(got[s][k] - float64(want))
+	wt, idx := watch(m)
+	prog, err := forward.Compile(m)
+	if err != nil {
+		return rep, err
+	}
+	res, err := prog.RunContext(ctx, inputs, forward.Options{Watch: wt})
+	if err != nil {
+		return rep, fmt.Errorf("labelcheck: %w", err)
+	}
+	vals := m.Labels.Values
+	for s, in := range inputs {
+		gates, forms := circuitValues(c, in)
+		for b := range idx {
+			for k, i := range idx[b] {
+				want := Expected(&vals[i], gates, forms)
+				got := res.Watched[s][b][k]
+				e := math.Abs(got - float64(want))
 				rep.MaxErr = max(rep.MaxErr, e)
 				rep.Compared++
 				if !(e <= Tol) {
 					return rep, fmt.Errorf("labelcheck: %s: boundary %d, sample %d: value label %d (token %d, dim %d, %s) decodes to %v, the circuit's value is %d",
-						m.Arch, b, s, idx[k], at[k].Token, at[k].Dim, at[k].Describe(), got[s][k], want)
+						m.Arch, b, s, i, vals[i].Token, vals[i].Dim, vals[i].Describe(), got, want)
 				}
 			}
 		}

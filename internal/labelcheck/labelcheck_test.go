@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/internal/labelcheck"
 	"github.com/tcforge/tcforge/plugins/adder"
 	"github.com/tcforge/tcforge/plugins/fusion"
@@ -203,4 +204,113 @@ func TestGroundTruthSHA3(t *testing.T) {
 		t.Errorf("%+v: want 49 boundaries, every label compared once a sample, differences under 0.01", rep)
 	}
 	t.Logf("%s: %d labels, %d values compared over %d boundaries, max error %.3g", m.Arch, rep.Labels, rep.Compared, rep.Boundaries, rep.MaxErr)
+}
+
+// TestLocateWrongWeight breaks one weight of a toy model — the no-attention
+// MLP of sdktest.ThreeGates, block 0's FFN unit 3, whose ramp reads a
+// with −1024, reads it with +1024 — and checks that Locate names block
+// 0, the units writing g1's dimension (3 and 4) and the label of the
+// value that departs: level 1's gate 1.
+func TestLocateWrongWeight(t *testing.T) {
+	c := sdktest.ThreeGates()
+	m := mapWith(t, mappers[0], c)
+	g := m.Tensor("blocks.0.ffn.gate")
+	cols, vals := g.Row(3)
+	for k, col := range cols {
+		if col == 1 {
+			vals[k] = -vals[k]
+		}
+	}
+	prog, err := forward.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := sdktest.AllInputs(2)
+	var d *labelcheck.Departure
+	for s := range in {
+		if d, err = labelcheck.Locate(context.Background(), prog, c, in[s], false); err != nil {
+			t.Fatal(err)
+		}
+		if d != nil {
+			break
+		}
+	}
+	if d == nil {
+		t.Fatal("no departure found on any input")
+	}
+	t.Log(d)
+	if d.Block() != 0 || d.Value.Kind != model.Gate || d.Value.Level != 1 || d.Value.Index != 1 || len(d.Units) != 2 ||
+		d.Units[0] != (model.UnitLabel{Block: 0, Kind: model.FFNUnit, Index: 3, Name: d.Units[0].Name}) || d.Units[1].Index != 4 ||
+		!strings.HasPrefix(d.String(), "block 0, ffn 3 or ffn 4 (writes dim 2: L1 gate 1 \"hand\"): token 0, dim 2 is 1, the circuit's value is 0 (value label 4: L1 gate 1 \"hand\")") {
+		t.Errorf("departure %+v, want block 0, FFN units 3 and 4, L1 gate 1", d)
+	}
+}
+
+// TestLocateEveryMapper breaks each mapper's model of the toy Keccak in its
+// middle block — the row of one labelled dimension of that block's FFN
+// output (W_out or linear2) negated — and checks that Locate, on the first
+// input where anything departs, names that block (or an earlier one
+// sharing the tensor: tokens-as-gates shares one W_out) and units that
+// write the departing dimension, and finds nothing on the model unbroken.
+func TestLocateEveryMapper(t *testing.T) {
+	l := layer(t, circuits[0])
+	in := bitvec.Random(rand.New(rand.NewPCG(5, 6)), 16, l.NumInputs)
+	for _, mc := range mappers {
+		t.Run(mc.name, func(t *testing.T) {
+			m := mapWith(t, mc, l)
+			ctx := context.Background()
+			prog, err := forward.Compile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s := range in {
+				if d, err := labelcheck.Locate(ctx, prog, l, in[s], false); err != nil || d != nil {
+					t.Fatalf("the unbroken model, sample %d: departure %v, error %v", s, d, err)
+				}
+			}
+			k := len(m.Blocks) / 2
+			out := ""
+			if f := m.Blocks[k].FFN; f != nil {
+				out = f.Out
+			} else {
+				out = m.Blocks[k].Layer.Linear2W
+			}
+			dim := int32(-1)
+			for _, v := range m.Labels.Values {
+				if v.Kind != model.Aux && v.From <= int32(k+1) && int32(k+1) <= v.Until && len(labelcheck.Writers(m, k, v.Dim)) > 0 {
+					dim = v.Dim
+					break
+				}
+			}
+			if dim < 0 {
+				t.Fatalf("no labelled dimension written by block %d", k)
+			}
+			ot := m.Tensor(out)
+			_, vals := ot.Row(int(dim))
+			for i := range vals {
+				vals[i] = -vals[i]
+			}
+			if prog, err = forward.Compile(m); err != nil {
+				t.Fatal(err)
+			}
+			var d *labelcheck.Departure
+			for s := range in {
+				if d, err = labelcheck.Locate(ctx, prog, l, in[s], false); err != nil {
+					t.Fatal(err)
+				}
+				if d != nil {
+					break
+				}
+			}
+			if d == nil {
+				t.Fatalf("block %d's output row %d zeroed: no departure on %d inputs", k, dim, len(in))
+			}
+			t.Log(d)
+			b := d.Block()
+			uses := b >= 0 && (m.Blocks[b].FFN != nil && m.Blocks[b].FFN.Out == out || m.Blocks[b].Layer != nil && m.Blocks[b].Layer.Linear2W == out)
+			if b > k || !uses || len(d.Units) == 0 {
+				t.Errorf("departure at block %d with units %v, want block %d (or one before it with the same %s) and its units", b, d.Units, k, out)
+			}
+		})
+	}
 }

@@ -16,13 +16,18 @@ type Config struct {
 	DModel       int              `json:"d_model"`
 	Attrs        map[string]int64 `json:"attrs,omitempty"`
 	Stats        model.Stats      `json:"stats"`
-	Embedding    Embedding        `json:"embedding"`
-	Blocks       []Block          `json:"blocks"`
+	// Embedding and Readout are absent in a decoder's config (Decoder
+	// says how its tokens come in and go out).
+	Embedding *Embedding `json:"embedding,omitempty"`
+	Blocks    []Block    `json:"blocks"`
 	// Stock, for a model whose every block is a stock encoder layer: the
 	// nn.TransformerEncoder's hyper-parameters (layers, nhead,
 	// dim_feedforward, layer_norm_eps; every layer has the same).
-	Stock   *Stock            `json:"stock,omitempty"`
-	Readout Readout           `json:"readout"`
+	Stock   *Stock   `json:"stock,omitempty"`
+	Readout *Readout `json:"readout,omitempty"`
+	// Decoder, for a causal decoder (tokens as time): its vocabulary,
+	// positions, token maps and LM head (decoder.go).
+	Decoder *Decoder          `json:"decoder,omitempty"`
 	Tensors map[string]Shape  `json:"tensors"`
 	Notes   map[string]string `json:"notes,omitempty"`
 	// Computes says what function the model computes (absent in exports
@@ -43,10 +48,14 @@ type Config struct {
 	TestVectors []TestVector `json:"test_vectors,omitempty"`
 }
 
-// TestVector is one input of a model with its expected output.
+// TestVector is one input of a model with its expected output, and for
+// a decoder its prompt and the tokens it must generate (working, then
+// digest).
 type TestVector struct {
-	Input  string `json:"input"`
-	Output string `json:"output"`
+	Input  string  `json:"input"`
+	Output string  `json:"output"`
+	Prompt []int32 `json:"prompt,omitempty"`
+	Tokens []int32 `json:"tokens,omitempty"`
 }
 
 // Computes describes the function an exported model computes: the
@@ -97,6 +106,9 @@ type Description struct {
 	// written (NumIn and NumOut bits each).
 	Inputs, Outputs []bitvec.Vec
 	NumIn, NumOut   int
+	// Prompts and Tokens, for a decoder, are the prompt and the expected
+	// generated tokens of each of the first inputs (test vectors).
+	Prompts, Tokens [][]int32
 }
 
 // MaxTestVectors is the most test vectors a config holds.
@@ -112,7 +124,11 @@ func (c *Config) describe(d *Description) {
 	}
 	c.Computes, c.Samples = d.Computes, d.Samples
 	for i := range min(len(d.Inputs), len(d.Outputs), MaxTestVectors) {
-		c.TestVectors = append(c.TestVectors, TestVector{Input: d.Inputs[i].Text(d.NumIn), Output: d.Outputs[i].Text(d.NumOut)})
+		tv := TestVector{Input: d.Inputs[i].Text(d.NumIn), Output: d.Outputs[i].Text(d.NumOut)}
+		if i < len(d.Prompts) && i < len(d.Tokens) {
+			tv.Prompt, tv.Tokens = d.Prompts[i], d.Tokens[i]
+		}
+		c.TestVectors = append(c.TestVectors, tv)
 	}
 	c.Precision = map[string]string{}
 	for _, f := range Formats {
@@ -246,9 +262,7 @@ func NewConfig(m *model.Model, layout, weights string) Config {
 	c := Config{
 		Format: Format, Version: 1, Architecture: m.Arch, Layout: layout, Weights: weights,
 		Tokens: m.Tokens, DModel: m.DModel, Attrs: m.Attrs, Stats: m.Stats(),
-		Embedding: Embedding{Base: m.Embed.Base, Input: m.Embed.Input, InputToken: m.Embed.InputToken},
-		Readout:   Readout{Token: m.Readout.Token, Dim: m.Readout.Dim, Threshold: m.Readout.Threshold},
-		Tensors:   map[string]Shape{},
+		Tensors: map[string]Shape{},
 		Notes: map[string]string{
 			"forward": "x = base; x[input_token[b]] += input[b] for each input bit b = 1; per block: x = x + Attn(Norm(x)) (x = Attn(..) if not residual), then x = x + FFN(Norm(x)); bit k = x[readout.token[k], readout.dim[k]] >= readout.threshold[k]",
 			"ffn":     "FFN(x) = w_out @ (silu(w_gate @ x) * (w_value @ x)), no biases",
@@ -257,6 +271,16 @@ func NewConfig(m *model.Model, layout, weights string) Config {
 			"layer":   "a block with \"layer\" is a stock torch.nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.0, activation=\"relu\", batch_first=True, norm_first=True, layer_norm_eps): its state-dict entries are the named tensors (vectors stored 1×n)",
 			"csr":     "W.crow_indices int32 [rows+1], W.col_indices int32 [nnz], W.values float32 [nnz]: torch.sparse_csr_tensor(crow, col, values, size=(rows, cols))",
 		},
+	}
+	if m.Decoder != nil {
+		c.Decoder = decoderOut(m.Decoder)
+		c.Notes = map[string]string{"csr": c.Notes["csr"]}
+		for k, v := range decoderNotes {
+			c.Notes[k] = v
+		}
+	} else {
+		c.Embedding = &Embedding{Base: m.Embed.Base, Input: m.Embed.Input, InputToken: m.Embed.InputToken}
+		c.Readout = &Readout{Token: m.Readout.Token, Dim: m.Readout.Dim, Threshold: m.Readout.Threshold}
 	}
 	for _, b := range m.Blocks {
 		var eb Block

@@ -22,7 +22,8 @@ func Describe(construction string, params map[string]any, c *circuit.Circuit) *C
 // ("bits" for one it does not know: an external plugin's) and who pads the
 // message: the caller when the circuit reads as many bits as it absorbs
 // (attributes message_bits = padded_bits; padding adds at least two bits),
-// the model otherwise, "none" for SHA-2's bare compression.
+// the model otherwise, "none" for SHA-2's bare compression; SHA-2's block
+// mode reads one block the caller padded.
 func bitLayout(construction string, params map[string]any) (order, padding string) {
 	order = map[string]string{"keccak": "lsb-first", "sha2": "msb-first", "ascon": "msb-first", "blake2s": "msb-first"}[construction]
 	if order == "" {
@@ -33,6 +34,8 @@ func bitLayout(construction string, params map[string]any) (order, padding strin
 	switch {
 	case construction == "sha2" && params["mode"] == "compress":
 		padding = "none"
+	case construction == "sha2" && params["mode"] == "block":
+		padding = "caller"
 	case construction == "sha2":
 		padding = "model"
 	case ok1 && ok2 && msg == padded:

@@ -161,9 +161,16 @@ func Import(configPath string) (*model.Model, error) {
 	for i := range ts {
 		byName[ts[i].Name] = &ts[i]
 	}
-	m := &model.Model{Arch: c.Architecture, Attrs: c.Attrs, Tokens: c.Tokens, DModel: c.DModel,
-		Embed:   model.Embedding{Base: c.Embedding.Base, Input: c.Embedding.Input, InputToken: c.Embedding.InputToken},
-		Readout: model.Readout{Token: c.Readout.Token, Dim: c.Readout.Dim, Threshold: c.Readout.Threshold}}
+	m := &model.Model{Arch: c.Architecture, Attrs: c.Attrs, Tokens: c.Tokens, DModel: c.DModel}
+	if e := c.Embedding; e != nil {
+		m.Embed = model.Embedding{Base: e.Base, Input: e.Input, InputToken: e.InputToken}
+	}
+	if r := c.Readout; r != nil {
+		m.Readout = model.Readout{Token: r.Token, Dim: r.Dim, Threshold: r.Threshold}
+	}
+	if c.Decoder != nil {
+		m.Decoder = decoderIn(c.Decoder)
+	}
 	for _, b := range c.Blocks {
 		var mb model.Block
 		if a := b.Attention; a != nil {

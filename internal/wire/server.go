@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,17 +170,45 @@ func (s *server) callContext(ctx context.Context, name, method string) context.C
 	return l.WithContext(ctx)
 }
 
-// safely runs fn, turning a panic into an error.
+// safely runs fn, turning a panic into an error that names where it
+// happened: "plugin panicked: boom (at adder/adder.go:42 in
+// github.com/…/adder.build)".
 func safely(ctx context.Context, method string, fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			site := panicSite()
 			log := zerolog.Ctx(ctx)
-			log.Error().Str("panic", fmt.Sprint(r)).Msgf("%s panicked", method)
+			log.Error().Str("panic", fmt.Sprint(r)).Str("at", site).Msgf("%s panicked", method)
 			log.Debug().Str("stack", string(debug.Stack())).Msg("panic stack")
 			err = fmt.Errorf("plugin panicked: %v", r)
+			if site != "" {
+				err = fmt.Errorf("plugin panicked: %v (at %s)", r, site)
+			}
 		}
 	}()
 	return fn()
+}
+
+// panicSite returns, called from a deferred recover, the frame that
+// panicked — the first below the panic outside the runtime (an index out
+// of range panics in runtime.goPanicIndex, called from the plugin's line)
+// — as "dir/file.go:line in function", or "" if none is found.
+func panicSite() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic" || f.Function == "runtime.panicmem" || f.Function == "runtime.sigpanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return fmt.Sprintf("%s/%s:%d in %s", filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File), f.Line, f.Function)
+		}
+		if !more {
+			return ""
+		}
+	}
 }
 
 // Describe implements proto.PluginServer.

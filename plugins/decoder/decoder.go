@@ -44,6 +44,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/tcforge/tcforge/sdk"
@@ -129,8 +130,17 @@ func roundLevels(c *layered.Circuit) int {
 	for _, tag := range c.Tags {
 		parts := strings.Split(tag, "/")
 		for i, p := range parts {
-			if strings.HasPrefix(p, "round ") {
-				rounds[strings.Join(parts[:i+1], "/")] = true
+			// "round N", also where a builder suffixes it ("round N
+			// counters": an adder's counters inside the round).
+			num, ok := strings.CutPrefix(p, "round ")
+			if !ok {
+				continue
+			}
+			if j := strings.IndexByte(num, ' '); j >= 0 {
+				num = num[:j]
+			}
+			if _, err := strconv.Atoi(num); err == nil {
+				rounds[strings.Join(append(parts[:i:i], "round "+num), "/")] = true
 			}
 		}
 	}

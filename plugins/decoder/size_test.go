@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcforge/tcforge/internal/tokencheck"
 	"github.com/tcforge/tcforge/plugins/decoder"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
@@ -97,9 +96,6 @@ func TestSizeCheck(t *testing.T) {
 	fmt.Printf("mapped in %v: layers %d, d_model %d, heads %d, ffn %d, generated %d, kinds %d, params %d\n", time.Since(t0), s.Blocks, s.DModel, s.Heads, s.FFNHidden, s.Generated, m.Attrs["kinds"], s.ParamsDense)
 	t0 = time.Now()
 	in := bitvec.Random(rand.New(rand.NewPCG(3, 4)), n, l.NumInputs)
-	res, err := tokencheck.Check(ctx, m, l, in, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Printf("checked %d samples, %d tokens, margin %.4f in %v\n", n, res.Tokens, res.MinMargin, time.Since(t0))
+	mc := sdktest.CheckModel(t, m, l, sdktest.ModelOptions{In: in})
+	fmt.Printf("checked %d samples (every generated token, float32 and float64: exact in %s), margin %.4f in %v\n", n, mc.ExactIn, mc.MinMargin, time.Since(t0))
 }

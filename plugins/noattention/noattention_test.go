@@ -2,7 +2,6 @@ package noattention_test
 
 import (
 	"context"
-	"github.com/tcforge/tcforge/internal/forward"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -18,22 +17,17 @@ import (
 // blocks (the last without its FFN if attnOnly).
 func state(t *testing.T, m *model.Model, blocks int, attnOnly bool, in []bitvec.Vec) [][]float64 {
 	t.Helper()
-	pm := *m
-	pm.Blocks = append([]model.Block(nil), m.Blocks[:blocks]...)
 	if attnOnly {
+		pm := *m
+		pm.Blocks = append([]model.Block(nil), m.Blocks[:blocks]...)
 		pm.Blocks[blocks-1].FFN = nil
+		m = &pm
 	}
-	pm.Readout = model.Readout{}
-	for d := 0; d < m.DModel; d++ {
-		pm.Readout.Token = append(pm.Readout.Token, 0)
-		pm.Readout.Dim = append(pm.Readout.Dim, int32(d))
-		pm.Readout.Threshold = append(pm.Readout.Threshold, 0.5)
+	tokens, dims := make([]int32, m.DModel), make([]int32, m.DModel)
+	for d := range dims {
+		dims[d] = int32(d)
 	}
-	res, err := forward.Forward(&pm, in, forward.Options{Float64: true, KeepValues: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Values
+	return sdktest.Stream(t, m, in, blocks, tokens, dims)
 }
 
 func TestMLPThreeGates(t *testing.T) {
@@ -170,29 +164,10 @@ func TestRandomCircuits(t *testing.T) {
 	for k := 0; k < 20; k++ {
 		c := randomCircuit(rng, 5, 1+rng.IntN(6), 8)
 		in := bitvec.Random(rng, 64, 5)
-		want, err := bitvec.EvalSliced(in, 5, c.Eval)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, mk := range map[string]func(context.Context, *layered.Circuit) (*model.Model, error){"mlp": noattention.MLP, "residual": noattention.Residual} {
-			m, err := mk(context.Background(), c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m.DModel != 1+c.Stats().Forms {
-				t.Errorf("%s: d_model %d, want 1 + %d forms", name, m.DModel, c.Stats().Forms)
-			}
-			res, err := forward.Forward(m, in, forward.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s := range in {
-				if !bitvec.Equal(res.Outputs[s], want[s], c.NumOutputs()) {
-					t.Fatalf("circuit %d, %s, sample %d: %v, want %v", k, name, s, res.Outputs[s], want[s])
-				}
-			}
-			if res.MinMargin < 0.49 {
-				t.Errorf("circuit %d, %s: min margin %v", k, name, res.MinMargin)
+		for _, variant := range []string{"mlp", "residual"} {
+			mc := sdktest.CheckMapper(t, noattention.Plugin, map[string]any{"variant": variant}, c, sdktest.ModelOptions{In: in, MinMargin: 0.49})
+			if m := mc.Model; m.DModel != 1+c.Stats().Forms {
+				t.Errorf("circuit %d, %s: d_model %d, want 1 + %d forms", k, variant, m.DModel, c.Stats().Forms)
 			}
 		}
 	}

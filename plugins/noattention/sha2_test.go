@@ -6,15 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/noattention"
 	"github.com/tcforge/tcforge/plugins/sha2"
 	"github.com/tcforge/tcforge/sdk"
 	"github.com/tcforge/tcforge/sdk/bitvec"
-	"github.com/tcforge/tcforge/sdk/layered"
-	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
 
@@ -35,29 +32,9 @@ func TestResidualSHA256Sums(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := bitvec.Random(rand.New(rand.NewPCG(3, uint64(rounds))), 64, len(c.Inputs))
-		want, err := bitvec.EvalSliced(in, len(c.Inputs), l.Evaluator())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, mk := range map[string]func(context.Context, *layered.Circuit) (*model.Model, error){"mlp": noattention.MLP, "residual": noattention.Residual} {
-			m, err := mk(context.Background(), l)
-			if err != nil {
-				t.Fatalf("rounds %d, %s: %v", rounds, name, err)
-			}
-			res, err := forward.Forward(m, in, forward.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s := range in {
-				if !bitvec.Equal(res.Outputs[s], want[s], l.NumOutputs()) {
-					t.Errorf("rounds %d, %s, sample %d: model differs from the layered circuit (min margin %v)", rounds, name, s, res.MinMargin)
-					break
-				}
-			}
-			if res.MinMargin < 0.49 {
-				t.Errorf("rounds %d, %s: min margin %v, want about 0.5", rounds, name, res.MinMargin)
-			}
-			t.Logf("rounds %d, %s: depth %d, d_model %d, anchor %d, min margin %v", rounds, name, l.Depth(), m.DModel, m.Attrs["anchor"], res.MinMargin)
+		for _, variant := range []string{"mlp", "residual"} {
+			mc := sdktest.CheckMapper(t, noattention.Plugin, map[string]any{"variant": variant}, l, sdktest.ModelOptions{In: in, MinMargin: 0.49})
+			t.Logf("rounds %d, %s: depth %d, d_model %d, anchor %d, min margin %v", rounds, variant, l.Depth(), mc.Model.DModel, mc.Model.Attrs["anchor"], mc.MinMargin)
 		}
 	}
 }
@@ -113,26 +90,9 @@ func TestMLPExactInFloat64(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 8, l.NumInputs)
-		want, err := bitvec.EvalSliced(in, l.NumInputs, l.Evaluator())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f64 := range []bool{false, true} {
-			res, err := forward.Forward(m, in, forward.Options{Float64: f64})
-			if err != nil {
-				t.Fatal(err)
-			}
-			bad := 0
-			for s := range in {
-				for k := range l.NumOutputs() {
-					if res.Outputs[s].Get(k) != want[s].Get(k) {
-						bad++
-					}
-				}
-			}
-			if bad != 0 || res.MinMargin != 0.5 {
-				t.Errorf("%s, float64 %v: %d wrong bits of %d, min margin %v; want 0 and exactly 0.5", tc.name, f64, bad, len(in)*l.NumOutputs(), res.MinMargin)
-			}
+		mc := sdktest.CheckModel(t, m, l, sdktest.ModelOptions{In: in, ExactIn: "fp64 fp32", MinMargin: 0.5})
+		if res := sdktest.Forward(t, m, in, sdktest.PassOptions{Float64: true}); res.MinMargin != 0.5 || mc.MinMargin != 0.5 {
+			t.Errorf("%s: min margin %v in float32, %v in float64; want exactly 0.5", tc.name, mc.MinMargin, res.MinMargin)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package tokensasgates_test
 import (
 	"context"
 	"fmt"
-	"github.com/tcforge/tcforge/internal/forward"
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
@@ -21,9 +20,9 @@ import (
 )
 
 // TestFullSHA3 maps full SHA3-256 (reifier) with every mapper and checks
-// 64 random inputs in float32. It takes minutes, so it runs in the heavy
-// tier (TCFORGE_HEAVY=1; TCFORGE_MAPPERS=hard,softmax,… to choose;
-// TCFORGE_PROF=FILE to profile).
+// 64 random inputs as a run does (sdktest.CheckModel). It takes minutes,
+// so it runs in the heavy tier (TCFORGE_HEAVY=1; TCFORGE_MAPPERS=hard,
+// softmax,… to choose; TCFORGE_PROF=FILE to profile).
 func TestFullSHA3(t *testing.T) {
 	sdktest.Heavy(t, "every mapping of full SHA3-256 (minutes)")
 	p, err := sdk.NewPass(context.Background(), keccak.Plugin, map[string]any{"preset": "sha3-256"})
@@ -39,10 +38,6 @@ func TestFullSHA3(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := bitvec.Random(rand.New(rand.NewPCG(1, 2)), 64, l.NumInputs)
-	want, err := bitvec.EvalSliced(in, l.NumInputs, l.Eval)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	mappers := map[string]func() (*model.Model, error){
 		"mlp":      func() (*model.Model, error) { return noattention.MLP(ctx, l) },
@@ -56,10 +51,7 @@ func TestFullSHA3(t *testing.T) {
 	}
 	names := []string{"mlp", "residual", "hard", "softmax"}
 	if s := os.Getenv("TCFORGE_MAPPERS"); s != "" {
-		names = nil
-		for _, n := range splitComma(s) {
-			names = append(names, n)
-		}
+		names = splitComma(s)
 	}
 	for _, name := range names {
 		t0 := time.Now()
@@ -68,35 +60,19 @@ func TestFullSHA3(t *testing.T) {
 			t.Fatal(err)
 		}
 		tm := time.Since(t0)
-		t0 = time.Now()
-		pl, err := forward.Compile(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc := time.Since(t0)
 		if f := os.Getenv("TCFORGE_PROF"); f != "" {
 			pf, _ := os.Create(f + "." + name)
 			pprof.StartCPUProfile(pf)
 		}
 		t0 = time.Now()
-		res, err := pl.Run(in, forward.Options{})
-		tr := time.Since(t0)
+		// The run's check: float32 bit for bit, float64, the labels on
+		// four samples.
+		mc := sdktest.CheckModel(t, m, l, sdktest.ModelOptions{In: in})
+		tc := time.Since(t0)
 		if os.Getenv("TCFORGE_PROF") != "" {
 			pprof.StopCPUProfile()
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		bad := 0
-		for s := range in {
-			if !bitvec.Equal(res.Outputs[s], want[s], l.NumOutputs()) {
-				bad++
-			}
-		}
-		fmt.Printf("%s: %+v map %v compile %v run %v margin %.6f\n", name, m.Stats(), tm, tc, tr, res.MinMargin)
-		if bad > 0 {
-			t.Errorf("%s: %d of %d samples wrong", name, bad, len(in))
-		}
+		fmt.Printf("%s: %+v map %v check %v margin %.6f exact in %s\n", name, m.Stats(), tm, tc, mc.MinMargin, mc.ExactIn)
 	}
 }
 

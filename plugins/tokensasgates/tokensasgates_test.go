@@ -2,13 +2,10 @@ package tokensasgates_test
 
 import (
 	"context"
-	"github.com/tcforge/tcforge/internal/forward"
 	"math"
-	"path/filepath"
 	"reflect"
 	"testing"
 
-	"github.com/tcforge/tcforge/internal/safetensors"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
@@ -17,27 +14,23 @@ import (
 )
 
 // probe reads dims of every token after the first `blocks` blocks (the last
-// one without its FFN if attnOnly).
+// one without its FFN if attnOnly): out[s][len(dims)·token + k] is dims[k]
+// of token on input s.
 func probe(t *testing.T, m *model.Model, blocks int, attnOnly bool, dims []int, in []bitvec.Vec) [][]float64 {
 	t.Helper()
-	pm := *m
-	pm.Blocks = append([]model.Block(nil), m.Blocks[:blocks]...)
 	if attnOnly {
+		pm := *m
+		pm.Blocks = append([]model.Block(nil), m.Blocks[:blocks]...)
 		pm.Blocks[blocks-1].FFN = nil
+		m = &pm
 	}
-	pm.Readout = model.Readout{}
+	var tokens, ds []int32
 	for tok := 0; tok < m.Tokens; tok++ {
 		for _, d := range dims {
-			pm.Readout.Token = append(pm.Readout.Token, int32(tok))
-			pm.Readout.Dim = append(pm.Readout.Dim, int32(d))
-			pm.Readout.Threshold = append(pm.Readout.Threshold, 0.5)
+			tokens, ds = append(tokens, int32(tok)), append(ds, int32(d))
 		}
 	}
-	res, err := forward.Forward(&pm, in, forward.Options{Float64: true, KeepValues: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Values
+	return sdktest.Stream(t, m, in, blocks, tokens, ds)
 }
 
 func TestHardThreeGates(t *testing.T) {
@@ -115,19 +108,9 @@ func TestHardThreeGates(t *testing.T) {
 			}
 		}
 	}
-	// The readout after both blocks: g2 = b.
-	res, err := forward.Forward(m, in, forward.Options{KeepValues: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range in {
-		if got, want := res.Outputs[s].Get(0), uint(s>>1); got != want {
-			t.Errorf("input %d: output %d, want %d", s, got, want)
-		}
-	}
-	if res.MinMargin != 0.5 {
-		t.Errorf("min margin %v, want 0.5", res.MinMargin)
-	}
+	// The readout after both blocks: g2 = b, every readout ½ from its
+	// threshold.
+	sdktest.CheckModel(t, m, sdktest.ThreeGates(), sdktest.ModelOptions{In: in, ExactIn: "fp64 fp32", MinMargin: 0.5})
 }
 
 func TestSoftmaxThreeGates(t *testing.T) {
@@ -166,21 +149,10 @@ func TestSoftmaxThreeGates(t *testing.T) {
 			}
 		}
 	}
-	res, err := forward.Forward(m, in, forward.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range in {
-		if got, want := res.Outputs[s].Get(0), uint(s>>1); got != want {
-			t.Errorf("input %d: output %d, want %d", s, got, want)
-		}
-	}
+	sdktest.CheckModel(t, m, sdktest.ThreeGates(), sdktest.ModelOptions{In: in})
 	// At β = 0.5 the shrink factor f = (e^β−1)N/((e^β−1)N + T) is far from 1
 	// and g0 = AND no longer fires on a = b = 1.
-	low, err := forward.Forward(m, in, forward.Options{Beta: 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	low := sdktest.Forward(t, m, in, sdktest.PassOptions{Beta: 0.5})
 	if got := low.Outputs[3].Get(0); got != 0 {
 		t.Errorf("β = 0.5: output %d on a = b = 1, want the wrong 0 (f too small for g0 = AND)", got)
 	}
@@ -197,67 +169,18 @@ func TestWeightedEdges(t *testing.T) {
 	lb.Gate(layered.KindGate, 0, []int32{0, 1, 2, 3}, []int32{-3, 2, -1, 5}, tag)
 	lb.Level()
 	c := lb.Circuit(nil)
-	var in []bitvec.Vec
-	for x := 0; x < 16; x++ {
-		v := bitvec.NewVec(4)
-		for i := 0; i < 4; i++ {
-			v.Set(i, uint(x>>i&1))
-		}
-		in = append(in, v)
-	}
-	want, err := bitvec.EvalSliced(in, 4, c.Eval)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mode := range []model.AttnMode{model.Hard, model.Softmax} {
-		m, err := tokensasgates.Map(context.Background(), c, tokensasgates.Options{Mode: mode})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, mode := range []string{"hard", "softmax"} {
+		mc := sdktest.CheckMapper(t, tokensasgates.Plugin, map[string]any{"attention": mode}, c, sdktest.ModelOptions{In: sdktest.AllInputs(4)})
 		// |w| ≤ 5 with both signs on bits 0..2: six heads (σ, b).
-		if m.Stats().Heads != 6 {
-			t.Errorf("%s: %d heads, want 6", mode, m.Stats().Heads)
-		}
-		res, err := forward.Forward(m, in, forward.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for s := range in {
-			if !bitvec.Equal(res.Outputs[s], want[s], 2) {
-				t.Errorf("%s: input %04b: outputs %v, want %v", mode, s, res.Outputs[s], want[s])
-			}
+		if h := mc.Model.Stats().Heads; h != 6 {
+			t.Errorf("%s: %d heads, want 6", mode, h)
 		}
 	}
 }
 
 func TestExportReadBack(t *testing.T) {
-	in := sdktest.AllInputs(2)
-	for _, mode := range []model.AttnMode{model.Hard, model.Softmax} {
-		m, err := tokensasgates.Map(context.Background(), sdktest.ThreeGates(), tokensasgates.Options{Mode: mode})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir := t.TempDir()
-		for _, limit := range []int64{0, 1 << 20} {
-			info, err := safetensors.Export(m, dir, "m", limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := safetensors.Import(filepath.Join(dir, "m.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := forward.Forward(m, in, forward.Options{KeepValues: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := forward.Forward(back, in, forward.Options{KeepValues: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(a.Values, b.Values) {
-				t.Errorf("%s %s: re-read model computes %v, original %v", mode, info.Layout, b.Values, a.Values)
-			}
-		}
+	for _, mode := range []string{"hard", "softmax"} {
+		m := sdktest.Map(t, tokensasgates.Plugin, map[string]any{"attention": mode}, sdktest.ThreeGates())
+		sdktest.CheckExport(t, m, sdktest.AllInputs(2))
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
 	"github.com/tcforge/tcforge/plugins/tokensasstates"
@@ -55,7 +54,7 @@ func TestFullSHA3(t *testing.T) {
 // passSHA3 runs m's float32 forward pass on 64 random 135-byte messages
 // (one SHA3-256 block, numInputs message bits) and checks every digest
 // against crypto/sha3 and the margin (≥ 0.4).
-func passSHA3(t *testing.T, m *model.Model, numInputs int) *forward.Result {
+func passSHA3(t *testing.T, m *model.Model, numInputs int) *sdktest.PassResult {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(15, 256))
 	msgs := make([][]byte, 64)
@@ -70,10 +69,7 @@ func passSHA3(t *testing.T, m *model.Model, numInputs int) *forward.Result {
 			in[i].Set(j, uint(msgs[i][j/8]>>(j%8)&1))
 		}
 	}
-	res, err := forward.Forward(m, in, forward.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sdktest.Forward(t, m, in, sdktest.PassOptions{})
 	for i, msg := range msgs {
 		d := sha3.Sum256(msg)
 		for j := range 256 {

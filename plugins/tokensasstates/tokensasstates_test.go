@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcforge/tcforge/internal/forward"
-	"github.com/tcforge/tcforge/internal/point"
 	"github.com/tcforge/tcforge/plugins/adder"
 	"github.com/tcforge/tcforge/plugins/fusion"
 	"github.com/tcforge/tcforge/plugins/keccak"
@@ -137,17 +135,19 @@ func TestBalance(t *testing.T) {
 	}
 }
 
-// checkPass runs m's float32 forward pass on in and checks that its
-// outputs are want (n bits a message; what names the comparison) and that
-// every step is saturated (margin ≥ 0.4). It returns the pass's result.
-func checkPass(t *testing.T, what string, m *model.Model, in, want []bitvec.Vec, n int) *forward.Result {
+// checkPass runs the host's float32 forward pass of m on in and checks
+// that its outputs are want (n bits a message; what names the comparison:
+// the logic or the layered circuit) and that every step is saturated
+// (margin ≥ 0.4). It returns the pass's result.
+func checkPass(t *testing.T, what string, m *model.Model, in, want []bitvec.Vec, n int) *sdktest.PassResult {
 	t.Helper()
-	res, err := forward.Forward(m, in, forward.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := point.FirstMismatch(what, res.Outputs, want, n); err != nil {
-		t.Fatal(err)
+	res := sdktest.Forward(t, m, in, sdktest.PassOptions{})
+	for s := range in {
+		for k := range n {
+			if res.Outputs[s].Get(k) != want[s].Get(k) {
+				t.Fatalf("%s: sample %d, output bit %d is %d, want %d", what, s, k, res.Outputs[s].Get(k), want[s].Get(k))
+			}
+		}
 	}
 	if res.MinMargin < 0.4 {
 		t.Errorf("%s: margin %v, want ≥ 0.4", what, res.MinMargin)

@@ -1,12 +1,16 @@
 // node check.mjs MODEL.onnx MESSAGES: runs a tcforge byte module exported
 // as ONNX (inputs msg uint8 [batch, n], lengths int64 [batch]; outputs
-// digest uint8 [batch, m] and valid bool [batch]) in ONNX Runtime on the
-// messages of a file, one hex message a line, each zero-filled to the
-// model's n bytes, and prints one JSON object: the runtime's version, the
-// digests (hex), which lengths the model took as valid, and the time per
-// message of one batched run after a warm-up run. It fails (exit 1) if
-// the model has no valid output, or gives a row it calls invalid a digest
-// that is not all zeros (docs/export.md: ONNX has no exceptions).
+// digest uint8 [batch, m] and valid bool [batch], and for a decoder tokens
+// int64 [batch, g]) in ONNX Runtime on the messages of a file, one hex
+// message a line, each zero-filled to the model's n bytes, and prints one
+// JSON object: the runtime's version, the digests (hex), which lengths
+// the model took as valid, a decoder's generated tokens (one list a
+// message), the session's load time and the time per message of one
+// batched run after a warm-up run (a decoder's warm-up: the first message
+// alone, its greedy loop being as long for one message as for many). It
+// fails (exit 1) if the model has no valid output, or gives a row it
+// calls invalid a digest (or tokens) that are not all zeros
+// (docs/export.md: ONNX has no exceptions).
 import { readFileSync } from "node:fs";
 import ort from "onnxruntime-node";
 
@@ -38,7 +42,12 @@ const feeds = {
   msg: new ort.Tensor("uint8", msg, [B, n]),
   lengths: new ort.Tensor("int64", lengths, [B]),
 };
-await session.run(feeds); // warm-up
+const decoder = session.outputNames.includes("tokens");
+if (decoder && B > 0) {
+  await session.run({ msg: new ort.Tensor("uint8", msg.subarray(0, n), [1, n]), lengths: new ort.Tensor("int64", lengths.subarray(0, 1), [1]) });
+} else {
+  await session.run(feeds); // warm-up
+}
 const t0 = process.hrtime.bigint();
 const out = await session.run(feeds);
 const secs = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -59,4 +68,18 @@ for (let i = 0; i < B; i++) {
     process.exit(1);
   }
 }
-console.log(JSON.stringify({ version: ort.env.versions?.common ?? ort.env.versions?.node ?? "unknown", digests, valid, seconds_per_message: B ? secs / B : 0, load_seconds: loadSecs }));
+const result = { version: ort.env.versions?.common ?? ort.env.versions?.node ?? "unknown", digests, valid, seconds_per_message: B ? secs / B : 0, load_seconds: loadSecs };
+if (decoder) {
+  const t = out.tokens;
+  const g = t.dims[1];
+  result.tokens = [];
+  for (let i = 0; i < B; i++) {
+    const row = t.data.subarray(i * g, (i + 1) * g);
+    if (!valid[i] && row.some((x) => x !== 0n)) {
+      console.error(`message ${i}: length ${lengths[i]} is invalid for the model, but its tokens are not all zeros`);
+      process.exit(1);
+    }
+    result.tokens.push(Array.from(row, Number));
+  }
+}
+console.log(JSON.stringify(result));

@@ -37,7 +37,7 @@ if __name__ == "tcforge_torch" and sys.argv[:1] == ["-m"]:
 
 import torch  # noqa: E402 (after the handlers: importing it takes seconds)
 
-__all__ = ["FormatError", "Model", "load", "bytes_to_bits", "bits_to_bytes", "read_regular", "atomic_write", "Signalled", "UsageError", "ArgumentParser"]
+__all__ = ["FormatError", "Model", "load", "bytes_to_bits", "bits_to_bytes", "read_regular", "read_json", "atomic_write", "Signalled", "UsageError", "ArgumentParser"]
 
 FORMAT = "tcforge-model"
 VERSIONS = (1,)
@@ -231,25 +231,169 @@ def _index_list(config_path, obj, key, bound, where):
     return v
 
 
+def read_json(path, what="config", limit=1 << 30):
+    """The JSON document of path, a regular file of at most limit bytes
+    (read_regular); FormatError where it is not one or not JSON."""
+    try:
+        return json.loads(read_regular(path, what, limit))
+    except ValueError as e:
+        if isinstance(e, FormatError):
+            raise
+        raise FormatError(f"{path}: not JSON: {e}") from None
+
+
+def _config(config_path):
+    """The parsed JSON config, its format, version and layout checked."""
+    cfg = read_json(config_path)
+    if not isinstance(cfg, dict):
+        raise FormatError(f"{config_path}: the config is not a JSON object")
+    if cfg.get("format") != FORMAT:
+        raise FormatError(f"{config_path}: format {cfg.get('format')!r}, want {FORMAT!r}")
+    if cfg.get("version") not in VERSIONS:
+        raise FormatError(f"{config_path}: unknown format version {cfg.get('version')!r} (this loader reads {', '.join(map(str, VERSIONS))})")
+    if cfg.get("layout") not in LAYOUTS:
+        raise FormatError(f"{config_path}: unknown layout {cfg.get('layout')!r}")
+    return cfg
+
+
+def _build_checked(model, config_path, cfg, check):
+    """Reads the weights the config names and builds model from them
+    (model._build), any malformed entry a FormatError naming the config;
+    then, unless check is false, model.check_vectors() (vectors_checked:
+    how many ran)."""
+    weights = _weights_path(config_path, cfg.get("weights"))
+    raw, meta = _read_safetensors(weights)
+    try:
+        _check_computes(config_path, cfg.get("computes"))
+        model._build(config_path, cfg, weights, raw, meta)
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+        if isinstance(e, FormatError):
+            raise
+        raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
+    model.vectors_checked = 0
+    if check:
+        model.vectors_checked = model.check_vectors()
+
+
+def _matrices(config_path, cfg, weights, raw, meta):
+    """{name: matrix} of every tensor the config lists (CSR, or dense as
+    stored; a mostly-zero dense matrix computed sparse)."""
+    if meta.get("format", FORMAT) != FORMAT:
+        raise FormatError(f"{weights}: metadata format {meta.get('format')!r}, want {FORMAT!r}")
+    W = {}
+    for name, sh in cfg["tensors"].items():
+        rows, cols, nnz = (_want(config_path, sh, k, int, f"tensors[{name!r}]") for k in ("rows", "cols", "nnz"))
+        if min(rows, cols, nnz) < 0:
+            raise FormatError(f"{config_path}: tensors[{name!r}]: negative rows, cols or nnz")
+        if cfg["layout"] == "dense":
+            w = _tensor(weights, raw, name, "F32", (rows, cols))
+            if rows * cols > 4096 and 4 * int((w != 0).sum()) < rows * cols:
+                w = w.to_sparse_csr()  # stored dense, computed sparse
+            W[name] = w
+            continue
+        crow = _tensor(weights, raw, name + ".crow_indices", "I32", (rows + 1,))
+        col = _tensor(weights, raw, name + ".col_indices", "I32", (nnz,))
+        val = _tensor(weights, raw, name + ".values", "F32", (nnz,))
+        if rows + 1 > 0 and (int(crow[0]) != 0 or int(crow[-1]) != nnz or bool((crow[1:] < crow[:-1]).any())):
+            raise FormatError(f"{weights}: tensor {name + '.crow_indices'!r}: not a row pointer over {nnz} entries")
+        if nnz and (int(col.min()) < 0 or int(col.max()) >= cols):
+            raise FormatError(f"{weights}: tensor {name + '.col_indices'!r}: column outside [0, {cols})")
+        W[name] = torch.sparse_csr_tensor(crow, col, val, size=(rows, cols))
+    return W
+
+
+def _needer(config_path, W):
+    """need(name, rows, cols): matrix name of W, checked to be listed and
+    of that shape (None: any)."""
+
+    def need(name, rows=None, cols=None):
+        if name not in W:
+            raise FormatError(f"{config_path}: tensor {name!r} is used but not listed in \"tensors\"")
+        r, c = W[name].shape
+        if (rows is not None and r != rows) or (cols is not None and c != cols):
+            raise FormatError(f"{config_path}: tensor {name!r} is {r}×{c}, want {rows if rows is not None else r}×{cols if cols is not None else c}")
+        return W[name]
+
+    return need
+
+
+def _dense(w):
+    return w.to_dense() if w.layout != torch.strided else w
+
+
+# Stock layers: the state-dict suffixes of a torch.nn.TransformerEncoderLayer
+# (vectors stored [1, n] in the file, flat in PyTorch).
+_VECTORS = ("norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias", "self_attn.in_proj_bias",
+            "self_attn.out_proj.bias", "linear1.bias", "linear2.bias")
+
+
+def _check_layer(path, i, layer, need, d, F=None):
+    """Checks block i's stock layer (its "layer" entry): the twelve tensors
+    of shapes a TransformerEncoderLayer(d, nhead, F) has, F its linear1's
+    rows unless given; returns F."""
+    tensors = layer["tensors"]
+    if F is None:
+        F = need(tensors["linear1.weight"], None, d).shape[0] if "linear1.weight" in tensors else 0
+    shapes = {"norm1.weight": [d], "norm1.bias": [d], "self_attn.in_proj_weight": [3 * d, d],
+              "self_attn.in_proj_bias": [3 * d], "self_attn.out_proj.weight": [d, d], "self_attn.out_proj.bias": [d],
+              "norm2.weight": [d], "norm2.bias": [d], "linear1.weight": [F, d], "linear1.bias": [F],
+              "linear2.weight": [d, F], "linear2.bias": [d]}
+    if set(tensors) != set(shapes):
+        raise FormatError(f"{path}: layer {i}: tensors {sorted(tensors)}, a stock layer has {sorted(shapes)}")
+    for suffix, name in tensors.items():
+        w = need(name)
+        got = [w.shape[1]] if suffix in _VECTORS and w.shape[0] == 1 else list(w.shape)
+        if got != shapes[suffix]:
+            raise FormatError(f"{path}: layer {i}: {suffix} (tensor {name!r}) is {list(w.shape)}, a stock layer wants {shapes[suffix]}")
+    return F
+
+
+def _layer_state(need, layer, prefix):
+    """A stock layer's state-dict entries, keys prefix + suffix, float32."""
+    sd = {}
+    for suffix, name in layer["tensors"].items():
+        w = _dense(need(name)).to(torch.float32)
+        sd[prefix + suffix] = w.reshape(-1) if suffix in _VECTORS else w
+    return sd
+
+
+# The query rows _emulated_layer scores at once.
+QUERY_BLOCK = 512
+
+
+def _emulated_layer(x, p, nhead, eps, r, mask=None):
+    """One stock encoder layer (norm_first, relu) on x [n, T, d] in a
+    format PyTorch 1.13's CPU kernels lack (float16): the layer's
+    equations (docs/export.md) with p(suffix) its rounded weights and the
+    result of every step (each product, sum, LayerNorm, softmax, relu)
+    rounded by r, each computed in float32; mask (bool [T, T], True where
+    a query may not attend) for a causal decoder."""
+    n, T, d = x.shape
+    e = d // nhead
+    ln = torch.nn.functional.layer_norm
+    y = r(ln(x, (d,), p("norm1.weight"), p("norm1.bias"), eps))
+    qkv = r(r(y @ p("self_attn.in_proj_weight").T) + p("self_attn.in_proj_bias"))
+    q, k, v = (qkv[..., j * d:(j + 1) * d].reshape(n, T, nhead, e).transpose(1, 2) for j in range(3))
+    q = r(q / e ** 0.5)  # nn.MultiheadAttention scales the queries first
+    o = torch.empty_like(q)
+    for a in range(0, T, QUERY_BLOCK):  # query rows a block at a time: the scores of long contexts
+        s = r(q[:, :, a:a + QUERY_BLOCK] @ k.transpose(-2, -1))
+        if mask is not None:
+            s = s.masked_fill(mask[a:a + QUERY_BLOCK], float("-inf"))
+        o[:, :, a:a + QUERY_BLOCK] = r(r(torch.softmax(s, dim=-1)) @ v)
+    o = o.transpose(1, 2).reshape(n, T, d)
+    x = r(x + r(r(o @ p("self_attn.out_proj.weight").T) + p("self_attn.out_proj.bias")))
+    y = r(ln(x, (d,), p("norm2.weight"), p("norm2.bias"), eps))
+    h = r(torch.relu(r(r(y @ p("linear1.weight").T) + p("linear1.bias"))))
+    return r(x + r(r(h @ p("linear2.weight").T) + p("linear2.bias")))
+
+
 class Model:
     """A loaded model: run(bits) computes its output bits."""
 
-    def __init__(self, config_path, check=True):
+    def __init__(self, config_path, check=True, cfg=None):
         self.path = config_path
-        try:
-            cfg = json.loads(read_regular(config_path, "config", 1 << 30))
-        except ValueError as e:
-            if isinstance(e, FormatError):
-                raise
-            raise FormatError(f"{config_path}: not JSON: {e}") from None
-        if not isinstance(cfg, dict):
-            raise FormatError(f"{config_path}: the config is not a JSON object")
-        if cfg.get("format") != FORMAT:
-            raise FormatError(f"{config_path}: format {cfg.get('format')!r}, want {FORMAT!r}")
-        if cfg.get("version") not in VERSIONS:
-            raise FormatError(f"{config_path}: unknown format version {cfg.get('version')!r} (this loader reads {', '.join(map(str, VERSIONS))})")
-        if cfg.get("layout") not in LAYOUTS:
-            raise FormatError(f"{config_path}: unknown layout {cfg.get('layout')!r}")
+        cfg = cfg if cfg is not None else _config(config_path)
         self.cfg = cfg
         self._typed, self._stock_modules = {}, {}
         self.arch = cfg.get("architecture", "")
@@ -258,18 +402,7 @@ class Model:
             raise FormatError(f"{config_path}: tokens {self.tokens} and d_model {self.d}: want both at least 1")
         for key, kind in (("embedding", dict), ("blocks", list), ("readout", dict), ("tensors", dict)):
             _want(config_path, cfg, key, kind)
-        weights = _weights_path(config_path, cfg.get("weights"))
-        raw, meta = _read_safetensors(weights)
-        try:
-            _check_computes(config_path, cfg.get("computes"))
-            self._build(config_path, cfg, weights, raw, meta)
-        except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
-            if isinstance(e, FormatError):
-                raise
-            raise FormatError(f"{config_path}: malformed config ({type(e).__name__}: {e})") from None
-        self.vectors_checked = 0
-        if check:
-            self.check_vectors()
+        _build_checked(self, config_path, cfg, check)
 
     def test_vectors(self):
         """The config's test vectors as (inputs uint8 [k, inputs], outputs
@@ -307,42 +440,12 @@ class Model:
                 raise FormatError(f"{self.path}: test vector {i + 1} of {len(ins)}: output bit {k} is {int(got[i, k])}, the config says "
                                   f"{int(want[i, k])} ({len(bad)} of {len(ins)} vectors differ): the model does not compute what its "
                                   f"config says (weights or settings edited after the export?); refused")
-        self.vectors_checked = len(ins)
         return len(ins)
 
     def _build(self, config_path, cfg, weights, raw, meta):
         """The tensors, embedding, blocks and readout of a parsed config."""
-        if meta.get("format", FORMAT) != FORMAT:
-            raise FormatError(f"{weights}: metadata format {meta.get('format')!r}, want {FORMAT!r}")
-        self.W = {}
-        for name, sh in cfg["tensors"].items():
-            rows, cols, nnz = (_want(config_path, sh, k, int, f"tensors[{name!r}]") for k in ("rows", "cols", "nnz"))
-            if min(rows, cols, nnz) < 0:
-                raise FormatError(f"{config_path}: tensors[{name!r}]: negative rows, cols or nnz")
-            if cfg["layout"] == "dense":
-                w = _tensor(weights, raw, name, "F32", (rows, cols))
-                if rows * cols > 4096 and 4 * int((w != 0).sum()) < rows * cols:
-                    w = w.to_sparse_csr()  # stored dense, computed sparse
-                self.W[name] = w
-                continue
-            crow = _tensor(weights, raw, name + ".crow_indices", "I32", (rows + 1,))
-            col = _tensor(weights, raw, name + ".col_indices", "I32", (nnz,))
-            val = _tensor(weights, raw, name + ".values", "F32", (nnz,))
-            if rows + 1 > 0 and (int(crow[0]) != 0 or int(crow[-1]) != nnz or bool((crow[1:] < crow[:-1]).any())):
-                raise FormatError(f"{weights}: tensor {name + '.crow_indices'!r}: not a row pointer over {nnz} entries")
-            if nnz and (int(col.min()) < 0 or int(col.max()) >= cols):
-                raise FormatError(f"{weights}: tensor {name + '.col_indices'!r}: column outside [0, {cols})")
-            self.W[name] = torch.sparse_csr_tensor(crow, col, val, size=(rows, cols))
-
-        def need(name, rows=None, cols=None):
-            if name not in self.W:
-                raise FormatError(f"{config_path}: tensor {name!r} is used but not listed in \"tensors\"")
-            r, c = self.W[name].shape
-            if (rows is not None and r != rows) or (cols is not None and c != cols):
-                raise FormatError(f"{config_path}: tensor {name!r} is {r}×{c}, want {rows if rows is not None else r}×{cols if cols is not None else c}")
-            return self.W[name]
-
-        self.need = need
+        self.W = _matrices(config_path, cfg, weights, raw, meta)
+        self.need = need = _needer(config_path, self.W)
         emb = cfg["embedding"]
         self.inputs = len(_index_list(config_path, emb, "input_token", self.tokens, "embedding"))
         self.base = self._dense(need(emb["base"], self.tokens, self.d))
@@ -386,9 +489,6 @@ class Model:
 
     # Stock models: every block a torch.nn.TransformerEncoderLayer.
 
-    _VECTORS = ("norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias", "self_attn.in_proj_bias",
-                "self_attn.out_proj.bias", "linear1.bias", "linear2.bias")
-
     def _check_stock(self):
         layers = [blk["layer"] for blk in self.cfg["blocks"]]
         self.layers = len(layers)
@@ -406,19 +506,8 @@ class Model:
             got = {k: st.get(k) for k in want} if isinstance(st, dict) else st
             if got != want:
                 raise FormatError(f"{self.path}: \"stock\" says {got}, the layers {want}")
-        d, F = self.d, self.ffn
-        shapes = {"norm1.weight": [d], "norm1.bias": [d], "self_attn.in_proj_weight": [3 * d, d],
-                  "self_attn.in_proj_bias": [3 * d], "self_attn.out_proj.weight": [d, d], "self_attn.out_proj.bias": [d],
-                  "norm2.weight": [d], "norm2.bias": [d], "linear1.weight": [F, d], "linear1.bias": [F],
-                  "linear2.weight": [d, F], "linear2.bias": [d]}
         for i, l in enumerate(layers):
-            if set(l["tensors"]) != set(shapes):
-                raise FormatError(f"{self.path}: layer {i}: tensors {sorted(l['tensors'])}, a stock layer has {sorted(shapes)}")
-            for suffix, name in l["tensors"].items():
-                w = self.need(name)
-                got = [w.shape[1]] if suffix in self._VECTORS and w.shape[0] == 1 else list(w.shape)
-                if got != shapes[suffix]:
-                    raise FormatError(f"{self.path}: layer {i}: {suffix} (tensor {name!r}) is {list(w.shape)}, a stock layer wants {shapes[suffix]}")
+            _check_layer(self.path, i, l, self.need, self.d, self.ffn)
         # Input map and readout as shared nn.Linear over each token's bits.
         self.in_index = self._per_token(self.input_token.tolist(), self.inputs)
         self.out_index = self._per_token(self.out_token.tolist(), self.outputs)
@@ -459,9 +548,7 @@ class Model:
         """The stock nn.TransformerEncoder's state dict (keys layers.i.…)."""
         sd = {}
         for i, blk in enumerate(self.cfg["blocks"]):
-            for suffix, name in blk["layer"]["tensors"].items():
-                w = self._dense(self.need(name)).to(torch.float32)
-                sd[f"layers.{i}.{suffix}"] = w.reshape(-1) if suffix in self._VECTORS else w
+            sd.update(_layer_state(self.need, blk["layer"], f"layers.{i}."))
         return sd
 
     def encoder(self):
@@ -527,30 +614,15 @@ class Model:
         if key not in self._stock_modules:
             self._stock_modules[key] = {k: r(v) for k, v in self.state_dict().items()}
         sd = self._stock_modules[key]
-        n, T, d, H = bits.shape[0], self.tokens, self.d, self.nhead
-        e = d // H
-        ln = torch.nn.functional.layer_norm
         with torch.no_grad():
             x = r(r(self.token_bits(bits) @ r(self.in_weight).T) + r(self.pos))
             for i in range(self.layers):
-                p = lambda s: sd[f"layers.{i}.{s}"]
-                y = r(ln(x, (d,), p("norm1.weight"), p("norm1.bias"), self.eps))
-                qkv = r(r(y @ p("self_attn.in_proj_weight").T) + p("self_attn.in_proj_bias"))
-                q, k, v = (qkv[..., j * d:(j + 1) * d].reshape(n, T, H, e).transpose(1, 2) for j in range(3))
-                q = r(q / e ** 0.5)  # nn.MultiheadAttention scales the queries first
-                att = r(torch.softmax(r(q @ k.transpose(-2, -1)), dim=-1))
-                o = r(att @ v).transpose(1, 2).reshape(n, T, d)
-                x = r(x + r(r(o @ p("self_attn.out_proj.weight").T) + p("self_attn.out_proj.bias")))
-                y = r(ln(x, (d,), p("norm2.weight"), p("norm2.bias"), self.eps))
-                h = r(torch.relu(r(r(y @ p("linear1.weight").T) + p("linear1.bias"))))
-                x = r(x + r(r(h @ p("linear2.weight").T) + p("linear2.bias")))
+                x = _emulated_layer(x, lambda s: sd[f"layers.{i}.{s}"], self.nhead, self.eps, r)
             lin = self.readout_linear()
             y = r(r(x @ r(lin.weight).T) + r(lin.bias))
         return self.output_bits(y >= 0)
 
-    @staticmethod
-    def _dense(w):
-        return w.to_dense() if w.layout != torch.strided else w
+    _dense = staticmethod(_dense)
 
     def _norm(self, n):
         if n is None:
@@ -701,7 +773,9 @@ def _check_computes(path, cp):
         elif preset:
             raise FormatError(f"{path}: computes.params.preset is {preset!r}: not a Keccak preset ({', '.join(KECCAK_CAPACITY)})")
     elif name == "sha2":
-        want = "none" if p.get("mode") == "compress" else "model"
+        # compress: no padding; block: one block the caller padded;
+        # hash: the model pads (internal/safetensors.bitLayout).
+        want = {"compress": "none", "block": "caller"}.get(p.get("mode"), "model")
         if padding != want:
             raise FormatError(f"{path}: computes.padding is {padding!r}, but SHA-2's mode {p.get('mode')!r} says {want!r}")
         if "preset" in p and preset not in SHA2_PRESETS:
@@ -732,10 +806,16 @@ def _round(t, dtype):
 
 def load(config_path, check=True):
     """Loads the model whose JSON config is config_path (its safetensors
-    file is the config's "weights", next to it) and, unless check is
-    false, runs the config's test vectors: a model that does not reproduce
-    them raises FormatError naming the first."""
-    return Model(config_path, check)
+    file is the config's "weights", next to it): a Model, or for a
+    decoder (a config with "decoder") a decoder.DecoderModel; unless
+    check is false, runs the config's test vectors: a model that does not
+    reproduce them raises FormatError naming the first."""
+    cfg = _config(config_path)
+    if "decoder" in cfg:
+        from .decoder import DecoderModel
+
+        return DecoderModel(config_path, cfg, check)
+    return Model(config_path, check, cfg)
 
 
 def bytes_to_bits(data):

@@ -4,7 +4,8 @@
                      input bit i), output bit strings on stdout; also
                      `python3 -m tcforge_torch CONFIG`
     module CONFIG    write the bytes-in, digest-out module of a stock model
-                     as TorchScript (CONFIG's name with .pt) and ONNX (.onnx)
+                     or a decoder as TorchScript (CONFIG's name with .pt)
+                     and ONNX (.onnx)
     train CONFIG ... train a model of its shape (tcforge_torch/train.py, its
                      own arguments; docs/learnability.md)
 
@@ -45,13 +46,13 @@ def _run(args):
 
 
 def _module_args(p):
-    p.add_argument("config", help="a stock model's JSON config (tokens-as-states, from tcforge run --export)")
+    p.add_argument("config", help="a stock model's or a decoder's JSON config (tokens-as-states or decoder, from tcforge run --export)")
     p.add_argument("-o", "--out", help="output path without extension (default: CONFIG without .json)")
     p.add_argument("--no-onnx", action="store_true", help="write only the TorchScript file")
 
 
 def _module(args):
-    from . import digest
+    from . import decoder, digest
 
     base = args.out or (args.config[:-len(".json")] if args.config.endswith(".json") else args.config)
     folder = os.path.dirname(os.path.abspath(base))
@@ -63,14 +64,20 @@ def _module(args):
             raise FormatError(f"{path} exists and is not a byte module tcforge_torch wrote: not replaced (remove it, or give -o)")
     _remove_dead_temps(folder, [os.path.basename(base) + ext for ext in (".pt", ".onnx")])
     m = load(args.config)
-    mod = digest.digest_module(m)
-    checked = digest.check_module(mod, m)
+    if isinstance(m, decoder.DecoderModel):
+        mod = decoder.decoder_module(m)
+        checked = decoder.check_module(mod, m)
+        save_pt, save_onnx = decoder.save_torchscript, decoder.save_onnx
+    else:
+        mod = digest.digest_module(m)
+        checked = digest.check_module(mod, m)
+        save_pt, save_onnx = digest.save_torchscript, digest.save_onnx
     del m  # the loader's tensors: the module holds its own
     provenance = {"format": "tcforge-byte-module", "config": os.path.basename(args.config),
                   "config_sha256": hashlib.sha256(read_regular(args.config, "config", 1 << 30)).hexdigest(), "checked": checked}
-    digest.save_torchscript(mod, base + ".pt", provenance)
+    save_pt(mod, base + ".pt", provenance)
     if not args.no_onnx:
-        digest.save_onnx(mod, base + ".onnx", provenance)
+        save_onnx(mod, base + ".onnx", provenance)
     elif digest.written_here(base + ".onnx"):
         os.unlink(base + ".onnx")  # an earlier model's, stale beside the new .pt
     for path in targets:
@@ -96,7 +103,7 @@ def _remove_dead_temps(folder, names):
 
 COMMANDS = {
     "run": ("run a model on input bit strings (stdin) and print its output bits", _run_args, _run),
-    "module": ("write a stock model's bytes-in, digest-out module (.pt TorchScript, .onnx)", _module_args, _module),
+    "module": ("write a stock model's or a decoder's bytes-in, digest-out module (.pt TorchScript, .onnx)", _module_args, _module),
 }
 
 

@@ -28,7 +28,7 @@ import json
 import os
 import stat
 import zipfile
-from typing import List, Optional
+from typing import Optional, Tuple
 
 import torch
 from torch import nn
@@ -71,6 +71,64 @@ def _dtype_name(dt: torch.dtype) -> str:
     return "another dtype"
 
 
+def check_message(msg: torch.Tensor, lengths: Optional[torch.Tensor], min_len: int, max_len: int) -> Tuple[torch.Tensor, torch.Tensor, bool]:
+    """A byte module's input checked: msg uint8 [B, L] with lengths [B]
+    (default L each) or one message uint8 [L], each length in min_len …
+    max_len and within msg's columns; returns msg [B, L], lengths int64
+    [B] and whether it was one message. Raises ValueError naming the
+    problem."""
+    if msg.dtype != torch.uint8:
+        raise ValueError("digest module: msg must be a uint8 tensor of message bytes, got dtype " + _dtype_name(msg.dtype))
+    single = msg.dim() == 1
+    if single:
+        msg = msg.unsqueeze(0)
+    if msg.dim() != 2:
+        raise ValueError("digest module: msg must be uint8 [batch, bytes] or [bytes], got " + str(msg.dim()) + " dimensions")
+    B = msg.shape[0]
+    if lengths is None:
+        lengths = torch.full([B], msg.shape[1], dtype=torch.long)
+    if lengths.dim() != 1 or lengths.shape[0] != B:
+        raise ValueError("digest module: lengths must be [" + str(B) + "] (one length a message), got shape " + str(list(lengths.shape)))
+    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
+        raise ValueError("digest module: lengths must be an integer tensor (int64: bytes a message), got dtype " + _dtype_name(lengths.dtype))
+    lengths = lengths.to(torch.long)
+    if B > 0:
+        lo, hi = int(lengths.min()), int(lengths.max())
+        if lo < min_len or hi > max_len:
+            if min_len == max_len:
+                want = "exactly " + str(max_len) + " bytes"
+            else:
+                want = str(min_len) + " to " + str(max_len) + " bytes"
+            raise ValueError("digest module: a message of " + str(hi if hi > max_len else lo) + " bytes; this model hashes " + want)
+        if hi > msg.shape[1]:
+            raise ValueError("digest module: a length of " + str(hi) + " bytes exceeds msg's " + str(msg.shape[1]) + " columns")
+    return msg, lengths, single
+
+
+def pad_message(msg: torch.Tensor, lengths: torch.Tensor, n: int, s0: int, suffix: int, length_bytes: int,
+                const_bytes: torch.Tensor, length_div: torch.Tensor, length_mask: torch.Tensor) -> torch.Tensor:
+    """The model's n input bytes (int64 [B, n]) of checked messages: byte
+    p is message byte p − s0 where 0 ≤ p − s0 < length, plus const_bytes,
+    the suffix byte (≥ 0) at p − s0 = length, and the big-endian bit
+    length's bytes (length_bytes of them: (8 · length // length_div[p]) %
+    256 where length_mask[p] is 1)."""
+    B, L = msg.shape[0], msg.shape[1]
+    m = msg.to(torch.long)
+    if s0 > 0:
+        m = torch.cat([torch.zeros(B, s0, dtype=torch.long), m], dim=1)
+    if s0 + L < n:
+        m = torch.cat([m, torch.zeros(B, n - s0 - L, dtype=torch.long)], dim=1)
+    m = m[:, :n]
+    rel = torch.arange(n).unsqueeze(0) - s0  # byte p holds message byte p − msg_start
+    length = lengths.unsqueeze(1)
+    b = torch.where((rel >= 0) & (rel < length), m, torch.zeros_like(m)) + const_bytes
+    if suffix >= 0:
+        b = b + (rel == length).to(torch.long) * suffix
+    if length_bytes > 0:
+        b = b + torch.div(8 * length, length_div, rounding_mode="floor") % 256 * length_mask
+    return b
+
+
 class DigestModule(nn.Module):
     """msg (uint8 [B, L] with lengths [B], or uint8 [L]) -> digest bytes."""
 
@@ -102,32 +160,9 @@ class DigestModule(nn.Module):
         self.register_buffer("bit_weights", torch.zeros(8, dtype=torch.long))
 
     def forward(self, msg: torch.Tensor, lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
-        if msg.dtype != torch.uint8:
-            raise ValueError("digest module: msg must be a uint8 tensor of message bytes, got dtype " + _dtype_name(msg.dtype))
-        single = msg.dim() == 1
-        if single:
-            msg = msg.unsqueeze(0)
-        if msg.dim() != 2:
-            raise ValueError("digest module: msg must be uint8 [batch, bytes] or [bytes], got " + str(msg.dim()) + " dimensions")
-        B = msg.shape[0]
-        if lengths is None:
-            lengths = torch.full([B], msg.shape[1], dtype=torch.long)
-        if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
-            raise ValueError("digest module: lengths must be an integer tensor (int64: bytes a message), got dtype " + _dtype_name(lengths.dtype))
-        if lengths.dim() != 1 or lengths.shape[0] != B:
-            raise ValueError("digest module: lengths must be [" + str(B) + "] (one length a message), got shape " + str(list(lengths.shape)))
-        lengths = lengths.to(torch.long)
-        if B == 0:
+        msg, lengths, single = check_message(msg, lengths, self.min_len, self.max_len)
+        if msg.shape[0] == 0:
             return torch.zeros(0, self.out_bits // 8, dtype=torch.uint8)
-        lo, hi = int(lengths.min()), int(lengths.max())
-        if lo < self.min_len or hi > self.max_len:
-            if self.min_len == self.max_len:
-                want = "exactly " + str(self.max_len) + " bytes"
-            else:
-                want = str(self.min_len) + " to " + str(self.max_len) + " bytes"
-            raise ValueError("digest module: a message of " + str(hi if hi > self.max_len else lo) + " bytes; this model hashes " + want)
-        if hi > msg.shape[1]:
-            raise ValueError("digest module: a length of " + str(hi) + " bytes exceeds msg's " + str(msg.shape[1]) + " columns")
         return self.digest(msg, lengths, single)
 
     def digest(self, msg: torch.Tensor, lengths: torch.Tensor, single: bool) -> torch.Tensor:
@@ -138,24 +173,10 @@ class DigestModule(nn.Module):
         return out
 
     def pad(self, msg: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """The model's n input bytes (long [B, n]) of checked messages:
-        the message at msg_start, the suffix, the constant bytes and the
-        bit length."""
-        B, L, n, s0 = msg.shape[0], msg.shape[1], self.n_bytes, self.msg_start
-        m = msg.to(torch.long)
-        if s0 > 0:
-            m = torch.cat([torch.zeros(B, s0, dtype=torch.long), m], dim=1)
-        if s0 + L < n:
-            m = torch.cat([m, torch.zeros(B, n - s0 - L, dtype=torch.long)], dim=1)
-        m = m[:, :n]
-        rel = torch.arange(n).unsqueeze(0) - s0  # byte p holds message byte p − msg_start
-        length = lengths.unsqueeze(1)
-        b = torch.where((rel >= 0) & (rel < length), m, torch.zeros_like(m)) + self.const_bytes
-        if self.suffix >= 0:
-            b = b + (rel == length).to(torch.long) * self.suffix
-        if self.length_bytes > 0:
-            b = b + torch.div(8 * length, self.length_div, rounding_mode="floor") % 256 * self.length_mask
-        return b
+        """The model's n input bytes (long [B, n]) of checked messages
+        (pad_message)."""
+        return pad_message(msg, lengths, self.n_bytes, self.msg_start, self.suffix, self.length_bytes,
+                           self.const_bytes, self.length_div, self.length_mask)
 
     def hash_bytes(self, b: torch.Tensor) -> torch.Tensor:
         """The digest (uint8 [B, out_bits / 8]) of the model's input bytes
@@ -198,7 +219,7 @@ def _byte_interface(model):
     n = model.inputs // 8
     params = cp.get("params") or {}
     msb = order == "msb-first"
-    if cp.get("construction") == "sha2" and params.get("mode") == "compress":
+    if cp.get("construction") == "sha2" and params.get("mode") in ("compress", "block"):
         return _sha2_block(model, cp, params)
     if cp.get("padding") == "caller" and params.get("preset") in SUFFIX and cp.get("construction") == "keccak":
         # One padded block: messages of 0 … n − 1 bytes, padded here.
@@ -219,24 +240,44 @@ def _byte_interface(model):
 
 
 def _sha2_block(model, cp, params):
-    """A SHA-2 compression model (inputs chain, 8 words, then block, 16
-    words; output chain) as one-block hashing: the IV of its preset as the
-    chain, the message, 0x80, zeros and the message's bit length (2w bits,
+    """A SHA-2 compression model (mode "compress": inputs chain, 8 words,
+    then block, 16 words; output chain) or one-block model (mode "block":
+    input block; output digest) as one-block hashing: the IV of its preset
+    as the chain (a compression model's input; the block model holds it),
+    the message, 0x80, zeros and the message's bit length (2w bits,
     big-endian) as the block; the digest is the chain's first digest_bits."""
     preset = params.get("preset")
     if preset not in SHA2_IV:
-        raise FormatError(f"{model.path}: SHA-2 compression model of preset {preset!r}: no IV table (byte modules take {', '.join(SHA2_IV)})")
+        raise FormatError(f"{model.path}: SHA-2 model of preset {preset!r}: no IV table (byte modules take {', '.join(SHA2_IV)})")
     w = 32 if preset in ("sha224", "sha256") else 64
+    digest_bits = int(params.get("digest_bits", 8 * w))
     names = [(r.get("name"), r.get("bits")) for r in cp.get("inputs") or []]
+    block, field = 2 * w, w // 4  # bytes: block, length field
+    if params.get("mode") == "block":
+        if names != [("block", 16 * w)] or model.outputs != digest_bits:
+            raise FormatError(f"{model.path}: SHA-2 block model with inputs {names} and {model.outputs} outputs: want block ({16 * w} bits) and {digest_bits} outputs")
+        return _Interface(block, 0, block - 1 - field, True, digest_bits, suffix=0x80, length_bytes=field)
     if names != [("chain", 8 * w), ("block", 16 * w)] or model.outputs != 8 * w:
         raise FormatError(f"{model.path}: SHA-2 compression model with inputs {names} and {model.outputs} outputs: want chain ({8 * w} bits), block ({16 * w}) and {8 * w} outputs")
-    digest_bits = int(params.get("digest_bits", 8 * w))
-    chain, block, field = w, 2 * w, w // 4  # bytes: chain value, block, length field
+    chain = w  # bytes of the chaining value
     const = {}
     for i, word in enumerate(SHA2_IV[preset]):
         for j in range(w // 8):
             const[i * (w // 8) + j] = (word >> (w - 8 - 8 * j)) & 0xFF
     return _Interface(chain + block, 0, block - 1 - field, True, digest_bits, suffix=0x80, msg_start=chain, length_bytes=field, const=const)
+
+
+def _interface_buffers(mod, bi):
+    """Sets a byte module's padding buffers (const_bytes, length_div,
+    length_mask) from interface bi."""
+    n = bi.n
+    for p, v in bi.const.items():
+        mod.const_bytes[p] = v
+    for q in range(bi.length_bytes):
+        p = n - 1 - q  # the length's byte q from the end: 8 · length >> 8q
+        if q < 7:
+            mod.length_div[p] = 1 << (8 * q)
+            mod.length_mask[p] = 1
 
 
 def digest_module(model):
@@ -249,13 +290,7 @@ def digest_module(model):
     mod = DigestModule(n, bi.min_len, bi.max_len, bi.suffix, msb, T, k, d, bi.digest_bits, bi.msg_start, bi.length_bytes)
     width = 8 + n
     with torch.no_grad():
-        for p, v in bi.const.items():
-            mod.const_bytes[p] = v
-        for q in range(bi.length_bytes):
-            p = n - 1 - q  # the length's byte q from the end: 8 · length >> 8q
-            if q < 7:
-                mod.length_div[p] = 1 << (8 * q)
-                mod.length_mask[p] = 1
+        _interface_buffers(mod, bi)
         emb = torch.zeros(256, width)
         for v in range(256):
             for i in range(8):
@@ -350,24 +385,36 @@ def check_module(mod, model):
                 raise FormatError(f"{model.path}: the byte module's digest of test vector {i + 1} of {len(ins)} is "
                                   f"{bytes(got[i].tolist()).hex()}, the config says {bytes(want[i].tolist()).hex()}; not written")
         done["test_vectors"] = len(ins)
-    ref = _reference(model, bi)
+    ref = check_reference(mod, model, bi, sorted({bi.min_len, (bi.min_len + bi.max_len) // 2, bi.max_len}), 34)
     if ref is not None:
-        name, fn = ref
-        gen = torch.Generator().manual_seed(34)
-        lengths = sorted({bi.min_len, (bi.min_len + bi.max_len) // 2, bi.max_len})
-        msgs = [bytes(torch.randint(0, 256, (n,), generator=gen, dtype=torch.uint8).tolist()) for n in lengths]
-        batch = torch.zeros(len(msgs), bi.max_len, dtype=torch.uint8)
-        for i, m in enumerate(msgs):
-            batch[i, :len(m)] = torch.tensor(list(m), dtype=torch.uint8)
-        with torch.no_grad():
-            got = mod(batch, torch.tensor(lengths))
-        for m, g in zip(msgs, got):
-            want = fn(m)
-            if bytes(g.tolist()) != want:
-                raise FormatError(f"{model.path}: the byte module's digest of a {len(m)}-byte message is {bytes(g.tolist()).hex()}, "
-                                  f"{name}'s {want.hex()}: the config's bit order, padding or preset does not describe the model; not written")
-        done["reference"] = f"{name} on {len(msgs)} messages of {', '.join(map(str, lengths))} bytes"
+        done["reference"] = ref
     return done
+
+
+def check_reference(mod, model, bi, lengths, seed):
+    """Where the config names a standard instance at full size
+    (_reference), hashes a random message (seed) of each of lengths with
+    byte module mod and compares the digests with the reference's, which
+    catches a bit order, padding or preset that does not describe the
+    model; raises FormatError naming the first that differs. Returns what
+    was checked, or None without a reference."""
+    ref = _reference(model, bi)
+    if ref is None:
+        return None
+    name, fn = ref
+    gen = torch.Generator().manual_seed(seed)
+    msgs = [bytes(torch.randint(0, 256, (n,), generator=gen, dtype=torch.uint8).tolist()) for n in lengths]
+    batch = torch.zeros(len(msgs), bi.max_len, dtype=torch.uint8)
+    for i, m in enumerate(msgs):
+        batch[i, :len(m)] = torch.tensor(list(m), dtype=torch.uint8)
+    with torch.no_grad():
+        got = mod(batch, torch.tensor(lengths))
+    for m, g in zip(msgs, got):
+        want = fn(m)
+        if bytes(g.tolist()) != want:
+            raise FormatError(f"{model.path}: the byte module's digest of a {len(m)}-byte message is {bytes(g.tolist()).hex()}, "
+                              f"{name}'s {want.hex()}: the config's bit order, padding or preset does not describe the model; not written")
+    return f"{name} on {len(msgs)} message{'s' if len(msgs) != 1 else ''} of {', '.join(map(str, lengths))} bytes"
 
 
 # What marks a file as a byte module this package wrote (written_here):

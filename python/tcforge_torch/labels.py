@@ -9,13 +9,12 @@ lookup (which units hold a given circuit value).
         ...
 """
 
-import json
 import math
 import os
 
 import torch
 
-from . import FormatError, read_regular
+from . import FormatError, read_json
 
 FORMAT = "tcforge-labels"
 VERSIONS = (1,)
@@ -142,12 +141,7 @@ def load_labels(model, path=None):
     export's NAME.labels.json beside the config NAME.json."""
     if path is None:
         path = model.path[:-len(".json")] + ".labels.json" if model.path.endswith(".json") else model.path + ".labels.json"
-    try:
-        table = json.loads(read_regular(path, "label table", 1 << 32))
-    except ValueError as e:
-        if isinstance(e, FormatError):
-            raise
-        raise FormatError(f"{path}: not JSON: {e}") from None
+    table = read_json(path, "label table", 1 << 32)
     try:
         check(path, table, model)
     except (KeyError, TypeError) as e:

@@ -34,7 +34,7 @@ import time
 
 import torch
 
-from . import ArgumentParser, FormatError, Signalled, atomic_write, load, read_regular
+from . import ArgumentParser, FormatError, Signalled, atomic_write, load, read_json, read_regular
 from . import trace as trace_mod
 from .labels import stock_layer_units
 
@@ -64,12 +64,7 @@ def inspect(config_path, max_params=50_000_000, max_tokens=4096, scale=1.0):
     (one token, FFN blocks only). Raises Refused with the reason for a model
     it cannot train: too large for a trainable dense copy, or attention that
     is not a stock layer."""
-    try:
-        cfg = json.loads(read_regular(config_path, "config", 1 << 30))
-    except ValueError as e:
-        if isinstance(e, FormatError):
-            raise
-        raise FormatError(f"{config_path}: not JSON: {e}") from None
+    cfg = read_json(config_path)
     if isinstance(cfg, dict) and cfg.get("format") == "tcforge-cot-sequences":
         return "cot", cfg
     try:
@@ -87,6 +82,9 @@ def inspect(config_path, max_params=50_000_000, max_tokens=4096, scale=1.0):
         raise Refused(f"{config_path}: {arch}: {dense:,.0f} dense parameters at width ×{scale:g} exceed "
                       f"--max-params {max_params:,}: a trainable copy is dense (every weight a parameter)")
     blocks = cfg["blocks"]
+    if "decoder" in cfg:
+        raise Refused(f"{config_path}: {arch}: a decoder (tokens as time: greedy decoding writes the working); the harness "
+                      f"trains single-pass models (stock tokens-as-states, one-token no-attention MLPs)")
     if blocks and all(b.get("layer") for b in blocks):
         return "stock", cfg
     if T == 1 and all(not b.get("layer") and b.get("ffn") for b in blocks):

@@ -1,9 +1,23 @@
 // Package sdktest holds helpers for testing plugins in-process, in the
-// spirit of net/http/httptest: build a construction from Go values, check
-// it against its own reference (CheckReference; Replay for a run's seed),
-// known answers (CheckVectors) and an independent oracle (CheckOracle),
-// check the refusals of Prepare (CheckRefused), check a layered circuit
-// against the logic circuit it came from, read tables of expected figures.
+// spirit of net/http/httptest and analysistest, with the host's own checks:
+//
+//   - constructions: build one from Go values, check it against its own
+//     reference (CheckReference; Replay for a run's seed), known answers
+//     (CheckVectors) and an independent oracle (CheckOracle), check the
+//     refusals of Prepare (CheckRefused);
+//   - layerers: CheckLayerer calls one as the host does and checks the
+//     layered circuit against the logic circuit (CheckLayered checks a
+//     layered circuit built otherwise);
+//   - mappers: CheckMapper calls one as the host does and CheckModel
+//     checks a model with the host's forward passes — float32 bit for bit
+//     against the layered circuit, float64, margins, the labels — naming,
+//     when a pass differs, the first block and unit where it departs from
+//     the labelled circuit values (TryModel returns it); Forward, Stream
+//     and CheckExport look inside;
+//   - Run, a table of points each built, layered, mapped and checked in
+//     one call, with the figures each must have.
+//
+// A plugin outside this module tests itself with sdk/... imports only.
 // Each helper fails the test with a message naming what differs: for
 // outputs, the number of wrong bits, the input, output and wanted output
 // in hex, and the seed; random inputs are seeded, so a failure reproduces.

@@ -1,4 +1,4 @@
-package tokensasgates_test
+package forward_test
 
 import (
 	"context"
@@ -7,12 +7,24 @@ import (
 
 	"github.com/tcforge/tcforge/internal/forward"
 	"github.com/tcforge/tcforge/internal/point"
+	"github.com/tcforge/tcforge/plugins/keccak"
+	"github.com/tcforge/tcforge/plugins/reifier"
 	"github.com/tcforge/tcforge/plugins/tokensasgates"
 	"github.com/tcforge/tcforge/sdk/bitvec"
 	"github.com/tcforge/tcforge/sdk/layered"
 	"github.com/tcforge/tcforge/sdk/model"
 	"github.com/tcforge/tcforge/sdk/sdktest"
 )
+
+// reifierKeccak is the reifier-layered circuit of a keccak point.
+func reifierKeccak(t testing.TB, values map[string]any) *layered.Circuit {
+	t.Helper()
+	l, err := reifier.Compile(context.Background(), sdktest.Build(t, keccak.Plugin, values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
 
 // TestBetaProbe checks the one-pass β bound of softmax tokens-as-gates
 // models: the probed pass at the model's β reports a bound below it, the
@@ -24,8 +36,8 @@ func TestBetaProbe(t *testing.T) {
 		c    *layered.Circuit
 	}{
 		{"three gates", sdktest.ThreeGates()},
-		{"keccak-f[50] 1 round", layeredKeccak(t, map[string]any{"log_w": 1, "rate": 25, "rounds": 1, "blocks": 1, "padding": "none"})},
-		{"keccak-f[100] 2 rounds, 2 blocks", layeredKeccak(t, map[string]any{"log_w": 2, "rate": 50, "rounds": 2, "blocks": 2, "padding": "none"})},
+		{"keccak-f[50] 1 round", reifierKeccak(t, map[string]any{"log_w": 1, "rate": 25, "rounds": 1, "blocks": 1, "padding": "none"})},
+		{"keccak-f[100] 2 rounds, 2 blocks", reifierKeccak(t, map[string]any{"log_w": 2, "rate": 50, "rounds": 2, "blocks": 2, "padding": "none"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := tokensasgates.Map(context.Background(), tc.c, tokensasgates.Options{Mode: model.Softmax})
